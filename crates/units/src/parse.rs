@@ -1,6 +1,6 @@
 //! Exact parsing of `<decimal><unit>` strings into integer base units.
 
-#![allow(non_snake_case)]
+#![allow(non_snake_case, non_upper_case_globals)]
 
 /// Why a quantity string was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

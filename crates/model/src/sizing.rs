@@ -1,0 +1,1 @@
+//! Fabric sizing formulas (fat tree, leaf-spine, DGX SuperPOD). Under construction.
