@@ -1,1 +1,38 @@
-//! placeholder
+//! The fabric model of fabriclab: topology, routing, switches (shared-buffer MMU, PFC,
+//! ECN), NICs running the RDMA RC transport with DCQCN, and the scenario files that
+//! describe them. See `sim` for what the packet-level model includes and leaves out.
+
+pub mod config;
+pub mod dcqcn;
+pub mod params;
+pub mod report;
+pub mod routing;
+pub mod sim;
+pub mod stats;
+pub mod topology;
+
+pub use config::{load, load_str, ConfigError, World};
+pub use sim::Sim;
+
+impl World {
+    /// A simulator for this world. `sample` records time series at the scenario's period.
+    pub fn simulator(&self, sample: bool) -> Sim {
+        Sim::new(
+            self.topo.clone(),
+            self.roce.clone(),
+            self.flows.clone(),
+            self.seed,
+            self.headroom_cells.clone(),
+            self.stop,
+            sample.then_some(self.sample_period),
+        )
+    }
+
+    /// Runs the scenario and builds its report.
+    pub fn run(&self, sample: bool) -> (Sim, report::Report) {
+        let mut sim = self.simulator(sample);
+        sim.run();
+        let r = report::build(self, &sim);
+        (sim, r)
+    }
+}

@@ -1,0 +1,772 @@
+//! Scenario files (TOML): the schema, and its validation into a compiled [`World`].
+//!
+//! Every quantity carries its unit (see the `units` crate); unknown fields are errors;
+//! every error names the file, the line where it can be located, the field and what is
+//! expected. `auto` values are filled from the `model` crate's formulas here, once.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+use model::dcqcn::{DcqcnParams, DcqcnPreset};
+use model::ecn::Red;
+use model::frame::{roce_frame, Encap, Transport, IB_MTUS};
+use model::headroom::{ieee_8021qbb, pause_response_quanta, quantum, HeadroomInput};
+use units::{propagation, BitRate, Bytes, Length, SimDuration, SimTime, DEFAULT_PROPAGATION_PS_PER_M};
+
+use crate::params::{Buffer, FlowSpec, Forwarding, Pfc, Resume, Roce, Sched, Trigger};
+use crate::topology::{LinkSpec, NodeId, Topology};
+
+/// An error in a scenario file, with where and what was expected.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}{}: {field}: {msg}", .line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct ConfigError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub field: String,
+    pub msg: String,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    pub scenario: ScenarioSection,
+    pub topology: TopologySection,
+    pub roce: RoceSection,
+    pub buffer: BufferSection,
+    #[serde(default)]
+    pub traffic: Vec<Traffic>,
+    #[serde(default)]
+    pub output: OutputSection,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSection {
+    pub name: String,
+    pub seed: u64,
+    /// Stop at this simulated time; absent: when all traffic has completed.
+    pub stop_time: Option<SimDuration>,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+pub struct LinkCfg {
+    pub speed: BitRate,
+    /// Cable length (propagation 5 ns/m) …
+    pub cable: Option<Length>,
+    /// … or an explicit one-way propagation delay.
+    pub delay: Option<SimDuration>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum TopologySection {
+    LeafSpine {
+        leaves: u32,
+        spines: u32,
+        hosts_per_leaf: u32,
+        #[serde(default = "one")]
+        nics_per_host: u32,
+        /// Parallel links from each leaf to each spine (default 1) …
+        uplinks_per_spine: Option<u32>,
+        /// … or the oversubscription (host bandwidth / uplink bandwidth) they must give.
+        oversubscription: Option<f64>,
+        host_link: LinkCfg,
+        fabric_link: LinkCfg,
+    },
+    FatTree {
+        k: u32,
+        host_link: LinkCfg,
+        fabric_link: LinkCfg,
+    },
+    Explicit {
+        nodes: Vec<NodeCfg>,
+        links: Vec<ExplicitLink>,
+    },
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct NodeCfg {
+    pub name: String,
+    /// "switch" or "host".
+    pub kind: String,
+    pub ports: Option<u32>,
+    pub nics: Option<u32>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct ExplicitLink {
+    /// "switch:port" or "host" / "host:nicN".
+    pub a: String,
+    pub b: String,
+    pub speed: BitRate,
+    pub cable: Option<Length>,
+    pub delay: Option<SimDuration>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct RoceSection {
+    pub mtu: Bytes,
+    #[serde(default)]
+    pub vlan: bool,
+    pub lossless_priorities: Vec<u8>,
+    /// DSCP → traffic class; unlisted DSCPs map to class 0.
+    pub dscp_to_tc: BTreeMap<String, u8>,
+    /// Traffic class → priority group; unlisted classes map to PG 0.
+    #[serde(default)]
+    pub tc_to_pg: Option<BTreeMap<String, u8>>,
+    pub cnp_dscp: u8,
+    #[serde(default = "one")]
+    pub ack_every: u32,
+    /// IB local ACK timeout exponent: RTO = 4.096 µs × 2^timeout (IBTA Vol. 1 §9.7.6.1.3).
+    pub timeout: u32,
+    pub retry_cnt: u32,
+    pub forwarding: Forwarding,
+    pub switch_latency: SimDuration,
+    #[serde(default)]
+    pub strict_queues: Option<Vec<u8>>,
+    pub pfc: PfcCfg,
+    #[serde(default)]
+    pub ecn: Vec<EcnCfg>,
+    pub dcqcn: DcqcnCfg,
+}
+
+/// A value or the keyword `"auto"`.
+#[derive(Debug, Clone, Copy)]
+pub enum Auto<T> {
+    Auto,
+    Value(T),
+}
+
+impl<'de, T: std::str::FromStr<Err = units::ParseError>> Deserialize<'de> for Auto<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s == "auto" {
+            Ok(Auto::Auto)
+        } else {
+            s.parse().map(Auto::Value).map_err(|e| serde::de::Error::custom(format!("{e}; expected \"auto\" or a value with a unit")))
+        }
+    }
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct PfcCfg {
+    pub enabled: bool,
+    pub quanta: u16,
+    pub refresh: Auto<SimDuration>,
+    pub response: Auto<SimDuration>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct EcnCfg {
+    pub queue: u8,
+    pub kmin: Bytes,
+    pub kmax: Bytes,
+    pub pmax: f64,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct DcqcnCfg {
+    /// "paper", "nvidia-default" or "off".
+    pub preset: String,
+    pub g: Option<f64>,
+    pub alpha_timer: Option<SimDuration>,
+    pub rate_timer: Option<SimDuration>,
+    pub byte_counter: Option<Bytes>,
+    pub fast_recovery_steps: Option<u32>,
+    pub rate_ai: Option<BitRate>,
+    pub rate_hai: Option<BitRate>,
+    pub min_rate: Option<BitRate>,
+    pub cnp_interval: Option<SimDuration>,
+    pub rate_reduce_interval: Option<SimDuration>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct BufferSection {
+    pub total: Bytes,
+    pub cell: Bytes,
+    pub dynamic_th: i8,
+    pub reserved: Bytes,
+    /// Headroom per lossless PG (SONiC `xoff`), or "auto" (IEEE 802.1Qbb worst case per port).
+    pub headroom: Auto<Bytes>,
+    /// Pause trigger: "dynamic" or a static PG occupancy such as "200KB".
+    pub xoff: String,
+    /// Resume point: "auto" (2 maximum frames below the trigger) or an offset below it …
+    pub xon_offset: Option<Auto<Bytes>>,
+    /// … or an absolute PG occupancy.
+    pub xon: Option<Bytes>,
+    pub shared_headroom_pool: Option<Bytes>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Traffic {
+    /// N-to-1: every sender writes `size` to `receiver`.
+    Incast {
+        receiver: u32,
+        senders: Vec<u32>,
+        size: Bytes,
+        #[serde(default)]
+        start: Option<SimDuration>,
+        /// Sender i starts `i × stagger` after `start` (0: synchronised).
+        #[serde(default)]
+        stagger: Option<SimDuration>,
+        dscp: u8,
+    },
+    /// Every host sends `size` to one other host, a random permutation (from the seed).
+    Permutation { size: Bytes, start: Option<SimDuration>, dscp: u8 },
+    /// Every host sends `size` to every other host.
+    AllToAll { size: Bytes, start: Option<SimDuration>, dscp: u8 },
+    /// One RDMA WRITE.
+    Message { src: u32, dst: u32, size: Bytes, at: SimDuration, dscp: u8 },
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSection {
+    #[serde(default = "default_sample")]
+    pub sample_period: SimDuration,
+    #[serde(default = "default_top")]
+    pub top_ports: usize,
+}
+
+impl Default for OutputSection {
+    fn default() -> Self {
+        OutputSection { sample_period: default_sample(), top_ports: default_top() }
+    }
+}
+fn default_sample() -> SimDuration {
+    SimDuration::from_us(10)
+}
+fn default_top() -> usize {
+    8
+}
+
+/// A validated scenario, ready to simulate.
+#[derive(Clone)]
+pub struct World {
+    pub name: String,
+    pub seed: u64,
+    pub topo: Topology,
+    pub roce: Roce,
+    pub flows: Vec<FlowSpec>,
+    pub headroom_cells: Vec<u64>,
+    pub stop: Option<SimTime>,
+    pub sample_period: SimDuration,
+    pub top_ports: usize,
+    /// Human-readable notes on how `auto` values were resolved.
+    pub notes: Vec<String>,
+}
+
+struct Ctx<'a> {
+    file: &'a str,
+    src: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err(&self, field: &str, msg: impl Into<String>) -> ConfigError {
+        let key = field.rsplit('.').next().unwrap_or(field);
+        let key = key.split('[').next().unwrap_or(key);
+        let line = self
+            .src
+            .lines()
+            .position(|l| {
+                let t = l.trim_start();
+                t.starts_with(key) && t[key.len()..].trim_start().starts_with('=')
+                    || t.contains(&format!("{key} ="))
+                    || t.starts_with(&format!("[{key}"))
+            })
+            .map(|i| i + 1);
+        ConfigError { file: self.file.to_string(), line, field: field.to_string(), msg: msg.into() }
+    }
+}
+
+/// Parses and validates a scenario file's text.
+pub fn load_str(file: &str, src: &str) -> Result<World, ConfigError> {
+    let de = toml::Deserializer::new(src);
+    let cfg: ScenarioFile = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let line = inner.span().map(|s| src[..s.start.min(src.len())].lines().count().max(1));
+        ConfigError { file: file.to_string(), line, field: path, msg: inner.message().to_string() }
+    })?;
+    compile(&Ctx { file, src }, cfg)
+}
+
+/// Reads, parses and validates a scenario file.
+pub fn load(path: &std::path::Path) -> Result<World, ConfigError> {
+    let file = path.display().to_string();
+    let src = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError { file: file.clone(), line: None, field: "-".into(), msg: format!("cannot read: {e}") })?;
+    load_str(&file, &src)
+}
+
+fn link(c: &Ctx, field: &str, l: &LinkCfg) -> Result<(BitRate, SimDuration), ConfigError> {
+    check_speed(c, &format!("{field}.speed"), l.speed)?;
+    let prop = match (l.cable, l.delay) {
+        (Some(len), None) => propagation(len, DEFAULT_PROPAGATION_PS_PER_M),
+        (None, Some(d)) => d,
+        _ => return Err(c.err(field, "give exactly one of `cable` (a length) or `delay` (a propagation time)")),
+    };
+    Ok((l.speed, prop))
+}
+
+fn check_speed(c: &Ctx, field: &str, s: BitRate) -> Result<(), ConfigError> {
+    if s < BitRate::from_gbps(10) || s > BitRate::from_gbps(800) {
+        return Err(c.err(field, format!("link speed {s} is outside 10Gbps..800Gbps")));
+    }
+    Ok(())
+}
+
+fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
+    let topo = build_topology(c, &cfg.topology)?;
+    let r = &cfg.roce;
+    if !IB_MTUS.contains(&r.mtu.0) {
+        return Err(c.err("roce.mtu", format!("{} is not an IB path MTU; expected one of 256B, 512B, 1024B, 2048B, 4096B", r.mtu)));
+    }
+    let mut dscp_to_tc = [0u8; 64];
+    for (k, &tc) in &r.dscp_to_tc {
+        let d: u8 = k.parse().ok().filter(|&d: &u8| d < 64).ok_or_else(|| c.err("roce.dscp_to_tc", format!("key `{k}` is not a DSCP value 0..63")))?;
+        if tc > 7 {
+            return Err(c.err("roce.dscp_to_tc", format!("traffic class {tc} for DSCP {d} is not 0..7")));
+        }
+        dscp_to_tc[d as usize] = tc;
+    }
+    let mut tc_to_pg = [0u8; 8];
+    match &r.tc_to_pg {
+        None => {
+            for &p in &r.lossless_priorities {
+                if p < 8 {
+                    tc_to_pg[p as usize] = p;
+                }
+            }
+        }
+        Some(m) => {
+            for (k, &pg) in m {
+                let tc: u8 = k.parse().ok().filter(|&t: &u8| t < 8).ok_or_else(|| c.err("roce.tc_to_pg", format!("key `{k}` is not a traffic class 0..7")))?;
+                if pg > 7 {
+                    return Err(c.err("roce.tc_to_pg", format!("priority group {pg} is not 0..7")));
+                }
+                tc_to_pg[tc as usize] = pg;
+            }
+        }
+    }
+    let mut lossless = [false; 8];
+    for &p in &r.lossless_priorities {
+        if p > 7 {
+            return Err(c.err("roce.lossless_priorities", format!("priority {p} is not 0..7")));
+        }
+        lossless[p as usize] = true;
+    }
+    for tc in 0..8 {
+        for tc2 in 0..8 {
+            if tc_to_pg[tc] == tc_to_pg[tc2] && lossless[tc] != lossless[tc2] && tc != tc2 {
+                return Err(c.err("roce.tc_to_pg", format!("lossless class {tc} shares PG {} with lossy class {tc2}", tc_to_pg[tc])));
+            }
+        }
+    }
+    if r.cnp_dscp > 63 {
+        return Err(c.err("roce.cnp_dscp", "expected a DSCP value 0..63"));
+    }
+    let mut ecn = [None; 8];
+    for (i, e) in r.ecn.iter().enumerate() {
+        let f = format!("roce.ecn[{i}]");
+        if e.queue > 7 {
+            return Err(c.err(&format!("{f}.queue"), "expected a queue 0..7"));
+        }
+        if e.kmin > e.kmax {
+            return Err(c.err(&format!("{f}.kmin"), format!("kmin {} is above kmax {}", e.kmin, e.kmax)));
+        }
+        if !(0.0..=1.0).contains(&e.pmax) {
+            return Err(c.err(&format!("{f}.pmax"), "expected a probability in [0, 1]"));
+        }
+        ecn[e.queue as usize] = Some(Red { kmin: e.kmin, kmax: e.kmax, pmax: e.pmax });
+    }
+    let mut sched = [Sched::Weighted(1); 8];
+    for &q in r.strict_queues.as_deref().unwrap_or(&[6, 7]) {
+        if q > 7 {
+            return Err(c.err("roce.strict_queues", "expected queues 0..7"));
+        }
+        sched[q as usize] = Sched::Strict;
+    }
+    let dcqcn = dcqcn(c, &r.dcqcn)?;
+    if r.ack_every == 0 {
+        return Err(c.err("roce.ack_every", "expected at least 1"));
+    }
+    if r.timeout > 31 {
+        return Err(c.err("roce.timeout", "the local ACK timeout exponent is 0..31"));
+    }
+    if r.retry_cnt > 7 {
+        return Err(c.err("roce.retry_cnt", "retry_cnt is a 3-bit field: 0..7"));
+    }
+    let encap = Encap { vlan: r.vlan, ipv6: false };
+    let b = &cfg.buffer;
+    if b.cell.0 == 0 || b.cell.0 > 1024 {
+        return Err(c.err("buffer.cell", "expected a cell size between 1B and 1024B (real ASICs: 96..256 B)"));
+    }
+    if !(-7..=3).contains(&b.dynamic_th) {
+        return Err(c.err("buffer.dynamic_th", "expected -7..3 (alpha = 2^dynamic_th, as in SONiC)"));
+    }
+    let cells = |x: Bytes| x.cells(b.cell);
+    let max_frame = roce_frame(encap, Transport::WriteFirst, r.mtu);
+    let trigger = match b.xoff.as_str() {
+        "dynamic" => Trigger::Dynamic,
+        s => Trigger::Static(cells(s.parse::<Bytes>().map_err(|e| c.err("buffer.xoff", format!("{e}; expected \"dynamic\" or a size")))?)),
+    };
+    let resume = match (b.xon_offset, b.xon) {
+        (Some(_), Some(_)) => return Err(c.err("buffer.xon", "give either `xon` or `xon_offset`, not both")),
+        (None, Some(x)) => Resume::Absolute(cells(x)),
+        (Some(Auto::Value(o)), None) => Resume::Offset(cells(o)),
+        (Some(Auto::Auto), None) | (None, None) => Resume::Offset(2 * cells(max_frame)),
+    };
+    let pfc = Pfc {
+        enabled: r.pfc.enabled,
+        quanta: r.pfc.quanta,
+        refresh: match r.pfc.refresh {
+            Auto::Auto => None,
+            Auto::Value(v) => Some(v),
+        },
+        response: match r.pfc.response {
+            Auto::Auto => None,
+            Auto::Value(v) => Some(v),
+        },
+    };
+    if pfc.enabled && pfc.quanta == 0 {
+        return Err(c.err("roce.pfc.quanta", "pause quanta must be 1..65535 (0 means resume)"));
+    }
+    let mut notes = vec![];
+    // Headroom per port: configured, or the IEEE 802.1Qbb worst case of that port's link.
+    let headroom_cells: Vec<u64> = match b.headroom {
+        Auto::Value(h) => vec![cells(h); topo.ports.len()],
+        Auto::Auto => {
+            let mut worst = 0;
+            let v: Vec<u64> = topo
+                .ports
+                .iter()
+                .map(|p| {
+                    if p.rate.0 == 0 || !topo.is_switch(p.node) {
+                        return 0;
+                    }
+                    let response = pfc.response.unwrap_or(SimDuration(pause_response_quanta(p.rate) * quantum(p.rate).ps()));
+                    let d = ieee_8021qbb(&HeadroomInput {
+                        rate: p.rate,
+                        cable: p.prop,
+                        max_frame_reverse: max_frame,
+                        max_frame_lossless: max_frame,
+                        response,
+                        trigger_delay: r.switch_latency,
+                        cell: b.cell,
+                    });
+                    worst = worst.max(d.cells);
+                    d.cells
+                })
+                .collect();
+            notes.push(format!(
+                "headroom auto: IEEE 802.1Qbb worst case per port (largest {} = {} cells of {})",
+                b.cell * worst,
+                worst,
+                b.cell
+            ));
+            v
+        }
+    };
+    // Budget: reserved + headroom must fit in each switch's buffer.
+    let total_cells = cells(b.total);
+    let lossless_pgs = (0..8u8).filter(|&pg| (0..8).any(|tc| lossless[tc] && tc_to_pg[tc] == pg)).count() as u64;
+    for n in &topo.nodes {
+        if !matches!(n.kind, crate::topology::NodeKind::Switch) {
+            continue;
+        }
+        let reserved = cells(b.reserved) * 8 * n.nports as u64;
+        let hdrm: u64 = match b.shared_headroom_pool {
+            Some(p) => cells(p),
+            None => (n.first_port..n.first_port + n.nports).map(|p| headroom_cells[p as usize] * lossless_pgs).sum(),
+        };
+        if reserved + hdrm >= total_cells {
+            return Err(c.err(
+                "buffer.total",
+                format!(
+                    "switch `{}`: reserved ({}) + headroom ({}) leave no shared buffer in {} ({} ports)",
+                    n.name,
+                    b.cell * reserved,
+                    b.cell * hdrm,
+                    b.total,
+                    n.nports
+                ),
+            ));
+        }
+    }
+    let buffer = Buffer {
+        cell: b.cell,
+        total_cells,
+        dynamic_th: b.dynamic_th,
+        reserved_cells: cells(b.reserved),
+        headroom_cells: match b.headroom {
+            Auto::Value(h) => Some(cells(h)),
+            Auto::Auto => None,
+        },
+        trigger,
+        resume,
+        shared_headroom_pool: b.shared_headroom_pool.map(cells),
+    };
+    let roce = Roce {
+        mtu: r.mtu,
+        encap,
+        dscp_to_tc,
+        tc_to_pg,
+        lossless,
+        ecn,
+        sched,
+        cnp_dscp: r.cnp_dscp,
+        pfc,
+        dcqcn,
+        ack_every: r.ack_every,
+        rto: SimDuration(4_096_000 << r.timeout),
+        retry_cnt: r.retry_cnt,
+        forwarding: r.forwarding,
+        switch_latency: r.switch_latency,
+        buffer,
+    };
+    let flows = traffic(c, &cfg, &topo)?;
+    Ok(World {
+        name: cfg.scenario.name,
+        seed: cfg.scenario.seed,
+        topo,
+        roce,
+        flows,
+        headroom_cells,
+        stop: cfg.scenario.stop_time.map(|d| SimTime(d.ps())),
+        sample_period: cfg.output.sample_period,
+        top_ports: cfg.output.top_ports,
+        notes,
+    })
+}
+
+fn dcqcn(c: &Ctx, d: &DcqcnCfg) -> Result<Option<(String, DcqcnParams)>, ConfigError> {
+    let preset = match d.preset.as_str() {
+        "off" => return Ok(None),
+        "paper" => DcqcnPreset::Paper,
+        "nvidia-default" => DcqcnPreset::NvidiaDefault,
+        other => return Err(c.err("roce.dcqcn.preset", format!("unknown preset `{other}`; expected \"paper\", \"nvidia-default\" or \"off\""))),
+    };
+    let mut p = preset.params();
+    let mut name = d.preset.clone();
+    let mut set = |what: &str| name.push_str(&format!(" +{what}"));
+    macro_rules! over {
+        ($f:ident) => {
+            if let Some(v) = d.$f {
+                p.$f = v;
+                set(stringify!($f));
+            }
+        };
+    }
+    over!(g);
+    over!(alpha_timer);
+    over!(rate_timer);
+    over!(byte_counter);
+    over!(fast_recovery_steps);
+    over!(rate_ai);
+    over!(rate_hai);
+    over!(min_rate);
+    over!(cnp_interval);
+    over!(rate_reduce_interval);
+    if !(0.0..=1.0).contains(&p.g) || p.g == 0.0 {
+        return Err(c.err("roce.dcqcn.g", "expected 0 < g <= 1"));
+    }
+    if p.alpha_timer.ps() == 0 || p.rate_timer.ps() == 0 || p.byte_counter.0 == 0 {
+        return Err(c.err("roce.dcqcn", "alpha_timer, rate_timer and byte_counter must be positive"));
+    }
+    Ok(Some((name, p)))
+}
+
+fn build_topology(c: &Ctx, t: &TopologySection) -> Result<Topology, ConfigError> {
+    let topo = match t {
+        TopologySection::LeafSpine {
+            leaves,
+            spines,
+            hosts_per_leaf,
+            nics_per_host,
+            uplinks_per_spine,
+            oversubscription,
+            host_link,
+            fabric_link,
+        } => {
+            let h = link(c, "topology.host_link", host_link)?;
+            let f = link(c, "topology.fabric_link", fabric_link)?;
+            let uplinks = match (uplinks_per_spine, oversubscription) {
+                (Some(_), Some(_)) => {
+                    return Err(c.err("topology.oversubscription", "give either uplinks_per_spine or oversubscription, not both"))
+                }
+                (Some(u), None) => *u,
+                (None, None) => 1,
+                (None, Some(o)) => {
+                    if *o <= 0.0 {
+                        return Err(c.err("topology.oversubscription", "expected a positive ratio such as 1 or 2"));
+                    }
+                    let down = *hosts_per_leaf as f64 * h.0 .0 as f64;
+                    let per_spine = down / o / (*spines as f64 * f.0 .0 as f64);
+                    if (per_spine - per_spine.round()).abs() > 1e-9 || per_spine.round() < 1.0 {
+                        return Err(c.err(
+                            "topology.oversubscription",
+                            format!("{o}:1 needs {per_spine:.3} uplinks per spine; choose values that give a whole number"),
+                        ));
+                    }
+                    per_spine.round() as u32
+                }
+            };
+            Topology::leaf_spine(*leaves, *spines, *hosts_per_leaf, *nics_per_host, uplinks, h, f)
+        }
+        TopologySection::FatTree { k, host_link, fabric_link } => {
+            let h = link(c, "topology.host_link", host_link)?;
+            let f = link(c, "topology.fabric_link", fabric_link)?;
+            Topology::fat_tree(*k, h, f)
+        }
+        TopologySection::Explicit { nodes, links } => return explicit(c, nodes, links),
+    };
+    topo.map_err(|e| c.err("topology", e.to_string()))
+}
+
+fn explicit(c: &Ctx, nodes: &[NodeCfg], links: &[ExplicitLink]) -> Result<Topology, ConfigError> {
+    let mut t = Topology::default();
+    let mut by_name: BTreeMap<String, (NodeId, bool)> = BTreeMap::new();
+    let mut nic_of: BTreeMap<String, NodeId> = BTreeMap::new();
+    let mut host = 0;
+    for (i, n) in nodes.iter().enumerate() {
+        let f = format!("topology.nodes[{i}]");
+        if by_name.contains_key(&n.name) {
+            return Err(c.err(&format!("{f}.name"), format!("node `{}` is defined twice", n.name)));
+        }
+        match n.kind.as_str() {
+            "switch" => {
+                let p = n.ports.ok_or_else(|| c.err(&format!("{f}.ports"), "a switch needs `ports`"))?;
+                let id = t.add_switch(n.name.clone(), p, 1);
+                by_name.insert(n.name.clone(), (id, true));
+            }
+            "host" => {
+                let k = n.nics.unwrap_or(1);
+                for r in 0..k {
+                    let name = if k == 1 { n.name.clone() } else { format!("{}:nic{r}", n.name) };
+                    let id = t.add_nic(name.clone(), host, r);
+                    nic_of.insert(name, id);
+                    if r == 0 {
+                        nic_of.insert(format!("{}:nic0", n.name), id);
+                        by_name.insert(n.name.clone(), (id, false));
+                    }
+                }
+                host += 1;
+            }
+            other => return Err(c.err(&format!("{f}.kind"), format!("unknown kind `{other}`; expected \"switch\" or \"host\""))),
+        }
+    }
+    for (i, l) in links.iter().enumerate() {
+        let f = format!("topology.links[{i}]");
+        let end = |s: &str, side: &str| -> Result<(NodeId, u32), ConfigError> {
+            if let Some(&id) = nic_of.get(s) {
+                return Ok((id, 0));
+            }
+            let (name, port) = s.split_once(':').ok_or_else(|| c.err(&format!("{f}.{side}"), format!("`{s}`: expected \"switch:port\" or a host name")))?;
+            let &(id, is_sw) = by_name.get(name).ok_or_else(|| c.err(&format!("{f}.{side}"), format!("no node named `{name}`")))?;
+            if !is_sw {
+                return Err(c.err(&format!("{f}.{side}"), format!("`{s}`: host NICs are named \"host\" or \"host:nicN\"")));
+            }
+            let p: u32 = port.parse().map_err(|_| c.err(&format!("{f}.{side}"), format!("`{port}` is not a port number")))?;
+            Ok((id, p))
+        };
+        let a = end(&l.a, "a")?;
+        let b = end(&l.b, "b")?;
+        let (rate, prop) = link(c, &f, &LinkCfg { speed: l.speed, cable: l.cable, delay: l.delay })?;
+        t.connect(LinkSpec { a, b, rate, prop }).map_err(|e| c.err(&f, e.to_string()))?;
+    }
+    t.check().map_err(|e| c.err("topology.links", e.to_string()))?;
+    Ok(t)
+}
+
+fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology) -> Result<Vec<FlowSpec>, ConfigError> {
+    let hosts = topo.hosts;
+    // Rail-0 NIC of each host.
+    let mut ep_of_host = vec![u32::MAX; hosts as usize];
+    for (ep, &n) in topo.endpoints.iter().enumerate() {
+        if let crate::topology::NodeKind::Nic { host, rail: 0, .. } = topo.node(n).kind {
+            ep_of_host[host as usize] = ep as u32;
+        }
+    }
+    let mut flows = vec![];
+    let mut rng = engine::Rng::new(cfg.scenario.seed, 0x7AFF_1C00);
+    for (g, t) in cfg.traffic.iter().enumerate() {
+        let f = format!("traffic[{g}]");
+        let host = |h: u32, field: &str| -> Result<u32, ConfigError> {
+            if h >= hosts {
+                return Err(c.err(&format!("{f}.{field}"), format!("host {h} does not exist (hosts are 0..{})", hosts - 1)));
+            }
+            Ok(ep_of_host[h as usize])
+        };
+        let dscp_ok = |d: u8| if d > 63 { Err(c.err(&format!("{f}.dscp"), "expected a DSCP value 0..63")) } else { Ok(d) };
+        let mut push = |src: u32, dst: u32, size: Bytes, start: SimDuration, dscp: u8| {
+            flows.push(FlowSpec { src, dst, size, start: SimTime(start.ps()), dscp, group: g as u32 });
+        };
+        match t {
+            Traffic::Incast { receiver, senders, size, start, stagger, dscp } => {
+                let d = host(*receiver, "receiver")?;
+                let dscp = dscp_ok(*dscp)?;
+                if senders.is_empty() {
+                    return Err(c.err(&format!("{f}.senders"), "expected at least one sender"));
+                }
+                for (i, &s) in senders.iter().enumerate() {
+                    if s == *receiver {
+                        return Err(c.err(&format!("{f}.senders"), format!("host {s} is also the receiver")));
+                    }
+                    let st = start.unwrap_or_default() + stagger.unwrap_or_default() * i as u64;
+                    push(host(s, "senders")?, d, *size, st, dscp);
+                }
+            }
+            Traffic::Permutation { size, start, dscp } => {
+                let dscp = dscp_ok(*dscp)?;
+                if hosts < 2 {
+                    return Err(c.err(&f, "a permutation needs at least 2 hosts"));
+                }
+                // A random derangement: shuffle until no host maps to itself (Sattolo's
+                // algorithm gives a single cycle, a derangement in one pass).
+                let mut perm: Vec<u32> = (0..hosts).collect();
+                for i in (1..hosts as usize).rev() {
+                    let j = rng.below(i as u64) as usize;
+                    perm.swap(i, j);
+                }
+                for (s, &d) in perm.iter().enumerate() {
+                    push(host(s as u32, "src")?, host(d, "dst")?, *size, start.unwrap_or_default(), dscp);
+                }
+            }
+            Traffic::AllToAll { size, start, dscp } => {
+                let dscp = dscp_ok(*dscp)?;
+                for s in 0..hosts {
+                    for d in 0..hosts {
+                        if s != d {
+                            push(host(s, "src")?, host(d, "dst")?, *size, start.unwrap_or_default(), dscp);
+                        }
+                    }
+                }
+            }
+            Traffic::Message { src, dst, size, at, dscp } => {
+                if src == dst {
+                    return Err(c.err(&format!("{f}.dst"), "source and destination are the same host"));
+                }
+                let dscp = dscp_ok(*dscp)?;
+                push(host(*src, "src")?, host(*dst, "dst")?, *size, *at, dscp);
+            }
+        }
+    }
+    if flows.is_empty() && cfg.scenario.stop_time.is_none() {
+        return Err(c.err("traffic", "no traffic and no scenario.stop_time: nothing would ever happen"));
+    }
+    Ok(flows)
+}

@@ -1,0 +1,117 @@
+//! The compiled, immutable parameters of a run: every unit resolved, every `auto` filled.
+
+use model::dcqcn::DcqcnParams;
+use model::ecn::Red;
+use model::frame::Encap;
+use units::{Bytes, SimDuration, SimTime};
+
+/// Switch forwarding mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Forwarding {
+    /// A hop forwards a packet once its last bit has arrived.
+    StoreAndForward,
+    /// A hop may start forwarding once the headers (the first 64 bytes) have arrived, when
+    /// the output is idle and no faster than the input; otherwise store-and-forward.
+    CutThrough,
+}
+
+/// Egress scheduling class of a queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sched {
+    /// Served before every weighted queue; among strict queues the higher index first.
+    Strict,
+    /// Deficit round robin with this weight (quantum = weight × 4096 bytes).
+    Weighted(u32),
+}
+
+/// When a lossless priority group asks its peer to pause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    /// When the PG's shared-pool use reaches the dynamic threshold α·free (the usual
+    /// setting on shared-buffer ASICs and SONiC's dynamic_th profiles).
+    Dynamic,
+    /// When the PG's occupancy (reserved + shared) reaches this many cells.
+    Static(u64),
+}
+
+/// When a paused lossless PG resumes its peer (SONiC `xon` / `xon_offset`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resume {
+    /// Resume when occupancy (reserved + shared) is at most the trigger level minus this.
+    Offset(u64),
+    /// Resume when occupancy (reserved + shared) is at most this many cells.
+    Absolute(u64),
+}
+
+/// The switch buffer (MMU), in cells.
+#[derive(Clone, Debug)]
+pub struct Buffer {
+    pub cell: Bytes,
+    pub total_cells: u64,
+    /// α = 2^dynamic_th for the shared pool's dynamic threshold (SONiC BUFFER_PROFILE).
+    pub dynamic_th: i8,
+    /// Guaranteed cells per (ingress port, PG).
+    pub reserved_cells: u64,
+    /// Headroom per (port, lossless PG), in cells; `None` means computed per port (auto).
+    pub headroom_cells: Option<u64>,
+    pub trigger: Trigger,
+    pub resume: Resume,
+    /// A shared headroom pool of this many cells instead of dedicated headroom.
+    pub shared_headroom_pool: Option<u64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Pfc {
+    pub enabled: bool,
+    /// Pause time sent in XOFF frames, in 512-bit quanta.
+    pub quanta: u16,
+    /// While still congested, an XOFF is re-sent after this long.
+    pub refresh: Option<SimDuration>,
+    /// Time from receiving a PFC frame to acting on it; `None`: IEEE 802.3 Table 31B-1 value.
+    pub response: Option<SimDuration>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Roce {
+    /// IB path MTU (payload bytes per packet).
+    pub mtu: Bytes,
+    pub encap: Encap,
+    pub dscp_to_tc: [u8; 64],
+    pub tc_to_pg: [u8; 8],
+    pub lossless: [bool; 8],
+    pub ecn: [Option<Red>; 8],
+    pub sched: [Sched; 8],
+    pub cnp_dscp: u8,
+    pub pfc: Pfc,
+    pub dcqcn: Option<(String, DcqcnParams)>,
+    /// Responder ACKs every this many packets (and always the last of a message).
+    pub ack_every: u32,
+    /// Requester retransmission timeout (IB local ACK timeout: 4.096 µs × 2^timeout).
+    pub rto: SimDuration,
+    pub retry_cnt: u32,
+    /// How the source port (ECMP entropy) of each QP is chosen.
+    pub forwarding: Forwarding,
+    pub switch_latency: SimDuration,
+    pub buffer: Buffer,
+}
+
+/// One RDMA WRITE to post.
+#[derive(Clone, Debug)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    pub size: Bytes,
+    pub start: SimTime,
+    pub dscp: u8,
+    /// The traffic entry it came from (index in the scenario's `traffic` list).
+    pub group: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct Output {
+    /// Sample period of the time series, when they are recorded.
+    pub sample_period: SimDuration,
+    /// How many of the busiest ports the time series keep.
+    pub top_ports: usize,
+}

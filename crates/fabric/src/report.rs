@@ -1,0 +1,450 @@
+//! The results of a run: a serialisable report, its text rendering and CSV time series.
+//!
+//! Units are in the field names (`_ps`, `_bytes`, `_gbps`); JSON output is a pure
+//! function of the scenario and seed (no wall-clock figures in it).
+
+use serde::Serialize;
+use std::fmt::Write as _;
+
+use model::frame::{roce_frame, Transport};
+use units::{serialization, Bytes, SimDuration};
+
+use crate::config::World;
+use crate::sim::Sim;
+use crate::stats::DROP_CAUSES;
+
+#[derive(Serialize, Debug)]
+pub struct Report {
+    pub scenario: String,
+    pub seed: u64,
+    pub fabric: &'static str,
+    pub settings: Settings,
+    pub end_ps: u64,
+    pub events: u64,
+    pub flows: FlowSummary,
+    pub totals: Totals,
+    pub ports: Vec<PortReport>,
+    pub nics: Vec<NicReport>,
+    pub flow_records: Vec<FlowReport>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct Settings {
+    pub mtu_bytes: u64,
+    pub forwarding: crate::params::Forwarding,
+    pub dcqcn: Option<String>,
+    pub pfc: bool,
+    pub buffer_bytes: u64,
+    pub cell_bytes: u64,
+}
+
+#[derive(Serialize, Debug, Default)]
+pub struct FlowSummary {
+    pub count: usize,
+    pub completed: usize,
+    pub failed: usize,
+    pub fct_p50_ps: u64,
+    pub fct_p99_ps: u64,
+    pub fct_max_ps: u64,
+    pub slowdown_p50: f64,
+    pub slowdown_p99: f64,
+    pub slowdown_max: f64,
+    /// Payload delivered / time from first start to last finish.
+    pub goodput_gbps: f64,
+}
+
+#[derive(Serialize, Debug, Default)]
+pub struct Totals {
+    pub pfc_frames: u64,
+    pub ecn_marks: u64,
+    pub drops: u64,
+    pub lossless_drops: u64,
+    pub drops_by_cause: Vec<(String, u64)>,
+    pub cnps: u64,
+    pub retransmitted_bytes: u64,
+    pub timeouts: u64,
+}
+
+#[derive(Serialize, Debug)]
+pub struct PortReport {
+    pub node: String,
+    pub port: u32,
+    pub peer: String,
+    pub speed_gbps: f64,
+    pub tx_bytes: u64,
+    pub utilisation: f64,
+    pub max_queue_bytes: u64,
+    pub mean_queue_bytes: f64,
+    pub pfc_tx: [u64; 8],
+    pub pfc_rx: [u64; 8],
+    pub paused_ps: [u64; 8],
+    pub ecn_marks: u64,
+    pub drops: Vec<(String, u64)>,
+    pub headroom_cells: u64,
+    pub peak_headroom_cells: u64,
+}
+
+#[derive(Serialize, Debug)]
+pub struct NicReport {
+    pub name: String,
+    pub cnp_tx: u64,
+    pub cnp_rx: u64,
+    pub ce_rx: u64,
+    pub retransmitted_bytes: u64,
+    pub naks: u64,
+    pub timeouts: u64,
+}
+
+#[derive(Serialize, Debug)]
+pub struct FlowReport {
+    pub src: String,
+    pub dst: String,
+    pub size_bytes: u64,
+    pub start_ps: u64,
+    pub fct_ps: Option<u64>,
+    pub ideal_ps: u64,
+    pub slowdown: Option<f64>,
+    pub failed: bool,
+}
+
+/// Completion time of an RDMA WRITE alone on an idle path from `src` to `dst`, as an
+/// uncongested store-and-forward (or cut-through) pipeline, including the last ACK's
+/// return: the reference for slowdown. Exact for the path the flow's first packet takes.
+pub fn ideal_fct(w: &World, sim: &Sim, src: u32, dst: u32, size: Bytes) -> SimDuration {
+    let t = &w.topo;
+    // Hops along the ECMP path of a representative packet: (rate, prop, latency_if_switch).
+    let mut hops = vec![];
+    let mut port = t.ep_port(src);
+    loop {
+        let p = t.port(port);
+        let peer = p.peer.expect("cabled");
+        let node = t.port(peer).node;
+        let sw = t.is_switch(node);
+        hops.push((p.rate, p.prop, sw));
+        if !sw {
+            break;
+        }
+        match sim.route(node, src, dst) {
+            Some(out) => port = out,
+            None => return SimDuration::ZERO,
+        }
+        if hops.len() > 64 {
+            return SimDuration::ZERO;
+        }
+    }
+    let p = &w.roce;
+    let (n, last) = model::frame::segments(size, p.mtu);
+    let frames: Vec<u64> = (0..n)
+        .map(|i| {
+            let pl = if i + 1 == n { last } else { p.mtu };
+            let tr = if i == 0 { Transport::WriteFirst } else { Transport::WriteRest };
+            roce_frame(p.encap, tr, pl).0
+        })
+        .collect();
+    let ct = p.forwarding == crate::params::Forwarding::CutThrough;
+    // free[h]: when hop h's transmitter is next free; arrival of each packet hop by hop.
+    let mut free = vec![0u64; hops.len()];
+    let mut last_arrival = 0;
+    for &fb in &frames {
+        let mut ready = 0u64;
+        for (h, &(rate, prop, sw)) in hops.iter().enumerate() {
+            let ser = serialization(model::frame::wire(Bytes(fb)), rate).ps();
+            let start = ready.max(free[h]);
+            free[h] = start + ser;
+            let mut arrive = start + ser + prop.ps();
+            if sw {
+                arrive += p.switch_latency.ps();
+                if ct {
+                    let hdr = serialization(Bytes(model::frame::PREAMBLE_SFD + 64), rate).ps();
+                    arrive = arrive - ser + hdr.min(ser);
+                }
+            }
+            ready = arrive;
+        }
+        last_arrival = ready;
+    }
+    // The ACK of the last packet travels back the same hops.
+    let ack = roce_frame(p.encap, Transport::Ack, Bytes(0));
+    let mut back = 0;
+    for &(rate, prop, _) in hops.iter().rev() {
+        let ser = serialization(model::frame::wire(ack), rate).ps();
+        back += ser + prop.ps();
+    }
+    // Switch latency on the way back: every hop but the last lands on a switch.
+    back += p.switch_latency.ps() * (hops.len() as u64 - 1);
+    SimDuration(last_arrival + back)
+}
+
+fn pct(sorted: &[u64], q: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+fn pctf(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+
+pub fn build(w: &World, sim: &Sim) -> Report {
+    let st = &sim.stats;
+    let t = &w.topo;
+    let name = |ep: u32| t.node(t.endpoints[ep as usize]).name.clone();
+    let mut flow_records = vec![];
+    let mut fcts = vec![];
+    let mut slow = vec![];
+    let (mut first, mut lastf, mut bytes) = (u64::MAX, 0u64, 0u64);
+    for f in &st.flows {
+        let ideal = ideal_fct(w, sim, f.src, f.dst, Bytes(f.size)).ps();
+        let fct = f.finish.map(|e| e - f.start);
+        let sd = fct.map(|x| if ideal > 0 { x as f64 / ideal as f64 } else { 0.0 });
+        if let (Some(x), Some(s)) = (fct, sd) {
+            fcts.push(x);
+            slow.push(s);
+            first = first.min(f.start);
+            lastf = lastf.max(f.start + x);
+            bytes += f.size;
+        }
+        flow_records.push(FlowReport {
+            src: name(f.src),
+            dst: name(f.dst),
+            size_bytes: f.size,
+            start_ps: f.start,
+            fct_ps: fct,
+            ideal_ps: ideal,
+            slowdown: sd,
+            failed: f.failed,
+        });
+    }
+    fcts.sort_unstable();
+    slow.sort_by(|a, b| a.total_cmp(b));
+    let flows = FlowSummary {
+        count: st.flows.len(),
+        completed: fcts.len(),
+        failed: st.flows.iter().filter(|f| f.failed).count(),
+        fct_p50_ps: pct(&fcts, 0.5),
+        fct_p99_ps: pct(&fcts, 0.99),
+        fct_max_ps: fcts.last().copied().unwrap_or(0),
+        slowdown_p50: pctf(&slow, 0.5),
+        slowdown_p99: pctf(&slow, 0.99),
+        slowdown_max: slow.last().copied().unwrap_or(0.0),
+        goodput_gbps: if lastf > first { bytes as f64 * 8.0 / ((lastf - first) as f64 / 1e12) / 1e9 } else { 0.0 },
+    };
+    let mut totals = Totals::default();
+    let mut by_cause = [0u64; 4];
+    let mut ports = vec![];
+    for (pi, ps) in st.ports.iter().enumerate() {
+        let p = &t.ports[pi];
+        totals.pfc_frames += ps.pfc_tx.iter().sum::<u64>();
+        totals.ecn_marks += ps.ecn_marked;
+        totals.drops += ps.drops.iter().sum::<u64>();
+        totals.lossless_drops += ps.lossless_drops;
+        for c in 0..4 {
+            by_cause[c] += ps.drops[c];
+        }
+        if ps.tx_frames == 0 && ps.pfc_rx.iter().all(|&x| x == 0) && ps.drops.iter().all(|&x| x == 0) {
+            continue;
+        }
+        let peer = p.peer.map(|q| {
+            let pp = t.port(q);
+            format!("{}:{}", t.node(pp.node).name, pp.index)
+        });
+        ports.push(PortReport {
+            node: t.node(p.node).name.clone(),
+            port: p.index,
+            peer: peer.unwrap_or_default(),
+            speed_gbps: p.rate.as_gbps_f64(),
+            tx_bytes: ps.tx_bytes,
+            utilisation: if st.end > 0 { ps.busy_ps as f64 / st.end as f64 } else { 0.0 },
+            max_queue_bytes: ps.max_queue,
+            mean_queue_bytes: if st.end > 0 { ps.queue_area as f64 / st.end as f64 } else { 0.0 },
+            pfc_tx: ps.pfc_tx,
+            pfc_rx: ps.pfc_rx,
+            paused_ps: ps.paused_ps,
+            ecn_marks: ps.ecn_marked,
+            drops: DROP_CAUSES
+                .iter()
+                .filter(|&&c| ps.drops[c as usize] > 0)
+                .map(|&c| (cause_name(c), ps.drops[c as usize]))
+                .collect(),
+            headroom_cells: sim.headroom_of(crate::topology::PortId(pi as u32)),
+            peak_headroom_cells: ps.peak_headroom_cells,
+        });
+    }
+    totals.drops_by_cause = DROP_CAUSES.iter().map(|&c| (cause_name(c), by_cause[c as usize])).collect();
+    let mut nics = vec![];
+    for (ep, ns) in st.nics.iter().enumerate() {
+        totals.cnps += ns.cnp_tx;
+        totals.retransmitted_bytes += ns.retx_bytes;
+        totals.timeouts += ns.timeouts;
+        nics.push(NicReport {
+            name: name(ep as u32),
+            cnp_tx: ns.cnp_tx,
+            cnp_rx: ns.cnp_rx,
+            ce_rx: ns.ce_rx,
+            retransmitted_bytes: ns.retx_bytes,
+            naks: ns.nak_tx,
+            timeouts: ns.timeouts,
+        });
+    }
+    let p = &w.roce;
+    Report {
+        scenario: w.name.clone(),
+        seed: w.seed,
+        fabric: "roce",
+        settings: Settings {
+            mtu_bytes: p.mtu.0,
+            forwarding: p.forwarding,
+            dcqcn: p.dcqcn.as_ref().map(|(n, _)| n.clone()),
+            pfc: p.pfc.enabled,
+            buffer_bytes: p.buffer.total_cells * p.buffer.cell.0,
+            cell_bytes: p.buffer.cell.0,
+        },
+        end_ps: st.end,
+        events: st.events,
+        flows,
+        totals,
+        ports,
+        nics,
+        flow_records,
+        notes: w.notes.clone(),
+    }
+}
+
+fn cause_name(c: crate::stats::DropCause) -> String {
+    serde_json::to_value(c).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+fn d(ps: u64) -> String {
+    format!("{:.3}", SimDuration(ps))
+}
+
+/// The readable summary printed by `fabriclab run`.
+pub fn text(r: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "scenario {}  (seed {}, fabric {})", r.scenario, r.seed, r.fabric);
+    let st = &r.settings;
+    let _ = writeln!(
+        s,
+        "settings: MTU {} B, {:?}, PFC {}, DCQCN {}, buffer {} in {} B cells",
+        st.mtu_bytes,
+        st.forwarding,
+        if st.pfc { "on" } else { "off" },
+        st.dcqcn.as_deref().unwrap_or("off"),
+        Bytes(st.buffer_bytes),
+        st.cell_bytes
+    );
+    let _ = writeln!(s, "simulated {} in {} events", d(r.end_ps), r.events);
+    let f = &r.flows;
+    let _ = writeln!(s, "\nflows: {} of {} completed, {} failed", f.completed, f.count, f.failed);
+    let _ = writeln!(s, "  completion time  p50 {}  p99 {}  max {}", d(f.fct_p50_ps), d(f.fct_p99_ps), d(f.fct_max_ps));
+    let _ = writeln!(s, "  slowdown         p50 {:.3}  p99 {:.3}  max {:.3}", f.slowdown_p50, f.slowdown_p99, f.slowdown_max);
+    let _ = writeln!(s, "  goodput          {:.2} Gb/s", f.goodput_gbps);
+    let t = &r.totals;
+    let _ = writeln!(
+        s,
+        "\nfabric: {} PFC frames sent, {} ECN marks, {} CNPs, {} drops ({} in lossless classes), {} B retransmitted, {} timeouts",
+        t.pfc_frames, t.ecn_marks, t.cnps, t.drops, t.lossless_drops, t.retransmitted_bytes, t.timeouts
+    );
+    for (c, n) in &t.drops_by_cause {
+        if *n > 0 {
+            let _ = writeln!(s, "  drops: {n} {c}");
+        }
+    }
+    let mut busiest: Vec<&PortReport> = r.ports.iter().filter(|p| p.max_queue_bytes > 0 || p.pfc_tx.iter().any(|&x| x > 0)).collect();
+    busiest.sort_by(|a, b| b.max_queue_bytes.cmp(&a.max_queue_bytes).then(a.node.cmp(&b.node)).then(a.port.cmp(&b.port)));
+    if !busiest.is_empty() {
+        let _ = writeln!(s, "\nbusiest ports (egress queue)            max queue   mean queue  util   PFC rx  paused   ECN");
+        for p in busiest.iter().take(8) {
+            let paused: u64 = p.paused_ps.iter().copied().max().unwrap_or(0);
+            let _ = writeln!(
+                s,
+                "  {:<18} -> {:<16} {:>10} {:>12.0} {:>5.1}% {:>7} {:>8} {:>5}",
+                format!("{}:{}", p.node, p.port),
+                p.peer,
+                p.max_queue_bytes,
+                p.mean_queue_bytes,
+                p.utilisation * 100.0,
+                p.pfc_rx.iter().sum::<u64>(),
+                d(paused),
+                p.ecn_marks
+            );
+        }
+    }
+    for n in &r.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    s
+}
+
+/// Writes CSV time series and the pause log into `dir`.
+pub fn write_csv(dir: &std::path::Path, w: &World, sim: &Sim, r: &Report) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let st = &sim.stats;
+    let t = &w.topo;
+    // The busiest ports by maximum queue.
+    let mut idx: Vec<usize> = (0..st.ports.len()).filter(|&i| st.ports[i].max_queue > 0).collect();
+    idx.sort_by(|&a, &b| st.ports[b].max_queue.cmp(&st.ports[a].max_queue).then(a.cmp(&b)));
+    idx.truncate(w.top_ports);
+    let pname = |i: usize| {
+        let p = &t.ports[i];
+        format!("{}:{}", t.node(p.node).name, p.index)
+    };
+    let mut q = String::from("time_ps");
+    for &i in &idx {
+        let _ = write!(q, ",{}", pname(i));
+    }
+    q.push('\n');
+    let mut paused = q.clone();
+    for smp in &st.samples {
+        let _ = write!(q, "{}", smp.t);
+        let _ = write!(paused, "{}", smp.t);
+        for &i in &idx {
+            let _ = write!(q, ",{}", smp.queue[i]);
+            let _ = write!(paused, ",{}", smp.paused[i]);
+        }
+        q.push('\n');
+        paused.push('\n');
+    }
+    std::fs::write(dir.join("queue_bytes.csv"), q)?;
+    std::fs::write(dir.join("paused_priorities.csv"), paused)?;
+    let mut rates = String::from("time_ps");
+    for (i, f) in st.flows.iter().enumerate() {
+        let _ = write!(rates, ",qp{i}_{}_{}", f.src, f.dst);
+    }
+    rates.push('\n');
+    for smp in &st.samples {
+        let _ = write!(rates, "{}", smp.t);
+        for r in &smp.qp_rate {
+            let _ = write!(rates, ",{r}");
+        }
+        rates.push('\n');
+    }
+    std::fs::write(dir.join("qp_rate_bps.csv"), rates)?;
+    let mut log = String::from("time_ps,port,priority,quanta\n");
+    for &(tm, port, prio, quanta) in &st.pause_log {
+        let _ = writeln!(log, "{tm},{},{prio},{quanta}", pname(port as usize));
+    }
+    std::fs::write(dir.join("pause_events.csv"), log)?;
+    let mut flows = String::from("src,dst,size_bytes,start_ps,fct_ps,ideal_ps,slowdown\n");
+    for f in &r.flow_records {
+        let _ = writeln!(
+            flows,
+            "{},{},{},{},{},{},{}",
+            f.src,
+            f.dst,
+            f.size_bytes,
+            f.start_ps,
+            f.fct_ps.map(|x| x.to_string()).unwrap_or_default(),
+            f.ideal_ps,
+            f.slowdown.map(|x| format!("{x:.6}")).unwrap_or_default()
+        );
+    }
+    std::fs::write(dir.join("flows.csv"), flows)?;
+    Ok(())
+}

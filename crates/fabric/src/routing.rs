@@ -1,0 +1,183 @@
+//! IP routing for RoCEv2: shortest-path ECMP groups, hashed per packet 5-tuple.
+//!
+//! Each switch holds one ECMP group per destination *switch* (the leaf an endpoint hangs
+//! off), not per host: `switches²` small entries, never `hosts²`. A switch that is the
+//! destination's leaf forwards straight to the NIC's port. Groups are the neighbours one
+//! hop closer to the destination leaf (BFS over up links only), which is what BGP with
+//! ECMP converges to on a Clos fabric. Tables can be rebuilt while the simulation runs
+//! (a failed link is left out of the BFS).
+//!
+//! The hash mixes the RoCEv2 5-tuple (source and destination endpoint standing for the IP
+//! addresses, UDP source port as the QP's entropy, destination port 4791) with a
+//! per-switch seed, as switch ASICs do to avoid hash polarisation. Real ASICs use CRC-based
+//! hash functions; a 64-bit mixer stands in for them here.
+
+use crate::topology::{NodeId, NodeKind, PortId, Topology};
+
+pub struct Routes {
+    nsw: usize,
+    /// Switch node → dense switch index (u32::MAX for NICs).
+    sw_index: Vec<u32>,
+    /// `(switch index · nsw + destination switch index)` → range in `ports`.
+    groups: Vec<(u32, u32)>,
+    ports: Vec<PortId>,
+    /// Endpoint → (its leaf's switch index, the leaf port facing it).
+    ep_leaf: Vec<(u32, PortId)>,
+    seeds: Vec<u64>,
+}
+
+pub const ROCE_UDP_PORT: u16 = 4791;
+
+impl Routes {
+    /// Builds ECMP tables; `up(port)` says whether a port's link may carry traffic.
+    pub fn build(t: &Topology, seed: u64, up: impl Fn(PortId) -> bool) -> Routes {
+        let mut sw_index = vec![u32::MAX; t.nodes.len()];
+        let mut switches = vec![];
+        for (i, n) in t.nodes.iter().enumerate() {
+            if n.kind == NodeKind::Switch {
+                sw_index[i] = switches.len() as u32;
+                switches.push(NodeId(i as u32));
+            }
+        }
+        let nsw = switches.len();
+        let mut ep_leaf = vec![];
+        for &nic in &t.endpoints {
+            let p = t.port(t.port_of(nic, 0));
+            let peer = p.peer.expect("topology checked");
+            ep_leaf.push((sw_index[t.port(peer).node.0 as usize], peer));
+        }
+        // Switch-to-switch adjacency as (neighbour switch index, local port).
+        let adj: Vec<Vec<(u32, PortId)>> = switches
+            .iter()
+            .map(|&s| {
+                let n = t.node(s);
+                (n.first_port..n.first_port + n.nports)
+                    .map(PortId)
+                    .filter(|&p| up(p))
+                    .filter_map(|p| {
+                        let peer = t.port(p).peer?;
+                        let other = t.port(peer).node;
+                        (sw_index[other.0 as usize] != u32::MAX && up(peer)).then(|| (sw_index[other.0 as usize], p))
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut groups = vec![(0u32, 0u32); nsw * nsw];
+        let mut ports = vec![];
+        let mut dist = vec![u32::MAX; nsw];
+        let mut queue = std::collections::VecDeque::new();
+        for d in 0..nsw {
+            dist.fill(u32::MAX);
+            dist[d] = 0;
+            queue.clear();
+            queue.push_back(d as u32);
+            while let Some(u) = queue.pop_front() {
+                for &(v, _) in &adj[u as usize] {
+                    if dist[v as usize] == u32::MAX {
+                        dist[v as usize] = dist[u as usize] + 1;
+                        queue.push_back(v);
+                    }
+                }
+            }
+            for s in 0..nsw {
+                if s == d || dist[s] == u32::MAX {
+                    continue;
+                }
+                let start = ports.len() as u32;
+                for &(v, p) in &adj[s] {
+                    if dist[v as usize] + 1 == dist[s] {
+                        ports.push(p);
+                    }
+                }
+                groups[s * nsw + d] = (start, ports.len() as u32 - start);
+            }
+        }
+        let seeds = (0..nsw as u64).map(|i| engine::Rng::new(seed, 0x5157_0000 + i).next_u64()).collect();
+        Routes { nsw, sw_index, groups, ports, ep_leaf, seeds }
+    }
+
+    /// Output port at switch `sw` for a packet to endpoint `dst`, hashing the 5-tuple.
+    /// `None` when the destination is unreachable.
+    #[inline]
+    pub fn next_hop(&self, sw: NodeId, src: u32, dst: u32, sport: u16) -> Option<PortId> {
+        let s = self.sw_index[sw.0 as usize] as usize;
+        let (leaf, leaf_port) = self.ep_leaf[dst as usize];
+        if s == leaf as usize {
+            return Some(leaf_port);
+        }
+        let (start, len) = self.groups[s * self.nsw + leaf as usize];
+        match len {
+            0 => None,
+            1 => Some(self.ports[start as usize]),
+            _ => {
+                let h = hash5(self.seeds[s], src, dst, sport);
+                Some(self.ports[(start + ((h as u128 * len as u128) >> 64) as u32) as usize])
+            }
+        }
+    }
+
+    /// Number of equal-cost next hops at `sw` towards endpoint `dst`.
+    pub fn fanout(&self, sw: NodeId, dst: u32) -> u32 {
+        let s = self.sw_index[sw.0 as usize] as usize;
+        let (leaf, _) = self.ep_leaf[dst as usize];
+        if s == leaf as usize {
+            1
+        } else {
+            self.groups[s * self.nsw + leaf as usize].1
+        }
+    }
+}
+
+/// Mixes the 5-tuple (src IP, dst IP, UDP, src port, 4791) with a switch seed.
+#[inline]
+fn hash5(seed: u64, src: u32, dst: u32, sport: u16) -> u64 {
+    let mut x = seed ^ ((src as u64) << 32 | dst as u64);
+    x = (x ^ (x >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= (sport as u64) << 16 | ROCE_UDP_PORT as u64 | 17 << 48;
+    x = (x ^ (x >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use units::{BitRate, SimDuration};
+
+    #[test]
+    fn fat_tree_paths_are_shortest_and_spread() {
+        let l = (BitRate::from_gbps(100), SimDuration::from_ns(5));
+        let t = Topology::fat_tree(4, l, l).unwrap();
+        let r = Routes::build(&t, 1, |_| true);
+        // Walk every pair with several source ports; count hops.
+        let mut used = std::collections::HashSet::new();
+        for s in 0..16u32 {
+            for d in 0..16u32 {
+                if s == d {
+                    continue;
+                }
+                for sport in 0..8u16 {
+                    let mut port = t.port(t.ep_port(s)).peer.unwrap();
+                    let mut hops = 1;
+                    loop {
+                        let node = t.port(port).node;
+                        if !t.is_switch(node) {
+                            assert_eq!(node, t.endpoints[d as usize]);
+                            break;
+                        }
+                        let out = r.next_hop(node, s, d, sport).unwrap();
+                        used.insert(out);
+                        port = t.port(out).peer.unwrap();
+                        hops += 1;
+                    }
+                    let same_edge = s / 2 == d / 2;
+                    let same_pod = s / 4 == d / 4;
+                    let want = if same_edge { 2 } else if same_pod { 4 } else { 6 };
+                    assert_eq!(hops, want, "{s}->{d}");
+                }
+            }
+        }
+        // Every switch port is used by some route.
+        let sw_ports = t.ports.iter().enumerate().filter(|(_, p)| t.is_switch(p.node)).count();
+        assert_eq!(used.len(), sw_ports);
+    }
+}

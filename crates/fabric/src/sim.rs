@@ -1,0 +1,1257 @@
+//! The RoCEv2 packet-level simulation: links, switches with a shared-buffer MMU and PFC,
+//! ECN marking, NICs running the RC transport with DCQCN.
+//!
+//! Model, and what it leaves out:
+//! * A link is a FIFO in each direction. A port serialises one frame at a time at line
+//!   rate, counting preamble, SFD and inter-frame gap; the frame reaches the peer after the
+//!   cable's propagation delay (plus the switch pipeline latency when the peer is a
+//!   switch). A link keeps its frames in flight in its own ring and has at most one event
+//!   in the global queue.
+//! * PFC frames (IEEE 802.1Qbb) are inserted at the next frame boundary, ahead of any
+//!   queued data; they are never paused and take no buffer. A received pause takes effect
+//!   after the configured response time; a port that is already sending finishes the frame.
+//! * The switch MMU counts cells: per (ingress port, PG) reserved, shared (dynamic
+//!   threshold α·free) and headroom, optionally a shared headroom pool. Lossless PGs pause
+//!   their peer when the shared part reaches its limit or headroom is in use, and resume
+//!   when headroom is empty and occupancy is back at the resume point. Egress admission
+//!   of lossy queues is not modelled separately: a lossy packet is dropped at ingress when
+//!   its PG is over the dynamic threshold or the pool is full.
+//! * NICs drain received packets at once (no receive-side back-pressure).
+
+use std::collections::VecDeque;
+
+use engine::{EventQueue, Rng};
+use model::frame::{roce_frame, segments, wire, Transport, PFC_FRAME};
+use units::{serialization, Bytes, SimDuration, SimTime};
+
+use crate::dcqcn::Dcqcn;
+use crate::params::{FlowSpec, Forwarding, Resume, Roce, Sched, Trigger};
+use crate::routing::Routes;
+use crate::stats::{DropCause, FlowRecord, Stats};
+use crate::topology::{NodeId, NodeKind, PortId, Topology};
+
+const NONE: u32 = u32::MAX;
+const NEVER: u64 = u64::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Data,
+    Ack,
+    Nak,
+    Cnp,
+}
+
+/// A packet in the simulation: header fields that matter, no bytes.
+#[derive(Clone, Copy, Debug)]
+struct Packet {
+    kind: Kind,
+    src: u32,
+    dst: u32,
+    qp: u32,
+    psn: u32,
+    payload: u32,
+    frame: u32,
+    tc: u8,
+    ecn_capable: bool,
+    ce: bool,
+    #[allow(dead_code)] // read by the pcap tap (planned)
+    first: bool,
+    last: bool,
+    sport: u16,
+    /// Ingress port and PG at the switch currently holding it (for buffer release).
+    in_port: u32,
+    in_pg: u8,
+    cells: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Frame {
+    Pkt(u32),
+    Pfc { mask: u8, quanta: [u16; 8] },
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// The head of the link leaving `port` reaches the peer.
+    Arrive(u32),
+    /// `port` finished serialising a frame.
+    TxDone(u32),
+    /// Re-check whether `port` can send (pause expiry, pacing).
+    Kick(u32),
+    PfcRefresh { port: u32, pg: u8, gen: u32 },
+    Post(u32),
+    Rto(u32),
+    AlphaTimer(u32),
+    RateTimer { qp: u32, gen: u32 },
+    Sample,
+}
+
+#[derive(Default)]
+struct PortState {
+    busy: bool,
+    chan: VecDeque<(u64, Frame)>,
+    pfc_mask: u8,
+    pfc_quanta: [u16; 8],
+    pause_from: [u64; 8],
+    pause_until: [u64; 8],
+    kick_at: u64,
+    queues: [VecDeque<u32>; 8],
+    qbytes: [u64; 8],
+    deficit: [i64; 8],
+    rr: u8,
+    /// Bytes queued at this egress (all classes), and when that last changed.
+    qtotal: u64,
+    q_changed: u64,
+}
+
+#[derive(Default, Clone, Copy)]
+struct PgState {
+    resv: u64,
+    shared: u64,
+    hdrm: u64,
+    paused: bool,
+    gen: u32,
+    peak_hdrm: u64,
+    peak_total: u64,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Mmu {
+    shared_total: u64,
+    shared_used: u64,
+    hdrm_pool: u64,
+    hdrm_pool_used: u64,
+    used: u64,
+    peak_used: u64,
+}
+
+struct Msg {
+    flow: u32,
+    first_psn: u32,
+    npkts: u32,
+    size: u64,
+    last_payload: u32,
+}
+
+struct Qp {
+    src: u32,
+    dst: u32,
+    tc: u8,
+    sport: u16,
+    msgs: VecDeque<Msg>,
+    snd_una: u32,
+    snd_nxt: u32,
+    snd_max: u32,
+    max_sent: u32,
+    rto_deadline: u64,
+    rto_pending: bool,
+    retries: u32,
+    failed: bool,
+    next_tx: u64,
+    active: bool,
+    cc: Option<Dcqcn>,
+    rate_gen: u32,
+    // responder side
+    epsn: u32,
+    nak_sent: bool,
+    unacked: u32,
+    last_cnp: u64,
+}
+
+struct Nic {
+    port: u32,
+    active: Vec<u32>,
+    rr: usize,
+    line_bps: u64,
+}
+
+/// A RoCEv2 fabric ready to run.
+pub struct Sim {
+    q: EventQueue<Ev>,
+    topo: Topology,
+    routes: Routes,
+    p: Roce,
+    ports: Vec<PortState>,
+    pgs: Vec<PgState>,
+    mmus: Vec<Mmu>,
+    /// Headroom cap per (port, PG), in cells.
+    hdrm_cap: Vec<u64>,
+    response: Vec<u64>,
+    quantum: Vec<u64>,
+    nics: Vec<Nic>,
+    qps: Vec<Qp>,
+    flows: Vec<FlowSpec>,
+    pkts: Vec<Packet>,
+    free: Vec<u32>,
+    ecn_rng: Vec<Rng>,
+    pub stats: Stats,
+    stop: Option<SimTime>,
+    remaining: usize,
+    cut_through: Vec<bool>,
+    sample_period: Option<SimDuration>,
+}
+
+impl Sim {
+    /// Builds the world. `headroom` gives the headroom cells of each port (computed by the
+    /// caller, from the scenario or from the `auto` formula).
+    pub fn new(
+        topo: Topology,
+        p: Roce,
+        flows: Vec<FlowSpec>,
+        seed: u64,
+        headroom: Vec<u64>,
+        stop: Option<SimTime>,
+        sample_period: Option<SimDuration>,
+    ) -> Sim {
+        let routes = Routes::build(&topo, seed, |_| true);
+        let np = topo.ports.len();
+        let mut ports: Vec<PortState> = (0..np).map(|_| PortState::default()).collect();
+        for ps in &mut ports {
+            ps.kick_at = NEVER;
+            ps.pause_from = [0; 8];
+            ps.pause_until = [0; 8];
+        }
+        let b = &p.buffer;
+        let mut mmus = vec![Mmu::default(); topo.nodes.len()];
+        let lossless_pgs: Vec<u8> = (0..8u8).filter(|&pg| (0..8).any(|tc| p.lossless[tc] && p.tc_to_pg[tc] == pg)).collect();
+        for (i, n) in topo.nodes.iter().enumerate() {
+            if n.kind != NodeKind::Switch {
+                continue;
+            }
+            let ports_range = n.first_port as usize..(n.first_port + n.nports) as usize;
+            let reserved = b.reserved_cells * 8 * n.nports as u64;
+            let hdrm: u64 = if b.shared_headroom_pool.is_some() {
+                0
+            } else {
+                ports_range.clone().map(|pi| headroom[pi] * lossless_pgs.len() as u64).sum()
+            };
+            let pool = b.shared_headroom_pool.unwrap_or(0);
+            mmus[i] = Mmu {
+                shared_total: b.total_cells.saturating_sub(reserved + hdrm + pool),
+                hdrm_pool: pool,
+                ..Mmu::default()
+            };
+        }
+        let mut hdrm_cap = vec![0u64; np * 8];
+        for pi in 0..np {
+            for &pg in &lossless_pgs {
+                hdrm_cap[pi * 8 + pg as usize] = headroom[pi];
+            }
+        }
+        let response = topo
+            .ports
+            .iter()
+            .map(|pt| match p.pfc.response {
+                Some(d) => d.ps(),
+                None if pt.rate.0 > 0 => {
+                    model::headroom::pause_response_quanta(pt.rate) * model::headroom::quantum(pt.rate).ps()
+                }
+                None => 0,
+            })
+            .collect();
+        let quantum = topo
+            .ports
+            .iter()
+            .map(|pt| if pt.rate.0 > 0 { model::headroom::quantum(pt.rate).ps() } else { 0 })
+            .collect();
+        let cut_through = topo
+            .nodes
+            .iter()
+            .map(|n| {
+                p.forwarding == Forwarding::CutThrough && n.kind == NodeKind::Switch && {
+                    let r = topo.ports[n.first_port as usize].rate;
+                    (n.first_port..n.first_port + n.nports).all(|pi| topo.ports[pi as usize].rate == r)
+                }
+            })
+            .collect();
+        let nics = topo
+            .endpoints
+            .iter()
+            .map(|&nid| {
+                let port = topo.node(nid).first_port;
+                Nic { port, active: vec![], rr: 0, line_bps: topo.ports[port as usize].rate.0 }
+            })
+            .collect();
+        let mut qps = Vec::with_capacity(flows.len());
+        let mut q = EventQueue::new();
+        let mut qp_rng = Rng::new(seed, 0x0000_9000);
+        for (fi, f) in flows.iter().enumerate() {
+            let line = topo.ports[topo.ep_port(f.src).0 as usize].rate.0;
+            qps.push(Qp {
+                src: f.src,
+                dst: f.dst,
+                tc: p.dscp_to_tc[f.dscp as usize],
+                // RoCEv2 source ports come from the dynamic range 49152–65535 (Annex A17.5.1.1).
+                sport: 49152 + qp_rng.below(16384) as u16,
+                msgs: VecDeque::new(),
+                snd_una: 0,
+                snd_nxt: 0,
+                snd_max: 0,
+                max_sent: 0,
+                rto_deadline: NEVER,
+                rto_pending: false,
+                retries: 0,
+                failed: false,
+                next_tx: 0,
+                active: false,
+                cc: p.dcqcn.as_ref().map(|(_, d)| Dcqcn::new(line, d)),
+                rate_gen: 0,
+                epsn: 0,
+                nak_sent: false,
+                unacked: 0,
+                last_cnp: NEVER,
+            });
+            q.schedule(f.start, Ev::Post(fi as u32));
+        }
+        let ecn_rng = (0..np as u64).map(|i| Rng::new(seed, 0x0001_0000_0000 + i)).collect();
+        let mut stats = Stats::new(&topo, flows.len());
+        for (fi, f) in flows.iter().enumerate() {
+            stats.flows[fi] = FlowRecord { src: f.src, dst: f.dst, size: f.size.0, start: f.start.0, ..Default::default() };
+        }
+        if let Some(sp) = sample_period {
+            if sp.ps() > 0 {
+                q.schedule(SimTime::ZERO, Ev::Sample);
+            }
+        }
+        let remaining = flows.len();
+        Sim {
+            q,
+            topo,
+            routes,
+            p,
+            ports,
+            pgs: vec![PgState::default(); np * 8],
+            mmus,
+            hdrm_cap,
+            response,
+            quantum,
+            nics,
+            qps,
+            flows,
+            pkts: Vec::new(),
+            free: Vec::new(),
+            ecn_rng,
+            stats,
+            stop,
+            remaining,
+            cut_through,
+            sample_period,
+        }
+    }
+
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+    pub fn params(&self) -> &Roce {
+        &self.p
+    }
+    pub fn events(&self) -> u64 {
+        self.q.popped()
+    }
+    pub fn now(&self) -> SimTime {
+        self.q.now()
+    }
+
+    /// Runs until every flow completed (or failed), or the stop time.
+    pub fn run(&mut self) {
+        while let Some(t) = self.q.peek_time() {
+            if let Some(stop) = self.stop {
+                if t > stop {
+                    break;
+                }
+            }
+            if self.remaining == 0 && self.stop.is_none() {
+                break;
+            }
+            let (now, ev) = self.q.pop().expect("peeked");
+            self.dispatch(now.0, ev);
+        }
+        let end = match self.stop {
+            Some(s) if self.remaining > 0 => s.0.max(self.q.now().0),
+            _ => self.q.now().0,
+        };
+        self.finish(end);
+    }
+
+    fn dispatch(&mut self, now: u64, ev: Ev) {
+        match ev {
+            Ev::Arrive(port) => self.on_arrive(now, port),
+            Ev::TxDone(port) => {
+                self.ports[port as usize].busy = false;
+                self.try_tx(now, port);
+            }
+            Ev::Kick(port) => {
+                let ps = &mut self.ports[port as usize];
+                if ps.kick_at == now {
+                    ps.kick_at = NEVER;
+                }
+                self.try_tx(now, port);
+            }
+            Ev::PfcRefresh { port, pg, gen } => {
+                let st = self.pgs[port as usize * 8 + pg as usize];
+                if st.paused && st.gen == gen {
+                    self.queue_pfc(now, port, pg, self.p.pfc.quanta);
+                    self.schedule_refresh(now, port, pg, gen);
+                }
+            }
+            Ev::Post(f) => self.on_post(now, f),
+            Ev::Rto(qp) => self.on_rto(now, qp),
+            Ev::AlphaTimer(qp) => {
+                let (_, d) = self.p.dcqcn.as_ref().expect("dcqcn timer without dcqcn");
+                let d = *d;
+                let cc = self.qps[qp as usize].cc.as_mut().expect("cc");
+                if cc.on_alpha_timer(&d) {
+                    self.q.schedule(SimTime(now) + d.alpha_timer, Ev::AlphaTimer(qp));
+                }
+            }
+            Ev::RateTimer { qp, gen } => {
+                let (_, d) = self.p.dcqcn.as_ref().expect("dcqcn timer without dcqcn");
+                let d = *d;
+                let q = &mut self.qps[qp as usize];
+                let cc = q.cc.as_mut().expect("cc");
+                if gen != q.rate_gen || !cc.rate_running {
+                    return; // superseded by a later rate cut
+                }
+                if cc.on_rate_timer(&d) {
+                    self.q.schedule(SimTime(now) + d.rate_timer, Ev::RateTimer { qp, gen });
+                }
+            }
+            Ev::Sample => {
+                self.sample(now);
+                if self.remaining > 0 || self.stop.is_some_and(|s| now < s.0) {
+                    let sp = self.sample_period.expect("sampling");
+                    self.q.schedule(SimTime(now) + sp, Ev::Sample);
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- links
+
+    fn send(&mut self, now: u64, port: u32, frame: Frame, frame_bytes: u64) {
+        let pi = port as usize;
+        let pt = self.topo.ports[pi];
+        let peer = pt.peer.expect("send on an uncabled port");
+        let dur = serialization(wire(Bytes(frame_bytes)), pt.rate).ps();
+        let peer_node = self.topo.ports[peer.0 as usize].node;
+        let mut arrive = now + dur + pt.prop.ps();
+        if self.topo.is_switch(peer_node) {
+            arrive += self.p.switch_latency.ps();
+            if self.cut_through[peer_node.0 as usize] && matches!(frame, Frame::Pkt(_)) {
+                // Headers (64 B after preamble/SFD) suffice to start forwarding.
+                let hdr = serialization(Bytes(model::frame::PREAMBLE_SFD + 64), pt.rate).ps();
+                arrive = arrive - dur + hdr.min(dur);
+            }
+        }
+        let ps = &mut self.ports[pi];
+        ps.busy = true;
+        let was_empty = ps.chan.is_empty();
+        debug_assert!(ps.chan.back().is_none_or(|&(t, _)| t <= arrive));
+        ps.chan.push_back((arrive, frame));
+        if was_empty {
+            self.q.schedule(SimTime(arrive), Ev::Arrive(port));
+        }
+        self.q.schedule(SimTime(now + dur), Ev::TxDone(port));
+        let st = &mut self.stats.ports[pi];
+        st.tx_frames += 1;
+        st.tx_bytes += frame_bytes;
+        st.busy_ps += dur;
+    }
+
+    fn on_arrive(&mut self, now: u64, port: u32) {
+        let ps = &mut self.ports[port as usize];
+        let (t, frame) = ps.chan.pop_front().expect("arrival on an empty link");
+        debug_assert_eq!(t, now);
+        if let Some(&(next, _)) = ps.chan.front() {
+            self.q.schedule(SimTime(next), Ev::Arrive(port));
+        }
+        let peer = self.topo.ports[port as usize].peer.expect("cabled").0;
+        match frame {
+            Frame::Pfc { mask, quanta } => self.on_pfc(now, peer, mask, quanta),
+            Frame::Pkt(id) => {
+                let node = self.topo.ports[peer as usize].node;
+                match self.topo.node(node).kind {
+                    NodeKind::Switch => self.switch_rx(now, node, peer, id),
+                    NodeKind::Nic { ep, .. } => self.nic_rx(now, ep, id),
+                }
+            }
+        }
+    }
+
+    /// Starts the next frame on `port` if it is idle: PFC first, then data.
+    fn try_tx(&mut self, now: u64, port: u32) {
+        let pi = port as usize;
+        if self.ports[pi].busy {
+            return;
+        }
+        if self.ports[pi].pfc_mask != 0 {
+            let ps = &mut self.ports[pi];
+            let mask = ps.pfc_mask;
+            let quanta = ps.pfc_quanta;
+            ps.pfc_mask = 0;
+            for p in 0..8 {
+                if mask & (1 << p) != 0 {
+                    self.stats.ports[pi].pfc_tx[p] += 1;
+                }
+            }
+            self.send(now, port, Frame::Pfc { mask, quanta }, PFC_FRAME);
+            return;
+        }
+        let node = self.topo.ports[pi].node;
+        let picked = match self.topo.node(node).kind {
+            NodeKind::Switch => self.switch_pick(now, port),
+            NodeKind::Nic { ep, .. } => self.nic_pick(now, ep),
+        };
+        if let Some(id) = picked {
+            let frame = self.pkts[id as usize].frame as u64;
+            self.send(now, port, Frame::Pkt(id), frame);
+        }
+    }
+
+    fn paused(&self, port: usize, tc: usize, now: u64) -> bool {
+        let ps = &self.ports[port];
+        ps.pause_from[tc] <= now && now < ps.pause_until[tc]
+    }
+
+    fn kick_at(&mut self, port: u32, at: u64) {
+        let ps = &mut self.ports[port as usize];
+        if at < ps.kick_at {
+            ps.kick_at = at;
+            self.q.schedule(SimTime(at), Ev::Kick(port));
+        }
+    }
+
+    // ---------------------------------------------------------------- PFC
+
+    fn on_pfc(&mut self, now: u64, port: u32, mask: u8, quanta: [u16; 8]) {
+        let pi = port as usize;
+        let x = now + self.response[pi];
+        let mut wake = false;
+        for p in 0..8 {
+            if mask & (1 << p) == 0 {
+                continue;
+            }
+            self.stats.ports[pi].pfc_rx[p] += 1;
+            let ps = &mut self.ports[pi];
+            let (from, until) = (ps.pause_from[p], ps.pause_until[p]);
+            if from < until && x >= until {
+                self.stats.ports[pi].paused_ps[p] += until - from;
+                ps.pause_from[p] = x;
+            } else if from >= until {
+                ps.pause_from[p] = x;
+            }
+            let new_until = x + quanta[p] as u64 * self.quantum[pi];
+            if quanta[p] == 0 {
+                wake = true;
+            }
+            ps.pause_until[p] = new_until;
+            if self.stats.pause_log.len() < crate::stats::PAUSE_LOG_CAP {
+                self.stats.pause_log.push((now, port, p as u8, quanta[p]));
+            }
+        }
+        if wake {
+            self.kick_at(port, x);
+        }
+    }
+
+    fn queue_pfc(&mut self, now: u64, port: u32, pg: u8, quanta: u16) {
+        let ps = &mut self.ports[port as usize];
+        for tc in 0..8 {
+            if self.p.tc_to_pg[tc] == pg && self.p.lossless[tc] {
+                ps.pfc_mask |= 1 << tc;
+                ps.pfc_quanta[tc] = quanta;
+            }
+        }
+        self.try_tx(now, port);
+    }
+
+    fn schedule_refresh(&mut self, now: u64, port: u32, pg: u8, gen: u32) {
+        let period = match self.p.pfc.refresh {
+            Some(r) => r.ps(),
+            None => self.p.pfc.quanta as u64 * self.quantum[port as usize] / 2,
+        };
+        if period > 0 {
+            self.q.schedule(SimTime(now + period), Ev::PfcRefresh { port, pg, gen });
+        }
+    }
+
+    // ---------------------------------------------------------------- switch
+
+    fn alpha_limit(&self, free: u64) -> u64 {
+        let th = self.p.buffer.dynamic_th;
+        if th >= 0 {
+            free << th
+        } else {
+            free >> (-th)
+        }
+    }
+
+    /// Shared-pool cells PG `pg` may use now.
+    fn shared_limit(&self, node: usize, lossless: bool) -> u64 {
+        let m = &self.mmus[node];
+        let dynamic = self.alpha_limit(m.shared_total - m.shared_used);
+        match (lossless, self.p.buffer.trigger) {
+            (true, Trigger::Static(s)) => s.saturating_sub(self.p.buffer.reserved_cells).min(dynamic.max(1)),
+            _ => dynamic,
+        }
+    }
+
+    fn switch_rx(&mut self, now: u64, node: NodeId, in_port: u32, id: u32) {
+        let pk = self.pkts[id as usize];
+        let Some(out) = self.routes.next_hop(node, pk.src, pk.dst, pk.sport) else {
+            self.drop_pkt(in_port, id, DropCause::NoRoute);
+            return;
+        };
+        let tc = pk.tc as usize;
+        let pg = self.p.tc_to_pg[tc];
+        let lossless = self.p.lossless[tc] && self.p.pfc.enabled;
+        let cells = Bytes(pk.frame as u64).cells(self.p.buffer.cell);
+        let ni = node.0 as usize;
+        let gi = in_port as usize * 8 + pg as usize;
+        let limit = self.shared_limit(ni, lossless);
+        let st = self.pgs[gi];
+        let m = self.mmus[ni];
+        let b = &self.p.buffer;
+        if st.resv + cells <= b.reserved_cells {
+            self.pgs[gi].resv += cells;
+        } else if st.shared < limit && m.shared_used + cells <= m.shared_total {
+            self.pgs[gi].shared += cells;
+            self.mmus[ni].shared_used += cells;
+        } else if lossless
+            && st.hdrm + cells <= self.hdrm_cap[gi]
+            && (b.shared_headroom_pool.is_none() || m.hdrm_pool_used + cells <= m.hdrm_pool)
+        {
+            self.pgs[gi].hdrm += cells;
+            if b.shared_headroom_pool.is_some() {
+                self.mmus[ni].hdrm_pool_used += cells;
+            }
+        } else {
+            let cause = if lossless {
+                DropCause::HeadroomOverflow
+            } else if m.shared_used + cells > m.shared_total {
+                DropCause::BufferFull
+            } else {
+                DropCause::DynamicThreshold
+            };
+            self.drop_pkt(in_port, id, cause);
+            return;
+        }
+        let mm = &mut self.mmus[ni];
+        mm.used += cells;
+        mm.peak_used = mm.peak_used.max(mm.used);
+        {
+            let s = &mut self.pgs[gi];
+            s.peak_hdrm = s.peak_hdrm.max(s.hdrm);
+            s.peak_total = s.peak_total.max(s.resv + s.shared + s.hdrm);
+        }
+        if lossless && !self.pgs[gi].paused {
+            let s = self.pgs[gi];
+            if s.hdrm > 0 || s.shared >= self.shared_limit(ni, true) {
+                self.pgs[gi].paused = true;
+                self.pgs[gi].gen += 1;
+                let gen = self.pgs[gi].gen;
+                self.queue_pfc(now, in_port, pg, self.p.pfc.quanta);
+                self.schedule_refresh(now, in_port, pg, gen);
+            }
+        }
+        let p = &mut self.pkts[id as usize];
+        p.in_port = in_port;
+        p.in_pg = pg;
+        p.cells = cells as u32;
+        // ECN at egress enqueue, by the RED rule on the instantaneous queue.
+        if let Some(red) = self.p.ecn[tc] {
+            if p.ecn_capable && !p.ce {
+                let qlen = Bytes(self.ports[out.0 as usize].qbytes[tc]);
+                let prob = red.mark_probability(qlen);
+                if prob > 0.0 && (prob >= 1.0 || self.ecn_rng[out.0 as usize].f64() < prob) {
+                    self.pkts[id as usize].ce = true;
+                    self.stats.ports[out.0 as usize].ecn_marked += 1;
+                }
+            }
+        }
+        self.enqueue(now, out.0, id);
+        self.try_tx(now, out.0);
+    }
+
+    fn enqueue(&mut self, now: u64, port: u32, id: u32) {
+        let pk = &self.pkts[id as usize];
+        let (tc, bytes) = (pk.tc as usize, pk.frame as u64);
+        let pi = port as usize;
+        self.account_queue(now, pi);
+        let ps = &mut self.ports[pi];
+        ps.queues[tc].push_back(id);
+        ps.qbytes[tc] += bytes;
+        ps.qtotal += bytes;
+        let st = &mut self.stats.ports[pi];
+        st.max_queue = st.max_queue.max(ps.qtotal);
+    }
+
+    fn account_queue(&mut self, now: u64, pi: usize) {
+        let ps = &mut self.ports[pi];
+        self.stats.ports[pi].queue_area += ps.qtotal as u128 * (now - ps.q_changed) as u128;
+        ps.q_changed = now;
+    }
+
+    fn switch_pick(&mut self, now: u64, port: u32) -> Option<u32> {
+        let pi = port as usize;
+        let mut blocked_until = NEVER;
+        // Strict queues, highest index first.
+        for tc in (0..8).rev() {
+            if self.p.sched[tc] != Sched::Strict || self.ports[pi].queues[tc].is_empty() {
+                continue;
+            }
+            if self.paused(pi, tc, now) {
+                blocked_until = blocked_until.min(self.ports[pi].pause_until[tc]);
+                continue;
+            }
+            return Some(self.dequeue(now, port, tc));
+        }
+        // Deficit round robin among weighted queues.
+        let mut eligible = 0u8;
+        for tc in 0..8 {
+            if let Sched::Weighted(_) = self.p.sched[tc] {
+                if !self.ports[pi].queues[tc].is_empty() {
+                    if self.paused(pi, tc, now) {
+                        blocked_until = blocked_until.min(self.ports[pi].pause_until[tc]);
+                    } else {
+                        eligible |= 1 << tc;
+                    }
+                }
+            }
+        }
+        if eligible == 0 {
+            if blocked_until != NEVER {
+                self.kick_at(port, blocked_until);
+            }
+            return None;
+        }
+        loop {
+            let tc = self.ports[pi].rr as usize;
+            if eligible & (1 << tc) != 0 {
+                let head = *self.ports[pi].queues[tc].front().expect("eligible");
+                let size = self.pkts[head as usize].frame as i64;
+                if self.ports[pi].deficit[tc] >= size {
+                    self.ports[pi].deficit[tc] -= size;
+                    return Some(self.dequeue(now, port, tc));
+                }
+                let Sched::Weighted(w) = self.p.sched[tc] else { unreachable!() };
+                self.ports[pi].deficit[tc] += w as i64 * 4096;
+                if self.ports[pi].deficit[tc] >= size {
+                    continue;
+                }
+            } else if self.ports[pi].queues[tc].is_empty() {
+                self.ports[pi].deficit[tc] = 0;
+            }
+            self.ports[pi].rr = ((tc + 1) % 8) as u8;
+        }
+    }
+
+    fn dequeue(&mut self, now: u64, port: u32, tc: usize) -> u32 {
+        let pi = port as usize;
+        self.account_queue(now, pi);
+        let ps = &mut self.ports[pi];
+        let id = ps.queues[tc].pop_front().expect("non-empty");
+        let pk = self.pkts[id as usize];
+        ps.qbytes[tc] -= pk.frame as u64;
+        ps.qtotal -= pk.frame as u64;
+        self.release(now, pk);
+        id
+    }
+
+    /// Frees a departing packet's ingress cells: headroom first, then shared, then reserved.
+    fn release(&mut self, now: u64, pk: Packet) {
+        let gi = pk.in_port as usize * 8 + pk.in_pg as usize;
+        let ni = self.topo.ports[pk.in_port as usize].node.0 as usize;
+        let mut c = pk.cells as u64;
+        let s = &mut self.pgs[gi];
+        let h = c.min(s.hdrm);
+        s.hdrm -= h;
+        c -= h;
+        let sh = c.min(s.shared);
+        s.shared -= sh;
+        c -= sh;
+        s.resv -= c;
+        let m = &mut self.mmus[ni];
+        m.used -= pk.cells as u64;
+        m.shared_used -= sh;
+        if self.p.buffer.shared_headroom_pool.is_some() {
+            m.hdrm_pool_used -= h;
+        }
+        let s = self.pgs[gi];
+        if s.paused && s.hdrm == 0 {
+            let occ = s.resv + s.shared;
+            let level = match self.p.buffer.resume {
+                Resume::Absolute(a) => a,
+                Resume::Offset(o) => (self.p.buffer.reserved_cells + self.shared_limit(ni, true)).saturating_sub(o),
+            };
+            if occ <= level {
+                self.pgs[gi].paused = false;
+                self.queue_pfc(now, pk.in_port, pk.in_pg, 0);
+            }
+        }
+    }
+
+    fn drop_pkt(&mut self, port: u32, id: u32, cause: DropCause) {
+        let pk = self.pkts[id as usize];
+        let st = &mut self.stats.ports[port as usize];
+        st.drops[cause as usize] += 1;
+        st.drop_bytes += pk.frame as u64;
+        if self.p.lossless[pk.tc as usize] {
+            st.lossless_drops += 1;
+        }
+        if pk.kind == Kind::Data {
+            self.stats.dropped_payload += pk.payload as u64;
+        }
+        self.free_pkt(id);
+    }
+
+    // ---------------------------------------------------------------- packets
+
+    fn alloc(&mut self, p: Packet) -> u32 {
+        if let Some(id) = self.free.pop() {
+            self.pkts[id as usize] = p;
+            id
+        } else {
+            self.pkts.push(p);
+            (self.pkts.len() - 1) as u32
+        }
+    }
+
+    fn free_pkt(&mut self, id: u32) {
+        self.free.push(id);
+    }
+
+    fn ctrl_packet(&self, kind: Kind, src: u32, dst: u32, qp: u32, psn: u32, tc: u8, sport: u16) -> Packet {
+        let t = if kind == Kind::Cnp { Transport::Cnp } else { Transport::Ack };
+        Packet {
+            kind,
+            src,
+            dst,
+            qp,
+            psn,
+            payload: 0,
+            frame: roce_frame(self.p.encap, t, Bytes(0)).0 as u32,
+            tc,
+            ecn_capable: false,
+            ce: false,
+            first: false,
+            last: false,
+            sport,
+            in_port: NONE,
+            in_pg: 0,
+            cells: 0,
+        }
+    }
+
+    // ---------------------------------------------------------------- NIC / RC
+
+    fn on_post(&mut self, now: u64, f: u32) {
+        let fl = &self.flows[f as usize];
+        let (n, last) = segments(fl.size, self.p.mtu);
+        let qp = &mut self.qps[f as usize];
+        qp.msgs.push_back(Msg { flow: f, first_psn: qp.snd_max, npkts: n as u32, size: fl.size.0, last_payload: last.0 as u32 });
+        qp.snd_max += n as u32;
+        let ep = qp.src;
+        self.activate(ep, f);
+        let port = self.nics[ep as usize].port;
+        self.try_tx(now, port);
+    }
+
+    fn activate(&mut self, ep: u32, qp: u32) {
+        if !self.qps[qp as usize].active {
+            self.qps[qp as usize].active = true;
+            self.nics[ep as usize].active.push(qp);
+        }
+    }
+
+    fn nic_pick(&mut self, now: u64, ep: u32) -> Option<u32> {
+        let port = self.nics[ep as usize].port;
+        let pi = port as usize;
+        let mut wake = NEVER;
+        // Control packets (ACK/NAK/CNP) first, by class, honouring pause.
+        for tc in (0..8).rev() {
+            if self.ports[pi].queues[tc].is_empty() {
+                continue;
+            }
+            if self.paused(pi, tc, now) {
+                wake = wake.min(self.ports[pi].pause_until[tc]);
+                continue;
+            }
+            let id = self.ports[pi].queues[tc].pop_front().expect("non-empty");
+            self.ports[pi].qbytes[tc] -= self.pkts[id as usize].frame as u64;
+            return Some(id);
+        }
+        // Data: round robin over QPs with work, not paused, allowed by their rate.
+        let nic = &mut self.nics[ep as usize];
+        let n = nic.active.len();
+        let mut i = 0;
+        while i < n.min(nic.active.len()) {
+            let idx = (nic.rr + i) % nic.active.len();
+            let qpi = nic.active[idx];
+            let qp = &self.qps[qpi as usize];
+            if qp.snd_nxt >= qp.snd_max || qp.failed {
+                // Nothing to send: leave the active list (re-added on post or go-back).
+                self.qps[qpi as usize].active = false;
+                nic.active.swap_remove(idx);
+                continue;
+            }
+            let tc = qp.tc as usize;
+            let ps = &self.ports[pi];
+            if ps.pause_from[tc] <= now && now < ps.pause_until[tc] {
+                wake = wake.min(ps.pause_until[tc]);
+                i += 1;
+                continue;
+            }
+            if qp.next_tx > now {
+                wake = wake.min(qp.next_tx);
+                i += 1;
+                continue;
+            }
+            nic.rr = (idx + 1) % nic.active.len();
+            let id = self.build_data(now, qpi);
+            return Some(id);
+        }
+        if wake != NEVER {
+            self.kick_at(port, wake);
+        }
+        None
+    }
+
+    fn build_data(&mut self, now: u64, qpi: u32) -> u32 {
+        let mtu = self.p.mtu.0 as u32;
+        let encap = self.p.encap;
+        let qp = &mut self.qps[qpi as usize];
+        let psn = qp.snd_nxt;
+        let m = qp
+            .msgs
+            .iter()
+            .find(|m| psn >= m.first_psn && psn < m.first_psn + m.npkts)
+            .expect("snd_nxt inside a posted message");
+        let first = psn == m.first_psn;
+        let last = psn == m.first_psn + m.npkts - 1;
+        let payload = if last { m.last_payload } else { mtu };
+        let t = if first { Transport::WriteFirst } else { Transport::WriteRest };
+        let frame = roce_frame(encap, t, Bytes(payload as u64)).0 as u32;
+        qp.snd_nxt += 1;
+        let retx = psn < qp.max_sent;
+        qp.max_sent = qp.max_sent.max(psn + 1);
+        let line = self.nics[qp.src as usize].line_bps;
+        let w = wire(Bytes(frame as u64));
+        if let (Some(cc), Some((_, d))) = (qp.cc.as_mut(), self.p.dcqcn.as_ref()) {
+            cc.on_sent(w.0, d);
+            let rate = cc.rate_bps();
+            qp.next_tx = if rate >= line { 0 } else { now + serialization(w, units::BitRate(rate)).ps() };
+        }
+        if !qp.rto_pending {
+            qp.rto_pending = true;
+            qp.rto_deadline = now + self.p.rto.ps();
+            self.q.schedule(SimTime(qp.rto_deadline), Ev::Rto(qpi));
+        } else if qp.rto_deadline == NEVER {
+            qp.rto_deadline = now + self.p.rto.ps();
+        }
+        let (src, dst, tc, sport) = (qp.src, qp.dst, qp.tc, qp.sport);
+        let ecn_capable = self.p.dcqcn.is_some() || self.p.ecn[tc as usize].is_some();
+        let st = &mut self.stats.nics[src as usize];
+        st.tx_data_pkts += 1;
+        if retx {
+            st.retx_bytes += payload as u64;
+        }
+        self.alloc(Packet {
+            kind: Kind::Data,
+            src,
+            dst,
+            qp: qpi,
+            psn,
+            payload,
+            frame,
+            tc,
+            ecn_capable,
+            ce: false,
+            first,
+            last,
+            sport,
+            in_port: NONE,
+            in_pg: 0,
+            cells: 0,
+        })
+    }
+
+    fn nic_tx_ctrl(&mut self, now: u64, ep: u32, pk: Packet) {
+        let port = self.nics[ep as usize].port;
+        let id = self.alloc(pk);
+        let ps = &mut self.ports[port as usize];
+        ps.queues[pk.tc as usize].push_back(id);
+        ps.qbytes[pk.tc as usize] += pk.frame as u64;
+        self.try_tx(now, port);
+    }
+
+    fn nic_rx(&mut self, now: u64, ep: u32, id: u32) {
+        let pk = self.pkts[id as usize];
+        self.free_pkt(id);
+        debug_assert_eq!(pk.dst, ep);
+        match pk.kind {
+            Kind::Data => self.responder(now, pk),
+            Kind::Ack | Kind::Nak => self.requester_ack(now, pk),
+            Kind::Cnp => {
+                self.stats.nics[ep as usize].cnp_rx += 1;
+                let qpi = pk.qp;
+                if let Some((_, d)) = self.p.dcqcn.as_ref() {
+                    let d = *d;
+                    if let Some(cc) = self.qps[qpi as usize].cc.as_mut() {
+                        let arm = cc.on_cnp(now, &d);
+                        if let Some(t) = arm.alpha_timer {
+                            self.q.schedule(SimTime(now) + t, Ev::AlphaTimer(qpi));
+                        }
+                        if let Some(t) = arm.rate_timer {
+                            // The timer restarts from each cut; older events are stale.
+                            let q = &mut self.qps[qpi as usize];
+                            q.rate_gen += 1;
+                            let gen = q.rate_gen;
+                            self.q.schedule(SimTime(now) + t, Ev::RateTimer { qp: qpi, gen });
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn responder(&mut self, now: u64, pk: Packet) {
+        let qpi = pk.qp;
+        let ack_every = self.p.ack_every;
+        let cnp_interval = self.p.dcqcn.as_ref().map(|(_, d)| d.cnp_interval.ps());
+        let cnp_tc = self.p.dscp_to_tc[self.p.cnp_dscp as usize];
+        let qp = &mut self.qps[qpi as usize];
+        let (src, dst, tc, sport) = (qp.src, qp.dst, qp.tc, qp.sport);
+        let mut send_cnp = false;
+        if pk.ce {
+            self.stats.nics[dst as usize].ce_rx += 1;
+            if let Some(n) = cnp_interval {
+                if qp.last_cnp == NEVER || now >= qp.last_cnp + n {
+                    qp.last_cnp = now;
+                    send_cnp = true;
+                }
+            }
+        }
+        let mut reply = None;
+        if pk.psn == qp.epsn {
+            qp.epsn += 1;
+            qp.nak_sent = false;
+            qp.unacked += 1;
+            self.stats.nics[dst as usize].rx_payload += pk.payload as u64;
+            if pk.last || qp.unacked >= ack_every {
+                qp.unacked = 0;
+                reply = Some((Kind::Ack, qp.epsn - 1));
+            }
+        } else if pk.psn > qp.epsn {
+            if !qp.nak_sent {
+                qp.nak_sent = true;
+                reply = Some((Kind::Nak, qp.epsn));
+            }
+        } else {
+            reply = Some((Kind::Ack, qp.epsn - 1));
+        }
+        if send_cnp {
+            self.stats.nics[dst as usize].cnp_tx += 1;
+            let c = self.ctrl_packet(Kind::Cnp, dst, src, qpi, 0, cnp_tc, sport);
+            self.nic_tx_ctrl(now, dst, c);
+        }
+        if let Some((kind, psn)) = reply {
+            if kind == Kind::Nak {
+                self.stats.nics[dst as usize].nak_tx += 1;
+            }
+            let a = self.ctrl_packet(kind, dst, src, qpi, psn, tc, sport);
+            self.nic_tx_ctrl(now, dst, a);
+        }
+    }
+
+    fn requester_ack(&mut self, now: u64, pk: Packet) {
+        let qpi = pk.qp;
+        let qp = &mut self.qps[qpi as usize];
+        let new_una = match pk.kind {
+            Kind::Ack => pk.psn + 1,
+            _ => pk.psn,
+        };
+        if new_una > qp.snd_una {
+            qp.snd_una = new_una;
+            qp.retries = 0;
+            qp.rto_deadline = if qp.snd_una < qp.snd_nxt.max(qp.max_sent) { now + self.p.rto.ps() } else { NEVER };
+            while let Some(m) = qp.msgs.front() {
+                if m.first_psn + m.npkts <= qp.snd_una {
+                    let m = qp.msgs.pop_front().expect("front");
+                    let rec = &mut self.stats.flows[m.flow as usize];
+                    rec.finish = Some(now);
+                    debug_assert_eq!(rec.size, m.size);
+                    self.remaining -= 1;
+                } else {
+                    break;
+                }
+            }
+        }
+        if pk.kind == Kind::Nak && pk.psn < qp.snd_nxt {
+            // Go-back-N from the expected PSN.
+            qp.snd_nxt = pk.psn.max(qp.snd_una);
+            self.stats.nics[qp.src as usize].nak_rx += 1;
+            let ep = qp.src;
+            self.activate(ep, qpi);
+            let port = self.nics[ep as usize].port;
+            self.try_tx(now, port);
+        }
+    }
+
+    fn on_rto(&mut self, now: u64, qpi: u32) {
+        let rto = self.p.rto.ps();
+        let retry_cnt = self.p.retry_cnt;
+        let qp = &mut self.qps[qpi as usize];
+        qp.rto_pending = false;
+        if qp.rto_deadline == NEVER || qp.failed {
+            return;
+        }
+        if qp.rto_deadline > now {
+            qp.rto_pending = true;
+            self.q.schedule(SimTime(qp.rto_deadline), Ev::Rto(qpi));
+            return;
+        }
+        if qp.snd_una >= qp.snd_max {
+            qp.rto_deadline = NEVER;
+            return;
+        }
+        qp.retries += 1;
+        self.stats.nics[qp.src as usize].timeouts += 1;
+        if qp.retries > retry_cnt {
+            qp.failed = true;
+            qp.rto_deadline = NEVER;
+            let n = qp.msgs.len();
+            for m in qp.msgs.drain(..) {
+                self.stats.flows[m.flow as usize].failed = true;
+            }
+            self.remaining -= n;
+            return;
+        }
+        qp.snd_nxt = qp.snd_una;
+        qp.rto_deadline = now + rto;
+        qp.rto_pending = true;
+        self.q.schedule(SimTime(qp.rto_deadline), Ev::Rto(qpi));
+        let ep = qp.src;
+        self.activate(ep, qpi);
+        let port = self.nics[ep as usize].port;
+        self.try_tx(now, port);
+    }
+
+    // ---------------------------------------------------------------- stats
+
+    fn sample(&mut self, now: u64) {
+        let ports: Vec<u64> = self.ports.iter().map(|p| p.qtotal).collect();
+        let rates: Vec<u64> =
+            self.qps.iter().map(|q| q.cc.as_ref().map(|c| c.rate_bps()).unwrap_or(0)).collect();
+        let paused: Vec<u8> = (0..self.ports.len())
+            .map(|pi| (0..8).fold(0u8, |m, tc| if self.paused(pi, tc, now) { m | 1 << tc } else { m }))
+            .collect();
+        self.stats.samples.push(crate::stats::Sample { t: now, queue: ports, qp_rate: rates, paused });
+    }
+
+    fn finish(&mut self, end: u64) {
+        for pi in 0..self.ports.len() {
+            self.account_queue(end, pi);
+            let ps = &self.ports[pi];
+            for p in 0..8 {
+                let (from, until) = (ps.pause_from[p], ps.pause_until[p]);
+                if from < until && from < end {
+                    self.stats.ports[pi].paused_ps[p] += until.min(end) - from;
+                }
+            }
+        }
+        for (i, n) in self.topo.nodes.iter().enumerate() {
+            if n.kind == NodeKind::Switch {
+                self.stats.switch_peak_cells.push((i as u32, self.mmus[i].peak_used));
+            }
+        }
+        for pi in 0..self.ports.len() {
+            for pg in 0..8 {
+                let s = self.pgs[pi * 8 + pg];
+                let st = &mut self.stats.ports[pi];
+                st.peak_headroom_cells = st.peak_headroom_cells.max(s.peak_hdrm);
+                st.peak_pg_cells = st.peak_pg_cells.max(s.peak_total);
+            }
+        }
+        let in_flight: u64 = self.ports.iter().map(|p| p.chan.len() as u64).sum();
+        self.stats.end = end;
+        self.stats.events = self.q.popped();
+        self.stats.frames_in_flight_at_end = in_flight;
+        self.stats.buffer_cells_at_end = self.mmus.iter().map(|m| m.used).sum();
+    }
+
+    /// Checks the accounting invariants: per-PG counters add up to the pool counters.
+    /// Used by tests after every event via [`Sim::step`].
+    pub fn check_invariants(&self) -> Result<(), String> {
+        for (ni, n) in self.topo.nodes.iter().enumerate() {
+            if n.kind != NodeKind::Switch {
+                continue;
+            }
+            let (mut used, mut shared, mut hdrm) = (0, 0, 0);
+            let mut queued_cells = 0u64;
+            for pi in n.first_port..n.first_port + n.nports {
+                for pg in 0..8 {
+                    let s = self.pgs[pi as usize * 8 + pg];
+                    used += s.resv + s.shared + s.hdrm;
+                    shared += s.shared;
+                    hdrm += s.hdrm;
+                    if s.hdrm > self.hdrm_cap[pi as usize * 8 + pg] {
+                        return Err(format!("headroom over its cap at port {pi} pg {pg}"));
+                    }
+                }
+                for tc in 0..8 {
+                    queued_cells += self.ports[pi as usize].queues[tc]
+                        .iter()
+                        .map(|&id| self.pkts[id as usize].cells as u64)
+                        .sum::<u64>();
+                }
+            }
+            let m = &self.mmus[ni];
+            if used != m.used || shared != m.shared_used || queued_cells != m.used {
+                return Err(format!(
+                    "switch {}: PG cells {used} / pool {}, shared {shared} / {}, queued {queued_cells}",
+                    n.name, m.used, m.shared_used
+                ));
+            }
+            if self.p.buffer.shared_headroom_pool.is_some() && hdrm != m.hdrm_pool_used {
+                return Err(format!("switch {}: headroom pool mismatch", n.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs one event; `false` when the run is over. For invariant tests.
+    pub fn step(&mut self) -> bool {
+        let Some(t) = self.q.peek_time() else { return false };
+        if self.stop.is_some_and(|s| t > s) || (self.remaining == 0 && self.stop.is_none()) {
+            return false;
+        }
+        let (now, ev) = self.q.pop().expect("peeked");
+        self.dispatch(now.0, ev);
+        true
+    }
+
+    /// Payload bytes posted, delivered in order to responders, and dropped so far.
+    pub fn payload_accounting(&self) -> (u64, u64, u64) {
+        let delivered = self.stats.nics.iter().map(|n| n.rx_payload).sum();
+        let sent: u64 = self.qps.iter().map(|q| q.msgs.iter().map(|m| m.size).sum::<u64>()).sum();
+        (sent, delivered, self.stats.dropped_payload)
+    }
+
+    /// Finalises statistics after [`Sim::step`]-driven runs.
+    pub fn finish_now(&mut self) {
+        let end = self.q.now().0;
+        self.finish(end);
+    }
+
+    /// The output port a switch picks for a packet of the first QP from `src` to `dst`.
+    pub fn route(&self, sw: NodeId, src: u32, dst: u32) -> Option<PortId> {
+        let sport = self.qps.iter().find(|q| q.src == src && q.dst == dst).map(|q| q.sport).unwrap_or(49152);
+        self.routes.next_hop(sw, src, dst, sport)
+    }
+
+    /// Headroom cap of each port (cells), for reporting.
+    pub fn headroom_of(&self, port: PortId) -> u64 {
+        (0..8).map(|pg| self.hdrm_cap[port.0 as usize * 8 + pg]).max().unwrap_or(0)
+    }
+}

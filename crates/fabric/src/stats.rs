@@ -1,0 +1,100 @@
+//! Counters the simulation updates in place; no formatting in the hot loop.
+
+use crate::topology::Topology;
+
+/// Why a packet was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DropCause {
+    /// Lossless PG: its headroom (or the shared headroom pool) was full.
+    HeadroomOverflow = 0,
+    /// Lossy PG over its dynamic threshold α·free.
+    DynamicThreshold = 1,
+    /// The shared pool itself was full.
+    BufferFull = 2,
+    /// No route to the destination (e.g. every path down).
+    NoRoute = 3,
+}
+
+pub const DROP_CAUSES: [DropCause; 4] =
+    [DropCause::HeadroomOverflow, DropCause::DynamicThreshold, DropCause::BufferFull, DropCause::NoRoute];
+
+pub const PAUSE_LOG_CAP: usize = 100_000;
+
+#[derive(Clone, Debug, Default)]
+pub struct PortStats {
+    pub tx_frames: u64,
+    pub tx_bytes: u64,
+    pub busy_ps: u64,
+    /// Bytes queued at this egress: maximum, and ∫ queue dt in byte·ps.
+    pub max_queue: u64,
+    pub queue_area: u128,
+    pub pfc_tx: [u64; 8],
+    pub pfc_rx: [u64; 8],
+    pub paused_ps: [u64; 8],
+    pub ecn_marked: u64,
+    pub drops: [u64; 4],
+    pub drop_bytes: u64,
+    pub lossless_drops: u64,
+    /// Ingress: peak headroom use and peak total PG occupancy (cells), over PGs.
+    pub peak_headroom_cells: u64,
+    pub peak_pg_cells: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct NicStats {
+    pub tx_data_pkts: u64,
+    pub rx_payload: u64,
+    pub retx_bytes: u64,
+    pub cnp_tx: u64,
+    pub cnp_rx: u64,
+    pub ce_rx: u64,
+    pub nak_tx: u64,
+    pub nak_rx: u64,
+    pub timeouts: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct FlowRecord {
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub start: u64,
+    pub finish: Option<u64>,
+    pub failed: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Sample {
+    pub t: u64,
+    pub queue: Vec<u64>,
+    pub qp_rate: Vec<u64>,
+    pub paused: Vec<u8>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub ports: Vec<PortStats>,
+    pub nics: Vec<NicStats>,
+    pub flows: Vec<FlowRecord>,
+    pub dropped_payload: u64,
+    /// (time ps, receiving port, priority, quanta) of every PFC frame received (capped).
+    pub pause_log: Vec<(u64, u32, u8, u16)>,
+    pub samples: Vec<Sample>,
+    pub switch_peak_cells: Vec<(u32, u64)>,
+    pub end: u64,
+    pub events: u64,
+    pub frames_in_flight_at_end: u64,
+    pub buffer_cells_at_end: u64,
+}
+
+impl Stats {
+    pub fn new(t: &Topology, flows: usize) -> Stats {
+        Stats {
+            ports: vec![PortStats::default(); t.ports.len()],
+            nics: vec![NicStats::default(); t.endpoints.len()],
+            flows: vec![FlowRecord::default(); flows],
+            ..Default::default()
+        }
+    }
+}

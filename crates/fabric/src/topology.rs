@@ -1,0 +1,291 @@
+//! Fabric topology: nodes (switches and NIC endpoints), ports and point-to-point links.
+//!
+//! A host with several NICs (rails) is several endpoints that share a host index; each
+//! NIC has one port cabled to its own leaf. Ports are numbered densely across the whole
+//! fabric; each node owns a contiguous range. Generators build 2-tier leaf-spine (with
+//! rails and parallel uplinks) and k-ary fat trees (Al-Fares et al., SIGCOMM 2008);
+//! an explicit list of nodes and links covers everything else.
+
+use units::{BitRate, SimDuration};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub u32);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PortId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    Switch,
+    /// One NIC: endpoint index, host index, rail.
+    Nic { ep: u32, host: u32, rail: u32 },
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub name: String,
+    pub kind: NodeKind,
+    /// Ports `first_port .. first_port + nports`.
+    pub first_port: u32,
+    pub nports: u32,
+    /// Tier for generated fabrics (0 = NIC, 1 = leaf/edge, 2 = spine/agg, 3 = core).
+    pub tier: u8,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Port {
+    pub node: NodeId,
+    /// Port number on its node, as written in the topology (0-based here).
+    pub index: u32,
+    pub peer: Option<PortId>,
+    pub rate: BitRate,
+    /// One-way propagation delay of the attached cable.
+    pub prop: SimDuration,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Topology {
+    pub nodes: Vec<Node>,
+    pub ports: Vec<Port>,
+    /// Endpoint index → NIC node.
+    pub endpoints: Vec<NodeId>,
+    pub hosts: u32,
+}
+
+/// A link to build: `(node, port index)` on each side.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkSpec {
+    pub a: (NodeId, u32),
+    pub b: (NodeId, u32),
+    pub rate: BitRate,
+    pub prop: SimDuration,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum TopoError {
+    #[error("port {port} of `{node}` is used by two links")]
+    PortTwice { node: String, port: u32 },
+    #[error("`{node}` has {nports} ports; port {port} does not exist")]
+    NoSuchPort { node: String, port: u32, nports: u32 },
+    #[error("NIC `{0}` is not cabled to a switch")]
+    NicUncabled(String),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Topology {
+    pub fn add_switch(&mut self, name: String, nports: u32, tier: u8) -> NodeId {
+        self.add_node(name, NodeKind::Switch, nports, tier)
+    }
+
+    pub fn add_nic(&mut self, name: String, host: u32, rail: u32) -> NodeId {
+        let ep = self.endpoints.len() as u32;
+        let id = self.add_node(name, NodeKind::Nic { ep, host, rail }, 1, 0);
+        self.endpoints.push(id);
+        self.hosts = self.hosts.max(host + 1);
+        id
+    }
+
+    fn add_node(&mut self, name: String, kind: NodeKind, nports: u32, tier: u8) -> NodeId {
+        let id = NodeId(self.nodes.len() as u32);
+        let first = self.ports.len() as u32;
+        for index in 0..nports {
+            self.ports.push(Port { node: id, index, peer: None, rate: BitRate(0), prop: SimDuration::ZERO });
+        }
+        self.nodes.push(Node { name, kind, first_port: first, nports, tier });
+        id
+    }
+
+    pub fn port_of(&self, node: NodeId, index: u32) -> PortId {
+        PortId(self.nodes[node.0 as usize].first_port + index)
+    }
+
+    pub fn connect(&mut self, l: LinkSpec) -> Result<(), TopoError> {
+        let mut ids = [PortId(0); 2];
+        for (k, (n, p)) in [l.a, l.b].into_iter().enumerate() {
+            let node = &self.nodes[n.0 as usize];
+            if p >= node.nports {
+                return Err(TopoError::NoSuchPort { node: node.name.clone(), port: p, nports: node.nports });
+            }
+            let id = self.port_of(n, p);
+            if self.ports[id.0 as usize].peer.is_some() {
+                return Err(TopoError::PortTwice { node: node.name.clone(), port: p });
+            }
+            ids[k] = id;
+        }
+        if ids[0] == ids[1] {
+            return Err(TopoError::Invalid("a link cannot join a port to itself".into()));
+        }
+        for (me, other) in [(ids[0], ids[1]), (ids[1], ids[0])] {
+            let p = &mut self.ports[me.0 as usize];
+            p.peer = Some(other);
+            p.rate = l.rate;
+            p.prop = l.prop;
+        }
+        Ok(())
+    }
+
+    pub fn node(&self, n: NodeId) -> &Node {
+        &self.nodes[n.0 as usize]
+    }
+    pub fn port(&self, p: PortId) -> &Port {
+        &self.ports[p.0 as usize]
+    }
+    pub fn is_switch(&self, n: NodeId) -> bool {
+        matches!(self.nodes[n.0 as usize].kind, NodeKind::Switch)
+    }
+    /// The NIC port of endpoint `ep`.
+    pub fn ep_port(&self, ep: u32) -> PortId {
+        PortId(self.nodes[self.endpoints[ep as usize].0 as usize].first_port)
+    }
+
+    /// Checks that every NIC is cabled to a switch.
+    pub fn check(&self) -> Result<(), TopoError> {
+        for &n in &self.endpoints {
+            let p = self.port(self.port_of(n, 0));
+            match p.peer {
+                Some(peer) if self.is_switch(self.port(peer).node) => {}
+                _ => return Err(TopoError::NicUncabled(self.node(n).name.clone())),
+            }
+        }
+        Ok(())
+    }
+
+    /// 2-tier leaf-spine. `rails` NICs per host, NIC r of a host on leaf `group·rails + r`;
+    /// each leaf has `uplinks` parallel links to every spine.
+    #[allow(clippy::too_many_arguments)]
+    pub fn leaf_spine(
+        leaves: u32,
+        spines: u32,
+        hosts_per_leaf: u32,
+        rails: u32,
+        uplinks: u32,
+        host: (BitRate, SimDuration),
+        fabric: (BitRate, SimDuration),
+    ) -> Result<Topology, TopoError> {
+        if leaves == 0 || spines == 0 || hosts_per_leaf == 0 || rails == 0 || uplinks == 0 {
+            return Err(TopoError::Invalid("leaves, spines, hosts_per_leaf, rails and uplinks must be at least 1".into()));
+        }
+        if leaves % rails != 0 {
+            return Err(TopoError::Invalid(format!(
+                "leaves ({leaves}) must be a multiple of nics_per_host ({rails}): each NIC of a host is cabled to its own leaf"
+            )));
+        }
+        let mut t = Topology::default();
+        let leaf_ids: Vec<NodeId> =
+            (0..leaves).map(|l| t.add_switch(format!("leaf{l}"), hosts_per_leaf + spines * uplinks, 1)).collect();
+        let spine_ids: Vec<NodeId> = (0..spines).map(|s| t.add_switch(format!("spine{s}"), leaves * uplinks, 2)).collect();
+        let groups = leaves / rails;
+        for g in 0..groups {
+            for j in 0..hosts_per_leaf {
+                let h = g * hosts_per_leaf + j;
+                for r in 0..rails {
+                    let name = if rails == 1 { format!("h{h}") } else { format!("h{h}-nic{r}") };
+                    let nic = t.add_nic(name, h, r);
+                    let leaf = leaf_ids[(g * rails + r) as usize];
+                    t.connect(LinkSpec { a: (nic, 0), b: (leaf, j), rate: host.0, prop: host.1 })?;
+                }
+            }
+        }
+        for (l, &leaf) in leaf_ids.iter().enumerate() {
+            for (s, &spine) in spine_ids.iter().enumerate() {
+                for u in 0..uplinks {
+                    t.connect(LinkSpec {
+                        a: (leaf, hosts_per_leaf + s as u32 * uplinks + u),
+                        b: (spine, l as u32 * uplinks + u),
+                        rate: fabric.0,
+                        prop: fabric.1,
+                    })?;
+                }
+            }
+        }
+        Ok(t)
+    }
+
+    /// k-ary fat tree: k pods of k/2 edge and k/2 aggregation switches, (k/2)² cores,
+    /// k³/4 hosts (Al-Fares et al., SIGCOMM 2008, §3).
+    pub fn fat_tree(k: u32, host: (BitRate, SimDuration), fabric: (BitRate, SimDuration)) -> Result<Topology, TopoError> {
+        if k < 2 || k % 2 != 0 {
+            return Err(TopoError::Invalid(format!("fat-tree k must be an even number ≥ 2, got {k}")));
+        }
+        let h = k / 2;
+        let mut t = Topology::default();
+        let mut edges = vec![];
+        let mut aggs = vec![];
+        for p in 0..k {
+            for e in 0..h {
+                edges.push(t.add_switch(format!("edge{p}-{e}"), k, 1));
+            }
+            for a in 0..h {
+                aggs.push(t.add_switch(format!("agg{p}-{a}"), k, 2));
+            }
+        }
+        let cores: Vec<NodeId> = (0..h * h).map(|c| t.add_switch(format!("core{c}"), k, 3)).collect();
+        for (ei, &edge) in edges.iter().enumerate() {
+            for j in 0..h {
+                let hid = ei as u32 * h + j;
+                let nic = t.add_nic(format!("h{hid}"), hid, 0);
+                t.connect(LinkSpec { a: (nic, 0), b: (edge, j), rate: host.0, prop: host.1 })?;
+            }
+        }
+        for p in 0..k {
+            for e in 0..h {
+                for a in 0..h {
+                    t.connect(LinkSpec {
+                        a: (edges[(p * h + e) as usize], h + a),
+                        b: (aggs[(p * h + a) as usize], e),
+                        rate: fabric.0,
+                        prop: fabric.1,
+                    })?;
+                }
+            }
+            for a in 0..h {
+                for c in 0..h {
+                    // Aggregation switch a of every pod connects to cores a·h .. a·h + h.
+                    t.connect(LinkSpec {
+                        a: (aggs[(p * h + a) as usize], h + c),
+                        b: (cores[(a * h + c) as usize], p),
+                        rate: fabric.0,
+                        prop: fabric.1,
+                    })?;
+                }
+            }
+        }
+        Ok(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    const L: (BitRate, SimDuration) = (BitRate::from_gbps(100), SimDuration::from_ns(5));
+
+    #[test]
+    fn fat_tree_counts() {
+        for k in [4, 8, 16] {
+            let t = Topology::fat_tree(k, L, L).unwrap();
+            let sw = t.nodes.iter().filter(|n| n.kind == NodeKind::Switch).count() as u32;
+            assert_eq!(t.endpoints.len() as u32, k * k * k / 4);
+            assert_eq!(sw, 5 * k * k / 4);
+            assert!(t.ports.iter().all(|p| p.peer.is_some()), "every port cabled");
+            t.check().unwrap();
+        }
+    }
+
+    #[test]
+    fn leaf_spine_rails() {
+        let t = Topology::leaf_spine(4, 2, 8, 2, 1, L, L).unwrap();
+        assert_eq!(t.endpoints.len(), 32);
+        assert_eq!(t.hosts, 16);
+        assert!(Topology::leaf_spine(3, 2, 8, 2, 1, L, L).is_err());
+    }
+
+    #[test]
+    fn port_twice_is_an_error() {
+        let mut t = Topology::default();
+        let a = t.add_switch("a".into(), 2, 1);
+        let b = t.add_switch("b".into(), 2, 1);
+        t.connect(LinkSpec { a: (a, 0), b: (b, 0), rate: L.0, prop: L.1 }).unwrap();
+        let e = t.connect(LinkSpec { a: (a, 0), b: (b, 1), rate: L.0, prop: L.1 }).unwrap_err();
+        assert_eq!(e, TopoError::PortTwice { node: "a".into(), port: 0 });
+    }
+}
