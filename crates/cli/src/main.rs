@@ -1,1 +1,106 @@
-fn main() {}
+//! The `fabriclab` command line.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "fabriclab", version, about = "Packet-level InfiniBand vs RoCEv2 fabric simulator")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Simulate a scenario file and print what happened.
+    Run {
+        /// Scenario file (TOML).
+        file: PathBuf,
+        /// Print one JSON document instead of the summary.
+        #[arg(long)]
+        json: bool,
+        /// Write CSV time series (queues, QP rates, pause state) and the pause log here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Simulate a benchmark scenario and print wall time, events/s and transmissions/s.
+    Bench {
+        file: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Run { file, json, out } => {
+            let world = match fabric::load(&file) {
+                Ok(w) => w,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let (sim, report) = world.run(out.is_some());
+            if let Some(dir) = &out {
+                if let Err(e) = fabric::report::write_csv(dir, &world, &sim, &report) {
+                    eprintln!("error: {}: cannot write: {e}", dir.display());
+                    return ExitCode::from(1);
+                }
+            }
+            if json {
+                match serde_json::to_string_pretty(&report) {
+                    Ok(s) => println!("{s}"),
+                    Err(e) => {
+                        eprintln!("error: cannot serialise the report: {e}");
+                        return ExitCode::from(1);
+                    }
+                }
+            } else {
+                print!("{}", fabric::report::text(&report));
+            }
+            if report.totals.lossless_drops > 0 {
+                eprintln!("warning: {} packets dropped in lossless classes", report.totals.lossless_drops);
+            }
+            ExitCode::SUCCESS
+        }
+        Cmd::Bench { file } => {
+            let world = match fabric::load(&file) {
+                Ok(w) => w,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let t0 = std::time::Instant::now();
+            let mut sim = world.simulator(false);
+            let setup = t0.elapsed();
+            sim.run();
+            let total = t0.elapsed();
+            let tx: u64 = sim.stats.ports.iter().map(|p| p.tx_frames).sum();
+            let secs = total.as_secs_f64();
+            println!(
+                "{}: setup {:.3} s, total {:.3} s, {} events ({:.2} M/s), {} link transmissions ({:.2} M/s), simulated {}, peak RSS {}",
+                world.name,
+                setup.as_secs_f64(),
+                secs,
+                sim.events(),
+                sim.events() as f64 / secs / 1e6,
+                tx,
+                tx as f64 / secs / 1e6,
+                sim.now(),
+                peak_rss()
+            );
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// Peak resident set size from /proc (Linux), for benchmark output.
+fn peak_rss() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l[6..].trim().to_string()))
+        .unwrap_or_else(|| "n/a".into())
+}

@@ -1,0 +1,57 @@
+//! Scenario text builders shared by the integration tests.
+#![allow(dead_code)]
+
+/// A scenario with the given topology, RoCE extras and traffic sections.
+pub fn scenario(topology: &str, roce_extra: &str, buffer: &str, traffic: &str) -> String {
+    format!(
+        r#"
+[scenario]
+name = "test"
+seed = 7
+
+{topology}
+
+[roce]
+mtu = "4096B"
+lossless_priorities = [3]
+dscp_to_tc = {{ 26 = 3, 48 = 6 }}
+cnp_dscp = 48
+timeout = 14
+retry_cnt = 7
+switch_latency = "0ns"
+pfc = {{ enabled = true, quanta = 65535, refresh = "auto", response = "auto" }}
+{roce_extra}
+
+{buffer}
+
+{traffic}
+"#
+    )
+}
+
+pub const LEAF_SPINE: &str = r#"
+[topology]
+kind = "leaf-spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 8
+host_link = { speed = "100Gbps", cable = "3m" }
+fabric_link = { speed = "100Gbps", cable = "20m" }
+"#;
+
+pub const BUFFER: &str = r#"
+[buffer]
+total = "16MiB"
+cell = "256B"
+dynamic_th = 0
+reserved = "0B"
+headroom = "auto"
+xoff = "dynamic"
+"#;
+
+pub fn load(s: &str) -> fabric::World {
+    match fabric::load_str("test.toml", s) {
+        Ok(w) => w,
+        Err(e) => panic!("scenario does not load: {e}"),
+    }
+}
