@@ -298,8 +298,17 @@ pub fn load_str(file: &str, src: &str) -> Result<World, ConfigError> {
     let cfg: ScenarioFile = serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
-        let line = inner.span().map(|s| src[..s.start.min(src.len())].lines().count().max(1));
-        ConfigError { file: file.to_string(), line, field: path, msg: inner.message().to_string() }
+        let mut line = inner.span().map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1);
+        let msg = inner.message().to_string();
+        // Inside a tagged enum (a traffic entry) the span covers the whole table; narrow
+        // it to the line holding the offending bare number.
+        if let (Some(l), Some(num)) = (line, msg.strip_prefix("bare number ").and_then(|r| r.split(' ').next())) {
+            let needle = format!("= {num}");
+            if let Some(off) = src.lines().skip(l - 1).position(|x| x.contains(&needle)) {
+                line = Some(l + off);
+            }
+        }
+        ConfigError { file: file.to_string(), line, field: path, msg }
     })?;
     compile(&Ctx { file, src }, cfg)
 }

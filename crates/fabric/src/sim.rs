@@ -1073,6 +1073,8 @@ impl Sim {
         };
         if new_una > qp.snd_una {
             qp.snd_una = new_una;
+            // A late cumulative ACK may overtake a go-back: never resend acknowledged PSNs.
+            qp.snd_nxt = qp.snd_nxt.max(new_una);
             qp.retries = 0;
             qp.rto_deadline = if qp.snd_una < qp.snd_nxt.max(qp.max_sent) { now + self.p.rto.ps() } else { NEVER };
             while let Some(m) = qp.msgs.front() {

@@ -1,0 +1,86 @@
+//! Bad scenario files get errors that name the file, the line, the field and what is expected.
+
+mod common;
+use common::*;
+
+fn err(s: &str) -> String {
+    match fabric::load_str("bad.toml", s) {
+        Ok(_) => panic!("accepted a bad scenario"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn base() -> String {
+    scenario(
+        LEAF_SPINE,
+        "forwarding = \"store-and-forward\"\necn = [{ queue = 3, kmin = \"100KB\", kmax = \"400KB\", pmax = 0.2 }]\ndcqcn = { preset = \"paper\" }",
+        BUFFER,
+        "[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 8\nsize = \"1MB\"\nat = \"0us\"\ndscp = 26\n",
+    )
+}
+
+#[test]
+fn base_is_valid() {
+    load(&base());
+}
+
+#[test]
+fn bare_number_without_unit() {
+    let s = base().replace("size = \"1MB\"", "size = 1000000");
+    let e = err(&s);
+    assert!(e.starts_with("bad.toml:"), "{e}");
+    assert!(e.contains("traffic[0]"), "{e}");
+    assert!(e.contains("has no unit"), "{e}");
+    // The line named is the offending one (serde loses the field name inside tagged enums).
+    let line: usize = e.split(':').nth(1).unwrap().parse().expect("a line number");
+    assert!(s.lines().nth(line - 1).unwrap().contains("size = 1000000"), "{e}");
+}
+
+#[test]
+fn unknown_field() {
+    let e = err(&base().replace("cnp_dscp = 48", "cnp_dscp = 48\ncnp_dcsp = 48"));
+    assert!(e.contains("unknown field `cnp_dcsp`"), "{e}");
+    assert!(e.contains("bad.toml:"), "{e}");
+}
+
+#[test]
+fn kmin_above_kmax() {
+    let e = err(&base().replace("kmin = \"100KB\"", "kmin = \"500KB\""));
+    assert!(e.contains("roce.ecn[0].kmin"), "{e}");
+    assert!(e.contains("above kmax"), "{e}");
+    let line: usize = e.split(':').nth(1).unwrap().parse().expect("a line number");
+    assert!(base().lines().nth(line - 1).unwrap().contains("kmin"), "{e}");
+}
+
+#[test]
+fn headroom_larger_than_buffer() {
+    let e = err(&base().replace("headroom = \"auto\"", "headroom = \"2MB\""));
+    assert!(e.contains("buffer.total") && e.contains("leave no shared buffer"), "{e}");
+}
+
+#[test]
+fn link_to_missing_node_and_port_twice() {
+    let topo = r#"
+[topology]
+kind = "explicit"
+nodes = [{ name = "h0", kind = "host" }, { name = "h1", kind = "host" }, { name = "s0", kind = "switch", ports = 4 }]
+links = [
+  { a = "h0", b = "s0:0", speed = "100Gbps", cable = "2m" },
+  { a = "h1", b = "s9:1", speed = "100Gbps", cable = "2m" },
+]
+"#;
+    let s = scenario(topo, "forwarding = \"store-and-forward\"\ndcqcn = { preset = \"off\" }", BUFFER,
+        "[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 1\nsize = \"1MB\"\nat = \"0us\"\ndscp = 26\n");
+    let e = err(&s);
+    assert!(e.contains("topology.links[1].b") && e.contains("no node named `s9`"), "{e}");
+    let e = err(&s.replace("s9:1", "s0:0"));
+    assert!(e.contains("port 0 of `s0` is used by two links"), "{e}");
+}
+
+#[test]
+fn impossible_values() {
+    assert!(err(&base().replace("mtu = \"4096B\"", "mtu = \"9000B\"")).contains("not an IB path MTU"));
+    assert!(err(&base().replace("dst = 8", "dst = 99")).contains("host 99 does not exist"));
+    assert!(err(&base().replace("speed = \"100Gbps\", cable = \"3m\"", "speed = \"1Gbps\", cable = \"3m\"")).contains("outside 10Gbps..800Gbps"));
+    assert!(err(&base().replace("preset = \"paper\"", "preset = \"fast\"")).contains("unknown preset"));
+}
