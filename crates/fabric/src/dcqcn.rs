@@ -9,14 +9,15 @@
 //! * CNP: RT ← RC, RC ← RC·(1 − α/2), counters reset (at most once per
 //!   `rate_reduce_interval`).
 //! * α timer K: α ← (1 − g)α + g if a CNP arrived in the period, else α ← (1 − g)α.
+//!   Evaluated lazily: the periods elapsed since the last look are applied in closed form
+//!   ((1 − g)^n), which is exactly the timer's result without one event per period.
 //! * Increase events, from timer T and from every B bytes sent: fast recovery while both
 //!   counters are at most F (RC ← (RT + RC)/2); additive once one exceeds F (RT += R_AI);
 //!   hyper once both have (RT += i·R_HAI, i = min(counters) − F); each also averages
 //!   RC ← (RT + RC)/2. RT and RC never exceed the line rate.
 //!
-//! Left out: the paper's rate limiter granularity; timers stop once the QP is back at
-//! line rate with α below 1/1024 (they restart on the next CNP), which changes nothing
-//! observable but saves events.
+//! Left out: the paper's rate limiter granularity. The rate timer stops once the QP is
+//! back at line rate (it restarts on the next CNP).
 
 use model::dcqcn::DcqcnParams;
 use units::SimDuration;
@@ -31,16 +32,16 @@ pub struct Dcqcn {
     b_stage: u32,
     bytes: u64,
     cnp_seen: bool,
+    /// Start of the current α period (None until the first CNP starts the α timer).
+    alpha_epoch: Option<u64>,
     last_cut: Option<u64>,
-    /// Whether the α and rate timers are running (the caller owns the events).
-    pub alpha_running: bool,
+    /// Whether the rate timer is running (the caller owns its events).
     pub rate_running: bool,
 }
 
 /// What the caller must do after an input.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Arm {
-    pub alpha_timer: Option<SimDuration>,
     pub rate_timer: Option<SimDuration>,
 }
 
@@ -55,8 +56,8 @@ impl Dcqcn {
             b_stage: 0,
             bytes: 0,
             cnp_seen: false,
+            alpha_epoch: None,
             last_cut: None,
-            alpha_running: false,
             rate_running: false,
         }
     }
@@ -66,13 +67,35 @@ impl Dcqcn {
         self.rc.max(1.0) as u64
     }
 
+    /// Applies the α periods that ended by `now`.
+    fn advance_alpha(&mut self, now: u64, p: &DcqcnParams) {
+        let Some(epoch) = self.alpha_epoch else { return };
+        let k = p.alpha_timer.ps();
+        if now < epoch + k {
+            return;
+        }
+        let n = (now - epoch) / k;
+        self.alpha = (1.0 - p.g) * self.alpha + if self.cnp_seen { p.g } else { 0.0 };
+        self.cnp_seen = false;
+        if n > 1 {
+            self.alpha *= (1.0 - p.g).powi((n - 1).min(i32::MAX as u64) as i32);
+        }
+        self.alpha_epoch = Some(epoch + n * k);
+    }
+
+    /// α as the K timer would have left it at `now`.
+    pub fn alpha_at(&mut self, now: u64, p: &DcqcnParams) -> f64 {
+        self.advance_alpha(now, p);
+        self.alpha
+    }
+
     pub fn on_cnp(&mut self, now: u64, p: &DcqcnParams) -> Arm {
+        self.advance_alpha(now, p);
+        if self.alpha_epoch.is_none() {
+            self.alpha_epoch = Some(now);
+        }
         self.cnp_seen = true;
         let mut arm = Arm::default();
-        if !self.alpha_running {
-            self.alpha_running = true;
-            arm.alpha_timer = Some(p.alpha_timer);
-        }
         if let Some(last) = self.last_cut {
             if now < last + p.rate_reduce_interval.ps() {
                 return arm;
@@ -88,15 +111,6 @@ impl Dcqcn {
         self.rate_running = true;
         arm.rate_timer = Some(p.rate_timer);
         arm
-    }
-
-    /// α timer fired. Returns whether to re-arm it.
-    pub fn on_alpha_timer(&mut self, p: &DcqcnParams) -> bool {
-        self.alpha = (1.0 - p.g) * self.alpha + if self.cnp_seen { p.g } else { 0.0 };
-        self.cnp_seen = false;
-        let keep = !(self.alpha < 1.0 / 1024.0 && self.rc >= self.line);
-        self.alpha_running = keep;
-        keep
     }
 
     /// Rate timer fired. Returns whether to re-arm it.
@@ -156,11 +170,12 @@ mod tests {
             let gap = line / 2.0 / 2f64.powi(i as i32);
             assert!((line - d.rc - gap).abs() < 1.0, "step {i}: {}", d.rc);
         }
-        // α decays without CNPs.
-        let a0 = d.alpha;
-        d.on_alpha_timer(&p); // the period that saw the CNP
-        d.on_alpha_timer(&p);
-        assert!(d.alpha < a0);
+        // α: the period with the CNP adds g, each later one decays by (1 − g).
+        let k = p.alpha_timer.ps();
+        let a = d.alpha_at(3 * k, &p);
+        let want = ((1.0 - p.g) * 1.0 + p.g) * (1.0 - p.g).powi(2);
+        assert!((a - want).abs() < 1e-12, "{a} vs {want}");
+        assert_eq!(d.alpha_at(3 * k + k / 2, &p), a, "no change within a period");
     }
 
     #[test]

@@ -81,7 +81,6 @@ enum Ev {
     PfcRefresh { port: u32, pg: u8, gen: u32 },
     Post(u32),
     Rto(u32),
-    AlphaTimer(u32),
     RateTimer { qp: u32, gen: u32 },
     Sample,
 }
@@ -396,14 +395,6 @@ impl Sim {
             }
             Ev::Post(f) => self.on_post(now, f),
             Ev::Rto(qp) => self.on_rto(now, qp),
-            Ev::AlphaTimer(qp) => {
-                let (_, d) = self.p.dcqcn.as_ref().expect("dcqcn timer without dcqcn");
-                let d = *d;
-                let cc = self.qps[qp as usize].cc.as_mut().expect("cc");
-                if cc.on_alpha_timer(&d) {
-                    self.q.schedule(SimTime(now) + d.alpha_timer, Ev::AlphaTimer(qp));
-                }
-            }
             Ev::RateTimer { qp, gen } => {
                 let (_, d) = self.p.dcqcn.as_ref().expect("dcqcn timer without dcqcn");
                 let d = *d;
@@ -999,9 +990,6 @@ impl Sim {
                     let d = *d;
                     if let Some(cc) = self.qps[qpi as usize].cc.as_mut() {
                         let arm = cc.on_cnp(now, &d);
-                        if let Some(t) = arm.alpha_timer {
-                            self.q.schedule(SimTime(now) + t, Ev::AlphaTimer(qpi));
-                        }
                         if let Some(t) = arm.rate_timer {
                             // The timer restarts from each cut; older events are stale.
                             let q = &mut self.qps[qpi as usize];
