@@ -476,6 +476,9 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
                         response,
                         trigger_delay: r.switch_latency,
                         cell: b.cell,
+                        // The simulator admits store-and-forward frames whole; cut-through
+                        // admits at header time, which the +1 frame covers.
+                        whole_frame_admission: r.forwarding == Forwarding::StoreAndForward,
                     });
                     worst = worst.max(d.cells);
                     d.cells

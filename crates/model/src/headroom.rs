@@ -17,10 +17,14 @@
 //! Terms 1–5 are a window `W` during which the peer keeps sending at line rate; term 6 adds
 //! one maximum frame. In bytes, `rate·W + max_frame` is the classic figure. A switch stores
 //! whole frames in whole cells, so [`Derivation::frames`] counts the maximum number of
-//! back-to-back maximum-size frames that can overlap that window — `ceil(W/P) + 1` with `P`
-//! one frame's wire time — and [`Derivation::cells`] charges each its cells. That is the
-//! tight bound for maximum-size frames; a mix of small frames wastes partial cells and
-//! needs more (the planner flags that case rather than hiding it here).
+//! maximum-size frames that can arrive after the trigger and [`Derivation::cells`] charges
+//! each its cells. The peer starts frames during an interval of length `W` (from the end
+//! of the frame that crossed the trigger to the moment it acts on the pause), at most one
+//! every `P` (one frame's wire time): `ceil(W/P)` frames when the trigger is evaluated on
+//! whole-frame arrival, as in store-and-forward admission; with bit- or cell-level
+//! admission the trigger can fall inside a frame, which adds that frame: `ceil(W/P) + 1`.
+//! That is the tight bound for maximum-size frames; a mix of small frames wastes partial
+//! cells and needs more (the planner flags that case rather than hiding it here).
 
 use serde::Serialize;
 use units::{serialization, BitRate, Bytes, SimDuration};
@@ -47,6 +51,11 @@ pub struct HeadroomInput {
     pub trigger_delay: SimDuration,
     /// Buffer cell size.
     pub cell: Bytes,
+    /// The switch admits a frame into the buffer only once it has arrived whole (store-and-
+    /// forward admission), so the trigger falls on the peer's frame boundary and the frame
+    /// in progress is already inside the window count. With bit- or cell-level admission
+    /// (`false`) the trigger can fall inside a frame and one more frame is in flight.
+    pub whole_frame_admission: bool,
 }
 
 /// One term of a derivation: a time span and the bytes the line rate moves in it.
@@ -102,7 +111,7 @@ pub fn ieee_8021qbb(inp: &HeadroomInput) -> Derivation {
         source: SRC_QBB,
     });
     let wire_bytes = inp.rate.bytes_in(window) + wire(inp.max_frame_lossless);
-    let frames = window.0.div_ceil(lossless_frame.0) + 1;
+    let frames = window.0.div_ceil(lossless_frame.0) + u64::from(!inp.whole_frame_admission);
     let cells = frames * inp.max_frame_lossless.cells(inp.cell);
     Derivation { terms, window, wire_bytes, frames, cells, bytes: inp.cell * cells }
 }
@@ -142,6 +151,7 @@ mod tests {
             response: SimDuration::ZERO,
             trigger_delay: SimDuration::ZERO,
             cell: Bytes(256),
+            whole_frame_admission: false,
         }
     }
 
@@ -156,6 +166,8 @@ mod tests {
         assert_eq!(d.frames, 6);
         assert_eq!(d.cells, 6 * 17);
         assert_eq!(d.bytes, Bytes(6 * 17 * 256));
+        let whole = ieee_8021qbb(&HeadroomInput { whole_frame_admission: true, ..inp() });
+        assert_eq!(whole.frames, 5, "the frame in progress is inside ceil(W/P)");
     }
 
     #[test]
