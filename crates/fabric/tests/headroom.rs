@@ -5,8 +5,10 @@
 //! to h0 in a lossy class at line rate, so every PFC frame s0 sends to h0 waits behind a
 //! maximum-size frame already on the wire, at a different phase each pause cycle. The
 //! buffer is counted in 256-byte cells. With the auto headroom nothing drops and the peak
-//! headroom use stays within it; with one maximum frame's cells less, the same pattern
-//! drops, and the drops are attributed to headroom overflow.
+//! headroom use stays within it. The simulated need is exactly the whole-frame bound
+//! ceil(W/P) frames (the model's `whole_frame_admission`); `auto` adds one frame over it as
+//! an allowance for interleaved short tail frames, so it is headroom two maximum frames
+//! short of `auto` that drops here, with every drop attributed to headroom overflow.
 
 mod common;
 use common::*;
@@ -72,9 +74,11 @@ fn auto_headroom_is_enough_and_one_frame_less_is_not() {
     assert_eq!(r.totals.drops, 0);
     assert!(r.totals.pfc_frames > 50, "the pattern must pause often: {}", r.totals.pfc_frames);
     assert!(peak <= auto_cells, "peak {peak} cells > auto {auto_cells}");
-    // One maximum frame (4174 B = 17 cells of 256 B) less.
+    // The simulated peak is the whole-frame bound exactly: auto minus its one-frame allowance.
     let frame_cells = 4174u64.div_ceil(256);
-    let short = world(&format!("{}B", (auto_cells - frame_cells) * 256));
+    assert_eq!(peak, auto_cells - frame_cells, "peak equals ceil(W/P) maximum frames");
+    // One maximum frame (4174 B = 17 cells of 256 B) below the simulated need.
+    let short = world(&format!("{}B", (auto_cells - 2 * frame_cells) * 256));
     let (_, r2) = short.run(false);
     let hdrm_drops = r2.totals.drops_by_cause.iter().find(|(c, _)| c == "headroom-overflow").unwrap().1;
     assert!(hdrm_drops > 0, "peak {peak} of {auto_cells} cells; with {} cells nothing dropped", auto_cells - frame_cells);
