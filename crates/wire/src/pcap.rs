@@ -8,14 +8,17 @@
 //! written little-endian; readers detect the byte order from the magic.
 //!
 //! Link types (tcpdump.org "Link-layer header types"): LINKTYPE_ETHERNET
-//! = 1, LINKTYPE_INFINIBAND = 247 (a native packet starting at the LRH,
-//! which Wireshark dissects with its InfiniBand dissector).
+//! = 1, LINKTYPE_INFINIBAND = 247 ("raw InfiniBand frames, starting with
+//! the Local Routing Header"). Wireshark 4.0.17 does not map 247 in pcap
+//! files (it reports "network type 247 unknown or unsupported"); its
+//! InfiniBand dissector is reached through a DLT_USER binding instead,
+//! see [`LinkType::User`].
 //!
 //! **FCS**: LINKTYPE_ETHERNET does not say whether frames carry their FCS.
 //! Wireshark guesses (its `eth.fcs` preference defaults to "According to
 //! heuristic" and `eth.check_fcs` to FALSE), so the unambiguous choice is
 //! to leave the FCS out: write `ethernet::strip_fcs(&frame)`. The original
-//! length then equals the captured length. (With `-o eth.fcs:TRUE -o
+//! length then equals the captured length. (With `-o eth.fcs:Always -o
 //! eth.check_fcs:TRUE` Wireshark also verifies included FCSs; the tshark
 //! test uses that to check [`crate::ethernet::fcs`].) Native IB packets
 //! are written whole, ICRC and VCRC included, as the InfiniBand dissector
@@ -40,6 +43,11 @@ pub enum LinkType {
     Ethernet,
     /// LINKTYPE_INFINIBAND (247): native InfiniBand packets from the LRH.
     Infiniband,
+    /// LINKTYPE_USER0..USER15 (147–162, reserved for private use); `n` is
+    /// taken modulo 16. Wireshark 4.0 does not read 247 from pcap files,
+    /// so native IB captures for it can use a user type bound to the
+    /// `infiniband` dissector (Preferences → Protocols → DLT_USER).
+    User(u8),
 }
 
 impl LinkType {
@@ -48,6 +56,7 @@ impl LinkType {
         match self {
             LinkType::Ethernet => 1,
             LinkType::Infiniband => 247,
+            LinkType::User(n) => 147 + (n as u32 % 16),
         }
     }
 }
