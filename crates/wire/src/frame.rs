@@ -85,8 +85,8 @@ fn pad_for(payload_len: usize) -> usize {
     (4 - payload_len % 4) % 4
 }
 
-/// One RoCEv2 packet over IPv4 (IBTA Annex A17): Ethernet [802.1Q] / IPv4 /
-/// UDP to port 4791 / BTH [RETH] [AETH] [ImmDt] / payload / pad / ICRC / FCS.
+/// One RoCEv2 packet over IPv4 (IBTA Annex A17): `Ethernet [802.1Q] / IPv4 /
+/// UDP to port 4791 / BTH [RETH] [AETH] [ImmDt] / payload / pad / ICRC / FCS`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RoceFrame {
     /// Source MAC.
@@ -385,8 +385,8 @@ impl PfcFrame {
     }
 }
 
-/// One native InfiniBand packet: LRH [GRH] BTH [RETH] [AETH] [ImmDt]
-/// payload pad ICRC VCRC (IBTA Vol 1 §7–§9).
+/// One native InfiniBand packet: `LRH [GRH] BTH [RETH] [AETH] [ImmDt]
+/// payload pad ICRC VCRC` (IBTA Vol 1 §7–§9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IbPacket {
     /// Virtual lane, 0–15.

@@ -49,7 +49,7 @@ pub mod udp;
 
 pub use error::{Error, Result};
 pub use ethernet::{EtherType, EthernetAddress, EthernetFrame, EthernetRepr, VlanTag};
-pub use frame::{IbPacket, PayloadFill, PfcFrame, RoceFrame};
+pub use frame::{Fcs, IbPacket, PayloadFill, PfcFrame, RoceFrame};
 pub use ib::{AethRepr, BthRepr, NakCode, Opcode, RethRepr, Syndrome};
 pub use ib_link::{GrhRepr, LinkNextHeader, LrhRepr};
 pub use ipv4::{Ecn, Ipv4Packet, Ipv4Repr};
