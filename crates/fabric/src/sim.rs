@@ -654,9 +654,13 @@ impl Sim {
             if p.ecn_capable && !p.ce {
                 let qlen = Bytes(self.ports[out.0 as usize].qbytes[tc]);
                 let prob = red.mark_probability(qlen);
+                let bin = crate::stats::ecn_bin(qlen, red.kmax);
+                let st = &mut self.stats.ports[out.0 as usize];
+                st.ecn_seen[bin] += 1;
                 if prob > 0.0 && (prob >= 1.0 || self.ecn_rng[out.0 as usize].f64() < prob) {
                     self.pkts[id as usize].ce = true;
-                    self.stats.ports[out.0 as usize].ecn_marked += 1;
+                    st.ecn_marked += 1;
+                    st.ecn_marked_bins[bin] += 1;
                 }
             }
         }

@@ -21,6 +21,16 @@ pub const DROP_CAUSES: [DropCause; 4] =
 
 pub const PAUSE_LOG_CAP: usize = 100_000;
 
+pub const ECN_BINS: usize = 16;
+
+/// Bin of queue length `q` in the ECN marking curve: width Kmax/12, the last bin open.
+pub fn ecn_bin(q: units::Bytes, kmax: units::Bytes) -> usize {
+    if kmax.0 == 0 {
+        return ECN_BINS - 1;
+    }
+    ((q.0 as u128 * 12 / kmax.0 as u128) as usize).min(ECN_BINS - 1)
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct PortStats {
     pub tx_frames: u64,
@@ -33,6 +43,10 @@ pub struct PortStats {
     pub pfc_rx: [u64; 8],
     pub paused_ps: [u64; 8],
     pub ecn_marked: u64,
+    /// ECN-capable arrivals and marks by the queue length they saw, in bins of Kmax/12
+    /// ([`ecn_bin`]): the measured marking curve, to hold against the RED rule.
+    pub ecn_seen: [u64; ECN_BINS],
+    pub ecn_marked_bins: [u64; ECN_BINS],
     pub drops: [u64; 4],
     pub drop_bytes: u64,
     pub lossless_drops: u64,
