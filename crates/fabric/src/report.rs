@@ -111,7 +111,7 @@ pub struct FlowReport {
 /// Completion time of an RDMA WRITE alone on an idle path from `src` to `dst`, as an
 /// uncongested store-and-forward (or cut-through) pipeline, including the last ACK's
 /// return: the reference for slowdown. Exact for the path the flow's first packet takes.
-pub fn ideal_fct(w: &World, sim: &Sim, src: u32, dst: u32, size: Bytes) -> SimDuration {
+pub fn ideal_fct(w: &World, sim: &Sim, flow: u32, src: u32, dst: u32, size: Bytes) -> SimDuration {
     let t = &w.topo;
     // Hops along the ECMP path of a representative packet: (rate, prop, latency_if_switch).
     let mut hops = vec![];
@@ -125,7 +125,7 @@ pub fn ideal_fct(w: &World, sim: &Sim, src: u32, dst: u32, size: Bytes) -> SimDu
         if !sw {
             break;
         }
-        match sim.route(node, src, dst) {
+        match sim.route(node, flow) {
             Some(out) => port = out,
             None => return SimDuration::ZERO,
         }
@@ -199,8 +199,8 @@ pub fn build(w: &World, sim: &Sim) -> Report {
     let mut fcts = vec![];
     let mut slow = vec![];
     let (mut first, mut lastf, mut bytes) = (u64::MAX, 0u64, 0u64);
-    for f in &st.flows {
-        let ideal = ideal_fct(w, sim, f.src, f.dst, Bytes(f.size)).ps();
+    for (fi, f) in st.flows.iter().enumerate() {
+        let ideal = ideal_fct(w, sim, fi as u32, f.src, f.dst, Bytes(f.size)).ps();
         let fct = f.finish.map(|e| e - f.start);
         let sd = fct.map(|x| if ideal > 0 { x as f64 / ideal as f64 } else { 0.0 });
         if let (Some(x), Some(s)) = (fct, sd) {

@@ -1238,10 +1238,10 @@ impl Sim {
         self.finish(end);
     }
 
-    /// The output port a switch picks for a packet of the first QP from `src` to `dst`.
-    pub fn route(&self, sw: NodeId, src: u32, dst: u32) -> Option<PortId> {
-        let sport = self.qps.iter().find(|q| q.src == src && q.dst == dst).map(|q| q.sport).unwrap_or(49152);
-        self.routes.next_hop(sw, src, dst, sport)
+    /// The output port a switch picks for the packets of flow `flow` (each flow has its QP).
+    pub fn route(&self, sw: NodeId, flow: u32) -> Option<PortId> {
+        let q = &self.qps[flow as usize];
+        self.routes.next_hop(sw, q.src, q.dst, q.sport)
     }
 
     /// Headroom cap of each port (cells), for reporting.
