@@ -722,7 +722,7 @@ fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology) -> Result<Vec<FlowSpec>
         let f = format!("traffic[{g}]");
         let host = |h: u32, field: &str| -> Result<u32, ConfigError> {
             if h >= hosts {
-                return Err(c.err(&format!("{f}.{field}"), format!("host {h} does not exist (hosts are 0..{})", hosts - 1)));
+                return Err(c.err(&format!("{f}.{field}"), format!("host {h} does not exist (the topology has {hosts} hosts, numbered from 0)")));
             }
             Ok(ep_of_host[h as usize])
         };
