@@ -4,7 +4,7 @@ mod common;
 use common::*;
 use proptest::prelude::*;
 
-fn random_scenario(seed: u64, senders: usize, size_kb: u64, dcqcn: bool, total_kib: u64) -> String {
+fn random_scenario(seed: u64, senders: usize, size_kb: u64, dcqcn: bool, total_kib: u64, pool: bool) -> String {
     let list: Vec<String> = (1..=senders).map(|i| (i + 7).to_string()).collect();
     scenario(
         LEAF_SPINE,
@@ -12,7 +12,8 @@ fn random_scenario(seed: u64, senders: usize, size_kb: u64, dcqcn: bool, total_k
             "forwarding = \"store-and-forward\"\necn = [{{ queue = 3, kmin = \"20KB\", kmax = \"200KB\", pmax = 0.2 }}]\ndcqcn = {{ preset = \"{}\" }}",
             if dcqcn { "paper" } else { "off" }
         ),
-        &BUFFER.replace("16MiB", &format!("{total_kib}KiB")),
+        &(BUFFER.replace("16MiB", &format!("{total_kib}KiB"))
+            + if pool { "shared_headroom_pool = \"300KB\"\n" } else { "" }),
         &format!(
             "[[traffic]]\nkind = \"incast\"\nreceiver = 1\nsenders = [{}]\nsize = \"{size_kb}KB\"\nstagger = \"3us\"\ndscp = 26\n\n[[traffic]]\nkind = \"permutation\"\nsize = \"{size_kb}KB\"\ndscp = 0\n",
             list.join(",")
@@ -22,11 +23,11 @@ fn random_scenario(seed: u64, senders: usize, size_kb: u64, dcqcn: bool, total_k
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
     #[test]
     fn pools_add_up_and_bytes_are_conserved(seed in 0u64..1000, senders in 1usize..8, size_kb in 4u64..200,
-                                            dcqcn in any::<bool>(), total_kib in 600u64..4096) {
-        let w = load(&random_scenario(seed, senders, size_kb, dcqcn, total_kib));
+                                            dcqcn in any::<bool>(), total_kib in 600u64..4096, pool in any::<bool>()) {
+        let w = load(&random_scenario(seed, senders, size_kb, dcqcn, total_kib, pool));
         let mut sim = w.simulator(false);
         let mut steps = 0u64;
         while sim.step() {
@@ -52,7 +53,7 @@ proptest! {
 
 #[test]
 fn same_seed_same_json() {
-    let s = random_scenario(3, 6, 150, true, 1024);
+    let s = random_scenario(3, 6, 150, true, 1024, false);
     let a = serde_json::to_string(&load(&s).run(false).1).unwrap();
     let b = serde_json::to_string(&load(&s).run(false).1).unwrap();
     assert_eq!(a, b);
