@@ -60,3 +60,24 @@ fn same_seed_same_json() {
     let c = serde_json::to_string(&load(&s.replace("seed = 3", "seed = 4")).run(false).1).unwrap();
     assert_ne!(a, c, "the seed changes the permutation and ECN draws");
 }
+
+#[test]
+fn all_to_all_completes_losslessly() {
+    // 16 hosts, 2 leaves x 8, 2 spines: 4:1 oversubscribed between leaves.
+    let s = scenario(
+        LEAF_SPINE,
+        "forwarding = \"store-and-forward\"\necn = [{ queue = 3, kmin = \"100KB\", kmax = \"400KB\", pmax = 0.2 }]\ndcqcn = { preset = \"nvidia-default\" }",
+        BUFFER,
+        "[[traffic]]\nkind = \"all-to-all\"\nsize = \"64KB\"\ndscp = 26\n",
+    );
+    let (sim, r) = load(&s).run(false);
+    assert_eq!(r.flows.count, 16 * 15);
+    assert_eq!(r.flows.completed, 16 * 15);
+    assert_eq!(r.totals.lossless_drops, 0);
+    let (_, delivered, _) = sim.payload_accounting();
+    assert_eq!(delivered, 16 * 15 * 64_000);
+    // Leaf0's 8 hosts send 8 x 8 x 64 KB of payload to leaf1 over 2 uplinks of 100 Gb/s
+    // (80 ps per byte): the run cannot be shorter than that payload's serialisation.
+    let min_ps = 8 * 8 * 64_000u64 * 80 / 2;
+    assert!(r.end_ps >= min_ps, "{} ps: faster than the uplinks allow ({min_ps} ps)", r.end_ps);
+}
