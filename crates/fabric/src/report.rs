@@ -108,10 +108,10 @@ pub struct FlowReport {
     pub failed: bool,
 }
 
-/// Completion time of an RDMA WRITE alone on an idle path from `src` to `dst`, as an
+/// Completion time of flow `flow` (from endpoint `src`) alone on an idle path, as an
 /// uncongested store-and-forward (or cut-through) pipeline, including the last ACK's
 /// return: the reference for slowdown. Exact for the path the flow's first packet takes.
-pub fn ideal_fct(w: &World, sim: &Sim, flow: u32, src: u32, dst: u32, size: Bytes) -> SimDuration {
+pub fn ideal_fct(w: &World, sim: &Sim, flow: u32, src: u32, size: Bytes) -> SimDuration {
     let t = &w.topo;
     // Hops along the ECMP path of a representative packet: (rate, prop, latency_if_switch).
     let mut hops = vec![];
@@ -176,16 +176,10 @@ pub fn ideal_fct(w: &World, sim: &Sim, flow: u32, src: u32, dst: u32, size: Byte
     SimDuration(last_arrival + back)
 }
 
-fn pct(sorted: &[u64], q: f64) -> u64 {
+/// Nearest-rank percentile `q` of an ascending slice (zero when empty).
+fn pct<T: Copy + Default>(sorted: &[T], q: f64) -> T {
     if sorted.is_empty() {
-        return 0;
-    }
-    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[i]
-}
-fn pctf(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
+        return T::default();
     }
     let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
     sorted[i]
@@ -200,7 +194,7 @@ pub fn build(w: &World, sim: &Sim) -> Report {
     let mut slow = vec![];
     let (mut first, mut lastf, mut bytes) = (u64::MAX, 0u64, 0u64);
     for (fi, f) in st.flows.iter().enumerate() {
-        let ideal = ideal_fct(w, sim, fi as u32, f.src, f.dst, Bytes(f.size)).ps();
+        let ideal = ideal_fct(w, sim, fi as u32, f.src, Bytes(f.size)).ps();
         let fct = f.finish.map(|e| e - f.start);
         let sd = fct.map(|x| if ideal > 0 { x as f64 / ideal as f64 } else { 0.0 });
         if let (Some(x), Some(s)) = (fct, sd) {
@@ -230,8 +224,8 @@ pub fn build(w: &World, sim: &Sim) -> Report {
         fct_p50_ps: pct(&fcts, 0.5),
         fct_p99_ps: pct(&fcts, 0.99),
         fct_max_ps: fcts.last().copied().unwrap_or(0),
-        slowdown_p50: pctf(&slow, 0.5),
-        slowdown_p99: pctf(&slow, 0.99),
+        slowdown_p50: pct(&slow, 0.5),
+        slowdown_p99: pct(&slow, 0.99),
         slowdown_max: slow.last().copied().unwrap_or(0.0),
         goodput_gbps: if lastf > first { bytes as f64 * 8.0 / ((lastf - first) as f64 / 1e12) / 1e9 } else { 0.0 },
     };

@@ -584,13 +584,7 @@ mod tests {
     use crate::ib::{NakCode, Syndrome};
     use crate::pfc::{PauseRepr, PfcRepr};
 
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.split_whitespace().collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
+    use crate::test_util::hex;
 
     #[test]
     fn reproduces_connectx4_cnp_byte_for_byte() {

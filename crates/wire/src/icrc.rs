@@ -101,13 +101,7 @@ pub fn native(packet: &[u8]) -> Result<u32> {
 mod tests {
     use super::*;
 
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.split_whitespace().collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
+    use crate::test_util::hex;
 
     /// A RoCEv2 CNP captured on a ConnectX-4 Lx, from scapy's
     /// `test/contrib/roce.uts` ("RoCE CNP captured on ConnectX-4 Lx"),

@@ -56,3 +56,12 @@ pub use ipv4::{Ecn, Ipv4Packet, Ipv4Repr};
 pub use pcap::{LinkType, PcapWriter};
 pub use pfc::{MacControlRepr, PauseRepr, PfcRepr};
 pub use udp::{UdpPacket, UdpRepr};
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    /// Bytes from a hex dump with arbitrary white space (test vectors).
+    pub fn hex(s: &str) -> Vec<u8> {
+        let s: String = s.split_whitespace().collect();
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    }
+}
