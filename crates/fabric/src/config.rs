@@ -13,7 +13,7 @@ use model::frame::{roce_frame, Encap, Transport, IB_MTUS};
 use model::headroom::{ieee_8021qbb, pause_response_quanta, quantum, HeadroomInput};
 use units::{propagation, BitRate, Bytes, Length, SimDuration, SimTime, DEFAULT_PROPAGATION_PS_PER_M};
 
-use crate::params::{Buffer, FlowSpec, Forwarding, Pfc, Resume, Roce, Sched, Trigger};
+use crate::params::{Buffer, FlowSpec, Forwarding, Ib, Params, Pfc, Resume, Sched, Tech, Trigger};
 use crate::topology::{LinkSpec, NodeId, Topology};
 
 /// An error in a scenario file, with where and what was expected.
@@ -31,8 +31,9 @@ pub struct ConfigError {
 pub struct ScenarioFile {
     pub scenario: ScenarioSection,
     pub topology: TopologySection,
-    pub roce: RoceSection,
-    pub buffer: BufferSection,
+    pub roce: Option<RoceSection>,
+    pub buffer: Option<BufferSection>,
+    pub infiniband: Option<IbSection>,
     #[serde(default)]
     pub traffic: Vec<Traffic>,
     #[serde(default)]
@@ -46,6 +47,45 @@ pub struct ScenarioSection {
     pub seed: u64,
     /// Stop at this simulated time; absent: when all traffic has completed.
     pub stop_time: Option<SimDuration>,
+    /// "roce" or "infiniband": which section to run. May be left out when the file has
+    /// only one of `[roce]` and `[infiniband]`.
+    pub technology: Option<String>,
+}
+
+/// The InfiniBand fabric: credit-based flow control per VL, subnet-manager routing.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct IbSection {
+    pub mtu: Bytes,
+    /// Carry a GRH on every packet (40 bytes; needed only across subnets).
+    #[serde(default)]
+    pub grh: bool,
+    /// Data VLs the ports operate (1..8; VL15 is management).
+    pub data_vls: u8,
+    /// SL → VL; unlisted SLs map to VL 0.
+    #[serde(default)]
+    pub sl_to_vl: BTreeMap<String, u8>,
+    /// VLs served by the high-priority VL arbitration table (strict); the rest share the
+    /// low-priority table with equal weights.
+    #[serde(default)]
+    pub high_priority_vls: Vec<u8>,
+    /// Receive buffer per input port and data VL; bounds the credits it advertises.
+    pub vl_buffer: Bytes,
+    /// Head-of-queue lifetime: "auto" (OpenSM's default), "infinite", or a time.
+    pub hoq_lifetime: String,
+    /// Switch lifetime limit: "auto" (OpenSM's default), "infinite", or a time.
+    pub switch_lifetime: String,
+    /// Routing: the subnet manager's engine.
+    pub routing: String,
+    /// Local ACK timeout exponent: 4.096 µs × 2^timeout (NCCL's default is 20).
+    pub timeout: u32,
+    /// Retransmissions before the QP fails (NCCL's default is 7).
+    pub retry_cnt: u32,
+    #[serde(default = "one")]
+    pub ack_every: u32,
+    pub forwarding: Forwarding,
+    /// "auto" (the switch generation's datasheet latency for the fabric's speed) or a time.
+    pub switch_latency: Auto<SimDuration>,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy)]
@@ -222,14 +262,15 @@ pub enum Traffic {
         /// Sender i starts `i × stagger` after `start` (0: synchronised).
         #[serde(default)]
         stagger: Option<SimDuration>,
-        dscp: u8,
+        dscp: Option<u8>,
+        sl: Option<u8>,
     },
     /// Every host sends `size` to one other host, a random permutation (from the seed).
-    Permutation { size: Bytes, start: Option<SimDuration>, dscp: u8 },
+    Permutation { size: Bytes, start: Option<SimDuration>, dscp: Option<u8>, sl: Option<u8> },
     /// Every host sends `size` to every other host.
-    AllToAll { size: Bytes, start: Option<SimDuration>, dscp: u8 },
+    AllToAll { size: Bytes, start: Option<SimDuration>, dscp: Option<u8>, sl: Option<u8> },
     /// One RDMA WRITE.
-    Message { src: u32, dst: u32, size: Bytes, at: SimDuration, dscp: u8 },
+    Message { src: u32, dst: u32, size: Bytes, at: SimDuration, dscp: Option<u8>, sl: Option<u8> },
 }
 
 #[derive(Deserialize, Debug)]
@@ -259,7 +300,9 @@ pub struct World {
     pub name: String,
     pub seed: u64,
     pub topo: Topology,
-    pub roce: Roce,
+    pub params: Params,
+    /// InfiniBand: the forwarding tables the subnet manager programmed.
+    pub lft: Option<crate::routing::Lft>,
     pub flows: Vec<FlowSpec>,
     pub headroom_cells: Vec<u64>,
     pub stop: Option<SimTime>,
@@ -340,7 +383,159 @@ fn check_speed(c: &Ctx, field: &str, s: BitRate) -> Result<(), ConfigError> {
 
 fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
     let topo = build_topology(c, &cfg.topology)?;
-    let r = &cfg.roce;
+    let tech = match (cfg.scenario.technology.as_deref(), &cfg.roce, &cfg.infiniband) {
+        (Some("roce"), Some(_), _) | (None, Some(_), None) => Tech::Roce,
+        (Some("infiniband"), _, Some(_)) | (None, None, Some(_)) => Tech::Infiniband,
+        (Some("roce"), None, _) => return Err(c.err("scenario.technology", "\"roce\" needs a [roce] section")),
+        (Some("infiniband"), _, None) => return Err(c.err("scenario.technology", "\"infiniband\" needs an [infiniband] section")),
+        (Some(other), _, _) => return Err(c.err("scenario.technology", format!("unknown technology `{other}`; expected \"roce\" or \"infiniband\""))),
+        (None, Some(_), Some(_)) => {
+            return Err(c.err("scenario.technology", "the file has both [roce] and [infiniband]; say which one to run (`fabriclab compare` runs both)"))
+        }
+        (None, None, None) => return Err(c.err("scenario", "expected a [roce] or an [infiniband] section")),
+    };
+    let (params, headroom_cells, notes, lft) = match tech {
+        Tech::Roce => {
+            let buffer = cfg.buffer.as_ref().ok_or_else(|| c.err("buffer", "a RoCE fabric needs a [buffer] section (the switch MMU)"))?;
+            let (p, h, n) = compile_roce(c, cfg.roce.as_ref().expect("matched"), buffer, &topo)?;
+            (p, h, n, None)
+        }
+        Tech::Infiniband => {
+            let (p, n, lft) = compile_ib(c, cfg.infiniband.as_ref().expect("matched"), &topo, cfg.scenario.seed)?;
+            (p, vec![0; topo.ports.len()], n, Some(lft))
+        }
+    };
+    let flows = traffic(c, &cfg, &topo, tech)?;
+    Ok(World {
+        name: cfg.scenario.name,
+        seed: cfg.scenario.seed,
+        topo,
+        params,
+        lft,
+        flows,
+        headroom_cells,
+        stop: cfg.scenario.stop_time.map(|d| SimTime(d.ps())),
+        sample_period: cfg.output.sample_period,
+        top_ports: cfg.output.top_ports,
+        notes,
+    })
+}
+
+/// OpenSM's defaults (opensm/osm_subnet.c, `osm_subn_set_default_opt`): head_of_queue_lifetime
+/// 0x12 and packet_life_time 0x12, i.e. 4.096 µs × 2^18 ≈ 1.07 s (IBTA Vol. 1 §14.2.5.6,
+/// HOQLife and LifeTimeValue encode 4.096 µs × 2^value; values above 19 mean infinite).
+const OPENSM_LIFETIME_EXP: u32 = 18;
+
+fn lifetime(c: &Ctx, field: &str, v: &str) -> Result<Option<SimDuration>, ConfigError> {
+    match v {
+        "auto" => Ok(Some(model::ib::local_ack_timeout(OPENSM_LIFETIME_EXP))),
+        "infinite" => Ok(None),
+        s => s.parse::<SimDuration>().map(Some).map_err(|e| c.err(field, format!("{e}; expected \"auto\", \"infinite\" or a time"))),
+    }
+}
+
+fn compile_ib(c: &Ctx, r: &IbSection, topo: &Topology, seed: u64) -> Result<(Params, Vec<String>, crate::routing::Lft), ConfigError> {
+    if !IB_MTUS.contains(&r.mtu.0) {
+        return Err(c.err("infiniband.mtu", format!("{} is not an IB path MTU; expected one of 256B, 512B, 1024B, 2048B, 4096B", r.mtu)));
+    }
+    if !(1..=8).contains(&r.data_vls) {
+        return Err(c.err("infiniband.data_vls", "expected 1..8 data VLs (VL15 is for management)"));
+    }
+    let mut sl_to_vl = [0u8; 16];
+    for (k, &vl) in &r.sl_to_vl {
+        let sl: u8 = k.parse().ok().filter(|&x: &u8| x < 16).ok_or_else(|| c.err("infiniband.sl_to_vl", format!("key `{k}` is not a service level 0..15")))?;
+        if vl >= r.data_vls {
+            return Err(c.err("infiniband.sl_to_vl", format!("SL {sl} maps to VL {vl}, but only VL0..VL{} are operational", r.data_vls - 1)));
+        }
+        sl_to_vl[sl as usize] = vl;
+    }
+    let mut sched = [Sched::Weighted(1); 8];
+    for &v in &r.high_priority_vls {
+        if v >= r.data_vls {
+            return Err(c.err("infiniband.high_priority_vls", format!("VL {v} is not an operational data VL")));
+        }
+        sched[v as usize] = Sched::Strict;
+    }
+    let mtu_blocks = model::ib::blocks(model::ib::ib_packet(r.grh, Transport::WriteFirst, r.mtu));
+    let vl_buffer_blocks = (r.vl_buffer.0 / model::ib::BLOCK) as u32;
+    if vl_buffer_blocks < mtu_blocks {
+        return Err(c.err(
+            "infiniband.vl_buffer",
+            format!("{} holds {vl_buffer_blocks} blocks of 64 B; a maximum packet needs {mtu_blocks}", r.vl_buffer),
+        ));
+    }
+    if r.ack_every == 0 {
+        return Err(c.err("infiniband.ack_every", "expected at least 1"));
+    }
+    if !(1..=31).contains(&r.timeout) {
+        return Err(c.err("infiniband.timeout", "the local ACK timeout exponent is 1..31 (0 would mean infinite)"));
+    }
+    if r.retry_cnt > 7 {
+        return Err(c.err("infiniband.retry_cnt", "retry_cnt is a 3-bit field: 0..7"));
+    }
+    let mut notes = vec![];
+    for p in &topo.ports {
+        if p.rate.0 > 0 && model::ib::Generation::of(p.rate).is_none() {
+            return Err(c.err("topology", format!("{} is not an InfiniBand 4x speed; expected 100Gbps (EDR), 200Gbps (HDR), 400Gbps (NDR) or 800Gbps (XDR)", p.rate)));
+        }
+    }
+    let switch_latency = match r.switch_latency {
+        Auto::Value(v) => v,
+        Auto::Auto => {
+            let fastest = topo.ports.iter().map(|p| p.rate).max().unwrap_or_default();
+            let g = model::ib::Generation::of(fastest).expect("checked above");
+            notes.push(format!("switch latency auto: {} {} (datasheet)", g.name(), g.switch_latency()));
+            g.switch_latency()
+        }
+    };
+    let lft = match r.routing.as_str() {
+        "dest-hash" => crate::routing::Routes::build(topo, seed, |_| true).destination_lft(topo),
+        other => return Err(c.err("infiniband.routing", format!("unknown routing engine `{other}`; expected \"dest-hash\""))),
+    };
+    let ib = Ib {
+        grh: r.grh,
+        sl_to_vl,
+        data_vls: r.data_vls,
+        vl_buffer_blocks,
+        hoq_lifetime: lifetime(c, "infiniband.hoq_lifetime", &r.hoq_lifetime)?,
+        switch_lifetime: lifetime(c, "infiniband.switch_lifetime", &r.switch_lifetime)?,
+        routing: r.routing.clone(),
+    };
+    let params = Params {
+        tech: Tech::Infiniband,
+        mtu: r.mtu,
+        // The Ethernet-side fields are unused on InfiniBand.
+        encap: Encap { vlan: false, ipv6: false },
+        dscp_to_tc: [0; 64],
+        tc_to_pg: [0; 8],
+        // Every VL is lossless by design: any discard counts as a lossless-class drop.
+        lossless: [true; 8],
+        ecn: [None; 8],
+        sched,
+        cnp_dscp: 0,
+        pfc: Pfc { enabled: false, quanta: 0, refresh: None, response: None },
+        dcqcn: None,
+        ack_every: r.ack_every,
+        rto: model::ib::local_ack_timeout(r.timeout),
+        retry_cnt: r.retry_cnt,
+        forwarding: r.forwarding,
+        switch_latency,
+        buffer: Buffer {
+            cell: Bytes(model::ib::BLOCK),
+            total_cells: 0,
+            dynamic_th: 0,
+            reserved_cells: 0,
+            headroom_cells: None,
+            trigger: Trigger::Dynamic,
+            resume: Resume::Offset(0),
+            shared_headroom_pool: None,
+        },
+        ib: Some(ib),
+    };
+    Ok((params, notes, lft))
+}
+
+fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) -> Result<(Params, Vec<u64>, Vec<String>), ConfigError> {
     if !IB_MTUS.contains(&r.mtu.0) {
         return Err(c.err("roce.mtu", format!("{} is not an IB path MTU; expected one of 256B, 512B, 1024B, 2048B, 4096B", r.mtu)));
     }
@@ -420,7 +615,6 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
         return Err(c.err("roce.retry_cnt", "retry_cnt is a 3-bit field: 0..7"));
     }
     let encap = Encap { vlan: r.vlan, ipv6: false };
-    let b = &cfg.buffer;
     if b.cell.0 == 0 || b.cell.0 > 1024 {
         return Err(c.err("buffer.cell", "expected a cell size between 1B and 1024B (real ASICs: 96..256 B)"));
     }
@@ -535,7 +729,8 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
         resume,
         shared_headroom_pool: b.shared_headroom_pool.map(cells),
     };
-    let roce = Roce {
+    let params = Params {
+        tech: Tech::Roce,
         mtu: r.mtu,
         encap,
         dscp_to_tc,
@@ -552,20 +747,9 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
         forwarding: r.forwarding,
         switch_latency: r.switch_latency,
         buffer,
+        ib: None,
     };
-    let flows = traffic(c, &cfg, &topo)?;
-    Ok(World {
-        name: cfg.scenario.name,
-        seed: cfg.scenario.seed,
-        topo,
-        roce,
-        flows,
-        headroom_cells,
-        stop: cfg.scenario.stop_time.map(|d| SimTime(d.ps())),
-        sample_period: cfg.output.sample_period,
-        top_ports: cfg.output.top_ports,
-        notes,
-    })
+    Ok((params, headroom_cells, notes))
 }
 
 fn dcqcn(c: &Ctx, d: &DcqcnCfg) -> Result<Option<(String, DcqcnParams)>, ConfigError> {
@@ -707,7 +891,7 @@ fn explicit(c: &Ctx, nodes: &[NodeCfg], links: &[ExplicitLink]) -> Result<Topolo
     Ok(t)
 }
 
-fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology) -> Result<Vec<FlowSpec>, ConfigError> {
+fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) -> Result<Vec<FlowSpec>, ConfigError> {
     let hosts = topo.hosts;
     // Rail-0 NIC of each host.
     let mut ep_of_host = vec![u32::MAX; hosts as usize];
@@ -726,14 +910,29 @@ fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology) -> Result<Vec<FlowSpec>
             }
             Ok(ep_of_host[h as usize])
         };
-        let dscp_ok = |d: u8| if d > 63 { Err(c.err(&format!("{f}.dscp"), "expected a DSCP value 0..63")) } else { Ok(d) };
-        let mut push = |src: u32, dst: u32, size: Bytes, start: SimDuration, dscp: u8| {
-            flows.push(FlowSpec { src, dst, size, start: SimTime(start.ps()), dscp, group: g as u32 });
+        // The class: a DSCP on RoCE, a service level on InfiniBand; the other may be given
+        // too (so one file runs on both) and is then ignored.
+        let class = |dscp: &Option<u8>, sl: &Option<u8>| -> Result<(u8, u8), ConfigError> {
+            match tech {
+                Tech::Roce => match *dscp {
+                    Some(d) if d < 64 => Ok((d, 0)),
+                    Some(_) => Err(c.err(&format!("{f}.dscp"), "expected a DSCP value 0..63")),
+                    None => Err(c.err(&format!("{f}.dscp"), "RoCE traffic needs a `dscp` (its traffic class)")),
+                },
+                Tech::Infiniband => match *sl {
+                    Some(s) if s < 15 => Ok((0, s)),
+                    Some(_) => Err(c.err(&format!("{f}.sl"), "expected a data service level 0..14")),
+                    None => Err(c.err(&format!("{f}.sl"), "InfiniBand traffic needs an `sl` (its service level)")),
+                },
+            }
+        };
+        let mut push = |src: u32, dst: u32, size: Bytes, start: SimDuration, (dscp, sl): (u8, u8)| {
+            flows.push(FlowSpec { src, dst, size, start: SimTime(start.ps()), dscp, sl, group: g as u32 });
         };
         match t {
-            Traffic::Incast { receiver, senders, size, start, stagger, dscp } => {
+            Traffic::Incast { receiver, senders, size, start, stagger, dscp, sl } => {
                 let d = host(*receiver, "receiver")?;
-                let dscp = dscp_ok(*dscp)?;
+                let dscp = class(dscp, sl)?;
                 if senders.is_empty() {
                     return Err(c.err(&format!("{f}.senders"), "expected at least one sender"));
                 }
@@ -745,8 +944,8 @@ fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology) -> Result<Vec<FlowSpec>
                     push(host(s, "senders")?, d, *size, st, dscp);
                 }
             }
-            Traffic::Permutation { size, start, dscp } => {
-                let dscp = dscp_ok(*dscp)?;
+            Traffic::Permutation { size, start, dscp, sl } => {
+                let dscp = class(dscp, sl)?;
                 if hosts < 2 {
                     return Err(c.err(&f, "a permutation needs at least 2 hosts"));
                 }
@@ -761,8 +960,8 @@ fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology) -> Result<Vec<FlowSpec>
                     push(host(s as u32, "src")?, host(d, "dst")?, *size, start.unwrap_or_default(), dscp);
                 }
             }
-            Traffic::AllToAll { size, start, dscp } => {
-                let dscp = dscp_ok(*dscp)?;
+            Traffic::AllToAll { size, start, dscp, sl } => {
+                let dscp = class(dscp, sl)?;
                 for s in 0..hosts {
                     for d in 0..hosts {
                         if s != d {
@@ -771,11 +970,11 @@ fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology) -> Result<Vec<FlowSpec>
                     }
                 }
             }
-            Traffic::Message { src, dst, size, at, dscp } => {
+            Traffic::Message { src, dst, size, at, dscp, sl } => {
                 if src == dst {
                     return Err(c.err(&format!("{f}.dst"), "source and destination are the same host"));
                 }
-                let dscp = dscp_ok(*dscp)?;
+                let dscp = class(dscp, sl)?;
                 push(host(*src, "src")?, host(*dst, "dst")?, *size, *at, dscp);
             }
         }

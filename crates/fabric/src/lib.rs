@@ -19,12 +19,13 @@ impl World {
     pub fn simulator(&self, sample: bool) -> Sim {
         Sim::new(
             self.topo.clone(),
-            self.roce.clone(),
+            self.params.clone(),
             self.flows.clone(),
             self.seed,
             self.headroom_cells.clone(),
             self.stop,
             sample.then_some(self.sample_period),
+            self.lft.clone(),
         )
     }
 

@@ -72,8 +72,43 @@ pub struct Pfc {
     pub response: Option<SimDuration>,
 }
 
+/// Which fabric a run simulates. Both share the engine, topology, switch queues and the RC
+/// transport; they differ in link-level flow control (PFC vs credits), congestion control
+/// (DCQCN vs IB CC), routing (ECMP hashing vs subnet-manager tables) and encapsulation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tech {
+    Roce,
+    Infiniband,
+}
+
+/// InfiniBand link-layer parameters (credit-based flow control per virtual lane).
 #[derive(Clone, Debug)]
-pub struct Roce {
+pub struct Ib {
+    /// Packets carry a GRH (needed across subnets; off inside one subnet).
+    pub grh: bool,
+    /// SL → VL (one table for every port: see `sim`'s module doc).
+    pub sl_to_vl: [u8; 16],
+    /// Data VLs in use (VL0..data_vls-1).
+    pub data_vls: u8,
+    /// Receive buffer per (input port, data VL), in 64-byte blocks.
+    pub vl_buffer_blocks: u32,
+    /// Head-of-queue lifetime: a packet at the head of an output VL queue longer than this
+    /// is discarded (IBTA Vol. 1 §18.2.5.4, PortInfo:HOQLife). `None`: infinite.
+    pub hoq_lifetime: Option<SimDuration>,
+    /// Switch lifetime limit: a packet in a switch longer than this is discarded
+    /// (§18.2.5.4, SwitchInfo:LifeTimeValue). `None`: infinite.
+    pub switch_lifetime: Option<SimDuration>,
+    /// The subnet manager's routing engine that filled the forwarding tables.
+    pub routing: String,
+}
+
+/// The compiled parameters of one fabric: the RC transport and switch fields are shared by
+/// both technologies; `encap`, the DSCP/PFC/ECN/DCQCN fields and `buffer` are RoCEv2's
+/// (unused with InfiniBand, where `ib` holds the credit link layer and "class" means VL).
+#[derive(Clone, Debug)]
+pub struct Params {
+    pub tech: Tech,
     /// IB path MTU (payload bytes per packet).
     pub mtu: Bytes,
     pub encap: Encap,
@@ -94,6 +129,8 @@ pub struct Roce {
     pub forwarding: Forwarding,
     pub switch_latency: SimDuration,
     pub buffer: Buffer,
+    /// InfiniBand link layer; `Some` exactly when `tech` is `Infiniband`.
+    pub ib: Option<Ib>,
 }
 
 /// One RDMA WRITE to post.
@@ -104,6 +141,8 @@ pub struct FlowSpec {
     pub size: Bytes,
     pub start: SimTime,
     pub dscp: u8,
+    /// InfiniBand service level.
+    pub sl: u8,
     /// The traffic entry it came from (index in the scenario's `traffic` list).
     pub group: u32,
 }

@@ -6,7 +6,7 @@
 use serde::Serialize;
 use std::fmt::Write as _;
 
-use model::frame::{roce_frame, Transport};
+use model::frame::Transport;
 use units::{serialization, Bytes, SimDuration};
 
 use crate::config::World;
@@ -17,7 +17,7 @@ use crate::stats::DROP_CAUSES;
 pub struct Report {
     pub scenario: String,
     pub seed: u64,
-    pub fabric: &'static str,
+    pub fabric: crate::params::Tech,
     pub settings: Settings,
     pub end_ps: u64,
     pub events: u64,
@@ -37,6 +37,21 @@ pub struct Settings {
     pub pfc: bool,
     pub buffer_bytes: u64,
     pub cell_bytes: u64,
+    pub switch_latency_ps: u64,
+    pub infiniband: Option<IbSettings>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct IbSettings {
+    pub data_vls: u8,
+    pub vl_buffer_bytes: u64,
+    pub routing: String,
+    pub hoq_lifetime_ps: Option<u64>,
+    pub switch_lifetime_ps: Option<u64>,
+    pub grh: bool,
+    /// Stated plainly: fabriclab does not model NVIDIA's adaptive routing; IB packets
+    /// follow the subnet manager's static tables.
+    pub adaptive_routing: bool,
 }
 
 #[derive(Serialize, Debug, Default)]
@@ -64,6 +79,11 @@ pub struct Totals {
     pub cnps: u64,
     pub retransmitted_bytes: u64,
     pub timeouts: u64,
+    /// IB: PortXmitWait summed over ports, and flow-control packets.
+    pub xmit_wait_ps: u64,
+    pub fcp_frames: u64,
+    /// A deadlock the watchdog found (the run stopped there).
+    pub deadlock: Option<crate::stats::Deadlock>,
 }
 
 #[derive(Serialize, Debug)]
@@ -83,6 +103,11 @@ pub struct PortReport {
     pub drops: Vec<(String, u64)>,
     pub headroom_cells: u64,
     pub peak_headroom_cells: u64,
+    /// IB: PortXmitWait (time with data but no credits) and flow-control packets sent.
+    pub xmit_wait_ps: u64,
+    pub fcp_tx: u64,
+    /// IB: peak blocks (64 B) held in this port's input VL buffers.
+    pub peak_vl_blocks: u32,
 }
 
 #[derive(Serialize, Debug)]
@@ -133,13 +158,13 @@ pub fn ideal_fct(w: &World, sim: &Sim, flow: u32, src: u32, size: Bytes) -> SimD
             return SimDuration::ZERO;
         }
     }
-    let p = &w.roce;
+    let p = &w.params;
     let (n, last) = model::frame::segments(size, p.mtu);
     let frames: Vec<u64> = (0..n)
         .map(|i| {
             let pl = if i + 1 == n { last } else { p.mtu };
             let tr = if i == 0 { Transport::WriteFirst } else { Transport::WriteRest };
-            roce_frame(p.encap, tr, pl).0
+            sim.frame_of(tr, pl.0) as u64
         })
         .collect();
     let ct = p.forwarding == crate::params::Forwarding::CutThrough;
@@ -149,14 +174,14 @@ pub fn ideal_fct(w: &World, sim: &Sim, flow: u32, src: u32, size: Bytes) -> SimD
     for &fb in &frames {
         let mut ready = 0u64;
         for (h, &(rate, prop, sw)) in hops.iter().enumerate() {
-            let ser = serialization(model::frame::wire(Bytes(fb)), rate).ps();
+            let ser = serialization(sim.wire_of(fb), rate).ps();
             let start = ready.max(free[h]);
             free[h] = start + ser;
             let mut arrive = start + ser + prop.ps();
             if sw {
                 arrive += p.switch_latency.ps();
                 if ct {
-                    let hdr = serialization(Bytes(model::frame::PREAMBLE_SFD + 64), rate).ps();
+                    let hdr = serialization(sim.cut_through_header(), rate).ps();
                     arrive = arrive - ser + hdr.min(ser);
                 }
             }
@@ -165,10 +190,10 @@ pub fn ideal_fct(w: &World, sim: &Sim, flow: u32, src: u32, size: Bytes) -> SimD
         last_arrival = ready;
     }
     // The ACK of the last packet travels back the same hops.
-    let ack = roce_frame(p.encap, Transport::Ack, Bytes(0));
+    let ack = sim.frame_of(Transport::Ack, 0) as u64;
     let mut back = 0;
     for &(rate, prop, _) in hops.iter().rev() {
-        let ser = serialization(model::frame::wire(ack), rate).ps();
+        let ser = serialization(sim.wire_of(ack), rate).ps();
         back += ser + prop.ps();
     }
     // Switch latency on the way back: every hop but the last lands on a switch.
@@ -230,7 +255,7 @@ pub fn build(w: &World, sim: &Sim) -> Report {
         goodput_gbps: if lastf > first { bytes as f64 * 8.0 / ((lastf - first) as f64 / 1e12) / 1e9 } else { 0.0 },
     };
     let mut totals = Totals::default();
-    let mut by_cause = [0u64; 4];
+    let mut by_cause = [0u64; DROP_CAUSES.len()];
     let mut ports = vec![];
     for (pi, ps) in st.ports.iter().enumerate() {
         let p = &t.ports[pi];
@@ -238,9 +263,11 @@ pub fn build(w: &World, sim: &Sim) -> Report {
         totals.ecn_marks += ps.ecn_marked;
         totals.drops += ps.drops.iter().sum::<u64>();
         totals.lossless_drops += ps.lossless_drops;
-        for c in 0..4 {
-            by_cause[c] += ps.drops[c];
+        for (c, n) in by_cause.iter_mut().enumerate() {
+            *n += ps.drops[c];
         }
+        totals.xmit_wait_ps += ps.xmit_wait_ps;
+        totals.fcp_frames += ps.fcp_tx;
         if ps.tx_frames == 0 && ps.pfc_rx.iter().all(|&x| x == 0) && ps.drops.iter().all(|&x| x == 0) {
             continue;
         }
@@ -268,9 +295,13 @@ pub fn build(w: &World, sim: &Sim) -> Report {
                 .collect(),
             headroom_cells: sim.headroom_of(crate::topology::PortId(pi as u32)),
             peak_headroom_cells: ps.peak_headroom_cells,
+            xmit_wait_ps: ps.xmit_wait_ps,
+            fcp_tx: ps.fcp_tx,
+            peak_vl_blocks: ps.peak_vl_blocks,
         });
     }
     totals.drops_by_cause = DROP_CAUSES.iter().map(|&c| (cause_name(c), by_cause[c as usize])).collect();
+    totals.deadlock = st.deadlock.clone();
     let mut nics = vec![];
     for (ep, ns) in st.nics.iter().enumerate() {
         totals.cnps += ns.cnp_tx;
@@ -286,11 +317,11 @@ pub fn build(w: &World, sim: &Sim) -> Report {
             timeouts: ns.timeouts,
         });
     }
-    let p = &w.roce;
+    let p = &w.params;
     Report {
         scenario: w.name.clone(),
         seed: w.seed,
-        fabric: "roce",
+        fabric: p.tech,
         settings: Settings {
             mtu_bytes: p.mtu.0,
             forwarding: p.forwarding,
@@ -298,6 +329,16 @@ pub fn build(w: &World, sim: &Sim) -> Report {
             pfc: p.pfc.enabled,
             buffer_bytes: p.buffer.total_cells * p.buffer.cell.0,
             cell_bytes: p.buffer.cell.0,
+            switch_latency_ps: p.switch_latency.ps(),
+            infiniband: p.ib.as_ref().map(|ib| IbSettings {
+                data_vls: ib.data_vls,
+                vl_buffer_bytes: ib.vl_buffer_blocks as u64 * model::ib::BLOCK,
+                routing: ib.routing.clone(),
+                hoq_lifetime_ps: ib.hoq_lifetime.map(|d| d.ps()),
+                switch_lifetime_ps: ib.switch_lifetime.map(|d| d.ps()),
+                grh: ib.grh,
+                adaptive_routing: false,
+            }),
         },
         end_ps: st.end,
         events: st.events,
@@ -321,18 +362,42 @@ fn d(ps: u64) -> String {
 /// The readable summary printed by `fabriclab run`.
 pub fn text(r: &Report) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "scenario {}  (seed {}, fabric {})", r.scenario, r.seed, r.fabric);
+    let tech = match r.fabric {
+        crate::params::Tech::Roce => "RoCEv2",
+        crate::params::Tech::Infiniband => "InfiniBand",
+    };
+    let _ = writeln!(s, "scenario {}  (seed {}, fabric {tech})", r.scenario, r.seed);
     let st = &r.settings;
-    let _ = writeln!(
-        s,
-        "settings: MTU {} B, {:?}, PFC {}, DCQCN {}, buffer {} in {} B cells",
-        st.mtu_bytes,
-        st.forwarding,
-        if st.pfc { "on" } else { "off" },
-        st.dcqcn.as_deref().unwrap_or("off"),
-        Bytes(st.buffer_bytes),
-        st.cell_bytes
-    );
+    match &st.infiniband {
+        None => {
+            let _ = writeln!(
+                s,
+                "settings: MTU {} B, {:?}, switch latency {}, PFC {}, DCQCN {}, buffer {} in {} B cells",
+                st.mtu_bytes,
+                st.forwarding,
+                d(st.switch_latency_ps),
+                if st.pfc { "on" } else { "off" },
+                st.dcqcn.as_deref().unwrap_or("off"),
+                Bytes(st.buffer_bytes),
+                st.cell_bytes
+            );
+        }
+        Some(ib) => {
+            let life = |x: Option<u64>| x.map(d).unwrap_or_else(|| "infinite".into());
+            let _ = writeln!(
+                s,
+                "settings: MTU {} B, {:?}, switch latency {}, {} data VL(s) x {} input buffer, routing {}, HOQ lifetime {}, switch lifetime {}, adaptive routing not modelled",
+                st.mtu_bytes,
+                st.forwarding,
+                d(st.switch_latency_ps),
+                ib.data_vls,
+                Bytes(ib.vl_buffer_bytes),
+                ib.routing,
+                life(ib.hoq_lifetime_ps),
+                life(ib.switch_lifetime_ps)
+            );
+        }
+    }
     let _ = writeln!(s, "simulated {} in {} events", d(r.end_ps), r.events);
     let f = &r.flows;
     let _ = writeln!(s, "\nflows: {} of {} completed, {} failed", f.completed, f.count, f.failed);
@@ -345,10 +410,16 @@ pub fn text(r: &Report) -> String {
         "\nfabric: {} PFC frames sent, {} ECN marks, {} CNPs, {} drops ({} in lossless classes), {} B retransmitted, {} timeouts",
         t.pfc_frames, t.ecn_marks, t.cnps, t.drops, t.lossless_drops, t.retransmitted_bytes, t.timeouts
     );
+    if st.infiniband.is_some() {
+        let _ = writeln!(s, "  credits: PortXmitWait {} summed over ports, {} flow-control packets", d(t.xmit_wait_ps), t.fcp_frames);
+    }
     for (c, n) in &t.drops_by_cause {
         if *n > 0 {
             let _ = writeln!(s, "  drops: {n} {c}");
         }
+    }
+    if let Some(dl) = &t.deadlock {
+        let _ = writeln!(s, "  DEADLOCK at {}: a cycle of {} blocked queues (ports in the JSON report)", d(dl.detected_at_ps), dl.cycle.len());
     }
     let mut busiest: Vec<&PortReport> = r.ports.iter().filter(|p| p.max_queue_bytes > 0 || p.pfc_tx.iter().any(|&x| x > 0)).collect();
     busiest.sort_by(|a, b| b.max_queue_bytes.cmp(&a.max_queue_bytes).then(a.node.cmp(&b.node)).then(a.port.cmp(&b.port)));

@@ -116,6 +116,35 @@ impl Routes {
         }
     }
 
+    /// Forwarding tables that send each destination over one of its shortest paths, chosen
+    /// by hashing the destination with the switch's seed: deterministic, destination-based
+    /// routing such as an IB subnet manager programs, balanced by the hash rather than by
+    /// counting routes per port (which OpenSM's engines do).
+    pub fn destination_lft(&self, t: &Topology) -> Lft {
+        let mut lft = Lft::new(t);
+        for (i, n) in t.nodes.iter().enumerate() {
+            if n.kind != NodeKind::Switch {
+                continue;
+            }
+            let sw = NodeId(i as u32);
+            let s = self.sw_index[i] as usize;
+            for dst in 0..t.endpoints.len() as u32 {
+                let (leaf, leaf_port) = self.ep_leaf[dst as usize];
+                let port = if s == leaf as usize {
+                    Some(leaf_port)
+                } else {
+                    let (start, len) = self.groups[s * self.nsw + leaf as usize];
+                    (len > 0).then(|| {
+                        let h = hash5(self.seeds[s], 0, dst, 0);
+                        self.ports[(start + ((h as u128 * len as u128) >> 64) as u32) as usize]
+                    })
+                };
+                lft.set(sw, dst, port);
+            }
+        }
+        lft
+    }
+
     /// Number of equal-cost next hops at `sw` towards endpoint `dst`.
     pub fn fanout(&self, sw: NodeId, dst: u32) -> u32 {
         let s = self.sw_index[sw.0 as usize] as usize;

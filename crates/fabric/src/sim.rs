@@ -1,5 +1,7 @@
-//! The RoCEv2 packet-level simulation: links, switches with a shared-buffer MMU and PFC,
-//! ECN marking, NICs running the RC transport with DCQCN.
+//! The packet-level simulation of both fabrics: links, switches, NICs/HCAs running the RC
+//! transport. RoCEv2: a shared-buffer MMU with PFC, ECN marking, DCQCN. InfiniBand:
+//! credit-based link-level flow control per virtual lane, subnet-manager forwarding tables,
+//! lifetime discards, optionally IB congestion control.
 //!
 //! Model, and what it leaves out:
 //! * A link is a FIFO in each direction. A port serialises one frame at a time at line
@@ -17,17 +19,36 @@
 //!   of lossy queues is not modelled separately: a lossy packet is dropped at ingress when
 //!   its PG is over the dynamic threshold or the pool is full.
 //! * NICs drain received packets at once (no receive-side back-pressure).
+//! * InfiniBand (IBTA Vol. 1 §7.9, arithmetic in `model::ib`): every port keeps, per VL,
+//!   FCTBS and the last FCCL heard as a sender, ABR and its free blocks as a receiver.
+//!   A packet leaves only when the peer's advertised credits cover its 64-byte blocks, so
+//!   no more than 2048 blocks are ever outstanding per VL. Input buffers are per (input
+//!   port, VL), `vl_buffer_blocks` each; blocks are freed when the packet leaves the
+//!   switch (HCAs free them on arrival) and a flow-control packet carrying the new FCCL is
+//!   inserted at the next packet boundary, like a PFC frame. The periodic FCP refresh the
+//!   spec requires (to repair lost FCPs) is not simulated: this model never loses one, and
+//!   a 6-byte FCP every 65,536 symbol times costs under 0.1% of a link. Packets are switched
+//!   at packet granularity, not flits. One SL→VL table serves every port (the spec allows
+//!   one per input/output port pair). VL arbitration uses the same scheduler as Ethernet
+//!   queues: high-priority VLs strict, low-priority VLs weighted (LimitOfHighPriority is
+//!   not modelled). A packet at the head of an output VL queue longer than the HOQ lifetime,
+//!   or in a switch longer than the switch lifetime, is discarded when the port next looks
+//!   at it; packets forwarded to a port whose link is down are discarded.
+//! * A watchdog looks for deadlock: when no data packet has moved for a whole period while
+//!   packets wait in switches, it searches the blocked queues (paused, or without credits)
+//!   for a cycle of buffer dependencies, records it, and ends the run.
 
 use std::collections::VecDeque;
 
 use engine::{EventQueue, Rng};
 use model::frame::{roce_frame, segments, wire, Transport, PFC_FRAME};
+use model::ib;
 use units::{serialization, Bytes, SimDuration, SimTime};
 
 use crate::dcqcn::Dcqcn;
-use crate::params::{FlowSpec, Forwarding, Resume, Roce, Sched, Trigger};
-use crate::routing::Routes;
-use crate::stats::{DropCause, FlowRecord, Stats};
+use crate::params::{FlowSpec, Forwarding, Params, Resume, Sched, Tech, Trigger};
+use crate::routing::{Lft, Routes};
+use crate::stats::{Deadlock, DropCause, FlowRecord, Stats};
 use crate::topology::{NodeId, NodeKind, PortId, Topology};
 
 const NONE: u32 = u32::MAX;
@@ -62,12 +83,16 @@ struct Packet {
     in_port: u32,
     in_pg: u8,
     cells: u32,
+    /// When it entered the switch now holding it (IB lifetime limits).
+    t_in: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
 enum Frame {
     Pkt(u32),
     Pfc { mask: u8, quanta: [u16; 8] },
+    /// IB flow-control packet for one VL (its FCTBS is implied: links never lose packets here).
+    Fcp { vl: u8, fccl: u16 },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -83,6 +108,7 @@ enum Ev {
     Rto(u32),
     RateTimer { qp: u32, gen: u32 },
     Sample,
+    Watchdog,
 }
 
 #[derive(Default)]
@@ -102,6 +128,33 @@ struct PortState {
     qtotal: u64,
     q_changed: u64,
 }
+
+/// One port's credit state per VL (IBTA Vol. 1 §7.9): as a sender towards its peer (FCTBS,
+/// the last FCCL received) and as a receiver from it (ABR, free blocks of its input buffer).
+#[derive(Clone, Copy, Default)]
+struct IbPort {
+    fctbs: [u16; 8],
+    fccl: [u16; 8],
+    abr: [u16; 8],
+    free: [u32; 8],
+    /// VLs whose new FCCL still has to be sent to the peer.
+    fcp_pending: u8,
+    /// Since when the port has had a packet but no credits (NEVER: not waiting).
+    wait_from: u64,
+    /// When each VL queue's current head became the head (HOQ lifetime).
+    head_since: [u64; 8],
+}
+
+/// How switches pick an output port.
+pub enum Forwarder {
+    /// RoCEv2: ECMP over shortest paths, hashing the 5-tuple.
+    Ecmp(Routes),
+    /// InfiniBand: the subnet manager's linear forwarding tables.
+    Lft(Lft),
+}
+
+/// How long the watchdog waits without any data packet moving before it looks for a deadlock.
+const WATCHDOG_PERIOD: u64 = 1_000_000_000; // 1 ms
 
 #[derive(Default, Clone, Copy)]
 struct PgState {
@@ -168,8 +221,14 @@ struct Nic {
 pub struct Sim {
     q: EventQueue<Ev>,
     topo: Topology,
-    routes: Routes,
-    p: Roce,
+    fwd: Forwarder,
+    p: Params,
+    ib: Vec<IbPort>,
+    link_up: Vec<bool>,
+    /// Data packets put on a link so far, and the count the watchdog saw last.
+    moved: u64,
+    moved_at_watchdog: u64,
+    halted: bool,
     ports: Vec<PortState>,
     pgs: Vec<PgState>,
     mmus: Vec<Mmu>,
@@ -195,15 +254,30 @@ impl Sim {
     /// caller, from the scenario or from the `auto` formula).
     pub fn new(
         topo: Topology,
-        p: Roce,
+        p: Params,
         flows: Vec<FlowSpec>,
         seed: u64,
         headroom: Vec<u64>,
         stop: Option<SimTime>,
         sample_period: Option<SimDuration>,
+        lft: Option<Lft>,
     ) -> Sim {
-        let routes = Routes::build(&topo, seed, |_| true);
+        let fwd = match lft {
+            Some(l) => Forwarder::Lft(l),
+            None => Forwarder::Ecmp(Routes::build(&topo, seed, |_| true)),
+        };
         let np = topo.ports.len();
+        let mut ibp = vec![IbPort { wait_from: NEVER, ..IbPort::default() }; if p.ib.is_some() { np } else { 0 }];
+        if let Some(ibc) = &p.ib {
+            // Link bring-up exchanges FCPs: each sender starts knowing its peer's full credit.
+            let first = ib::fccl(0, ibc.vl_buffer_blocks);
+            for st in &mut ibp {
+                for vl in 0..ibc.data_vls as usize {
+                    st.free[vl] = ibc.vl_buffer_blocks;
+                    st.fccl[vl] = first;
+                }
+            }
+        }
         let mut ports: Vec<PortState> = (0..np).map(|_| PortState::default()).collect();
         for ps in &mut ports {
             ps.kick_at = NEVER;
@@ -276,10 +350,14 @@ impl Sim {
         let mut qp_rng = Rng::new(seed, 0x0000_9000);
         for (fi, f) in flows.iter().enumerate() {
             let line = topo.ports[topo.ep_port(f.src).0 as usize].rate.0;
+            let class = match &p.ib {
+                Some(ibc) => ibc.sl_to_vl[f.sl as usize],
+                None => p.dscp_to_tc[f.dscp as usize],
+            };
             qps.push(Qp {
                 src: f.src,
                 dst: f.dst,
-                tc: p.dscp_to_tc[f.dscp as usize],
+                tc: class,
                 // RoCEv2 source ports come from the dynamic range 49152–65535 (Annex A17.5.1.1).
                 sport: 49152 + qp_rng.below(16384) as u16,
                 msgs: VecDeque::new(),
@@ -313,11 +391,19 @@ impl Sim {
             }
         }
         let remaining = flows.len();
+        if remaining > 0 {
+            q.schedule(SimTime(WATCHDOG_PERIOD), Ev::Watchdog);
+        }
         Sim {
             q,
+            link_up: vec![true; np],
             topo,
-            routes,
+            fwd,
             p,
+            ib: ibp,
+            moved: 0,
+            moved_at_watchdog: 0,
+            halted: false,
             ports,
             pgs: vec![PgState::default(); np * 8],
             mmus,
@@ -341,7 +427,7 @@ impl Sim {
     pub fn topology(&self) -> &Topology {
         &self.topo
     }
-    pub fn params(&self) -> &Roce {
+    pub fn params(&self) -> &Params {
         &self.p
     }
     pub fn events(&self) -> u64 {
@@ -359,14 +445,14 @@ impl Sim {
                     break;
                 }
             }
-            if self.remaining == 0 && self.stop.is_none() {
+            if (self.remaining == 0 && self.stop.is_none()) || self.halted {
                 break;
             }
             let (now, ev) = self.q.pop().expect("peeked");
             self.dispatch(now.0, ev);
         }
         let end = match self.stop {
-            Some(s) if self.remaining > 0 => s.0.max(self.q.now().0),
+            Some(s) if self.remaining > 0 && !self.halted => s.0.max(self.q.now().0),
             _ => self.q.now().0,
         };
         self.finish(end);
@@ -407,6 +493,7 @@ impl Sim {
                     self.q.schedule(SimTime(now) + d.rate_timer, Ev::RateTimer { qp, gen });
                 }
             }
+            Ev::Watchdog => self.watchdog(now),
             Ev::Sample => {
                 self.sample(now);
                 if self.remaining > 0 || self.stop.is_some_and(|s| now < s.0) {
@@ -423,14 +510,15 @@ impl Sim {
         let pi = port as usize;
         let pt = self.topo.ports[pi];
         let peer = pt.peer.expect("send on an uncabled port");
-        let dur = serialization(wire(Bytes(frame_bytes)), pt.rate).ps();
+        let dur = serialization(self.wire_of(frame_bytes), pt.rate).ps();
         let peer_node = self.topo.ports[peer.0 as usize].node;
         let mut arrive = now + dur + pt.prop.ps();
         if self.topo.is_switch(peer_node) {
             arrive += self.p.switch_latency.ps();
             if self.cut_through[peer_node.0 as usize] && matches!(frame, Frame::Pkt(_)) {
-                // Headers (64 B after preamble/SFD) suffice to start forwarding.
-                let hdr = serialization(Bytes(model::frame::PREAMBLE_SFD + 64), pt.rate).ps();
+                // Headers (the first 64 bytes, after the preamble/SFD or start delimiter)
+                // suffice to start forwarding.
+                let hdr = serialization(self.cut_through_header(), pt.rate).ps();
                 arrive = arrive - dur + hdr.min(dur);
             }
         }
@@ -447,6 +535,35 @@ impl Sim {
         st.tx_frames += 1;
         st.tx_bytes += frame_bytes;
         st.busy_ps += dur;
+        if matches!(frame, Frame::Pkt(_)) {
+            self.moved += 1;
+        }
+    }
+
+    /// Link time of a frame or packet: Ethernet adds preamble, SFD and the inter-frame gap
+    /// (and pads to 64 bytes); InfiniBand adds its delimiters and idle.
+    #[inline]
+    pub fn wire_of(&self, frame: u64) -> Bytes {
+        match self.p.tech {
+            Tech::Roce => wire(Bytes(frame)),
+            Tech::Infiniband => ib::ib_wire(Bytes(frame)),
+        }
+    }
+
+    /// What a cut-through switch must have received before it forwards: the first 64 bytes
+    /// of the frame, after the preamble/SFD (Ethernet) or the start delimiter (IB).
+    pub fn cut_through_header(&self) -> Bytes {
+        let lead = if self.p.tech == Tech::Roce { model::frame::PREAMBLE_SFD } else { ib::IB_FRAMING / 2 };
+        Bytes(lead + 64)
+    }
+
+    /// Frame (RoCEv2: MAC header to FCS) or packet (IB: LRH to VCRC) bytes.
+    #[inline]
+    pub fn frame_of(&self, t: Transport, payload: u64) -> u32 {
+        match &self.p.ib {
+            None => roce_frame(self.p.encap, t, Bytes(payload)).0 as u32,
+            Some(ibc) => ib::ib_packet(ibc.grh, t, Bytes(payload)).0 as u32,
+        }
     }
 
     fn on_arrive(&mut self, now: u64, port: u32) {
@@ -459,7 +576,11 @@ impl Sim {
         let peer = self.topo.ports[port as usize].peer.expect("cabled").0;
         match frame {
             Frame::Pfc { mask, quanta } => self.on_pfc(now, peer, mask, quanta),
+            Frame::Fcp { vl, fccl } => self.on_fcp(now, peer, vl, fccl),
             Frame::Pkt(id) => {
+                if !self.ib.is_empty() && !self.ib_receive(now, peer, id) {
+                    return;
+                }
                 let node = self.topo.ports[peer as usize].node;
                 match self.topo.node(node).kind {
                     NodeKind::Switch => self.switch_rx(now, node, peer, id),
@@ -488,6 +609,15 @@ impl Sim {
             self.send(now, port, Frame::Pfc { mask, quanta }, PFC_FRAME);
             return;
         }
+        if !self.ib.is_empty() && self.ib[pi].fcp_pending != 0 {
+            let st = &mut self.ib[pi];
+            let vl = st.fcp_pending.trailing_zeros() as u8;
+            st.fcp_pending &= !(1 << vl);
+            let fccl = ib::fccl(st.abr[vl as usize], st.free[vl as usize]);
+            self.stats.ports[pi].fcp_tx += 1;
+            self.send(now, port, Frame::Fcp { vl, fccl }, ib::FCP);
+            return;
+        }
         let node = self.topo.ports[pi].node;
         let picked = match self.topo.node(node).kind {
             NodeKind::Switch => self.switch_pick(now, port),
@@ -495,8 +625,91 @@ impl Sim {
         };
         if let Some(id) = picked {
             let frame = self.pkts[id as usize].frame as u64;
+            if !self.ib.is_empty() {
+                let vl = self.pkts[id as usize].tc as usize;
+                let st = &mut self.ib[pi];
+                st.fctbs[vl] = ((st.fctbs[vl] as u32 + ib::blocks(Bytes(frame))) % ib::CREDIT_MODULUS) as u16;
+                if st.wait_from != NEVER {
+                    self.stats.ports[pi].xmit_wait_ps += now - st.wait_from;
+                    st.wait_from = NEVER;
+                }
+            }
             self.send(now, port, Frame::Pkt(id), frame);
         }
+    }
+
+    /// Whether class `tc` at `port` may send `frame` bytes now. `Err(t)`: blocked until
+    /// `t` (a PFC pause expiry), or `Err(NEVER)` until credits arrive.
+    #[inline]
+    fn may_send(&self, pi: usize, tc: usize, frame: u32, now: u64) -> Result<(), u64> {
+        if self.ib.is_empty() {
+            let ps = &self.ports[pi];
+            if ps.pause_from[tc] <= now && now < ps.pause_until[tc] {
+                return Err(ps.pause_until[tc]);
+            }
+            Ok(())
+        } else {
+            let st = &self.ib[pi];
+            if ib::may_send(st.fccl[tc], st.fctbs[tc], ib::blocks(Bytes(frame as u64))) {
+                Ok(())
+            } else {
+                Err(NEVER)
+            }
+        }
+    }
+
+    /// Marks the start of a credit wait (PortXmitWait) on `pi`.
+    fn credit_wait(&mut self, pi: usize, now: u64) {
+        let st = &mut self.ib[pi];
+        if st.wait_from == NEVER {
+            st.wait_from = now;
+        }
+    }
+
+    // ---------------------------------------------------------------- IB credits
+
+    /// Takes a packet arriving at `port` into its input VL buffer (IBTA Vol. 1 §7.9.4.3:
+    /// ABR counts received blocks). `false` if it had no credits (never, unless broken).
+    fn ib_receive(&mut self, now: u64, port: u32, id: u32) -> bool {
+        let pk = self.pkts[id as usize];
+        let b = ib::blocks(Bytes(pk.frame as u64));
+        let vl = pk.tc as usize;
+        let pi = port as usize;
+        let st = &mut self.ib[pi];
+        if st.free[vl] < b {
+            self.drop_pkt(port, id, DropCause::CreditOverrun);
+            return false;
+        }
+        let before = ib::fccl(st.abr[vl], st.free[vl]);
+        st.abr[vl] = ((st.abr[vl] as u32 + b) % ib::CREDIT_MODULUS) as u16;
+        // A switch holds the packet until it leaves; an HCA consumes it at once.
+        if self.topo.is_switch(self.topo.ports[pi].node) {
+            st.free[vl] -= b;
+            let cap = self.p.ib.as_ref().expect("ib").vl_buffer_blocks;
+            let s = &mut self.stats.ports[pi];
+            s.peak_vl_blocks = s.peak_vl_blocks.max(cap - st.free[vl]);
+        }
+        if ib::fccl(st.abr[vl], st.free[vl]) != before {
+            st.fcp_pending |= 1 << vl;
+            self.try_tx(now, port);
+        }
+        true
+    }
+
+    /// Frees the input-buffer blocks of a packet leaving the switch and schedules an FCP.
+    fn ib_release(&mut self, now: u64, in_port: u32, vl: u8, frame: u32) {
+        let b = ib::blocks(Bytes(frame as u64));
+        let st = &mut self.ib[in_port as usize];
+        st.free[vl as usize] += b;
+        st.fcp_pending |= 1 << vl;
+        self.try_tx(now, in_port);
+    }
+
+    fn on_fcp(&mut self, now: u64, port: u32, vl: u8, fccl: u16) {
+        let pi = port as usize;
+        self.stats.ports[pi].fcp_rx += 1;
+        self.ib[pi].fccl[vl as usize] = fccl;
+        self.try_tx(now, port);
     }
 
     fn paused(&self, port: usize, tc: usize, now: u64) -> bool {
@@ -587,12 +800,39 @@ impl Sim {
         }
     }
 
+    #[inline]
+    fn next_hop(&self, node: NodeId, pk: &Packet) -> Option<PortId> {
+        match &self.fwd {
+            Forwarder::Ecmp(r) => r.next_hop(node, pk.src, pk.dst, pk.sport),
+            Forwarder::Lft(l) => l.get(node, pk.dst),
+        }
+    }
+
     fn switch_rx(&mut self, now: u64, node: NodeId, in_port: u32, id: u32) {
         let pk = self.pkts[id as usize];
-        let Some(out) = self.routes.next_hop(node, pk.src, pk.dst, pk.sport) else {
-            self.drop_pkt(in_port, id, DropCause::NoRoute);
-            return;
+        let out = match self.next_hop(node, &pk) {
+            Some(o) if self.link_up[o.0 as usize] => o,
+            hop => {
+                if !self.ib.is_empty() {
+                    self.ib_release(now, in_port, pk.tc, pk.frame);
+                }
+                match hop {
+                    None => self.drop_pkt(in_port, id, DropCause::NoRoute),
+                    Some(o) => self.drop_pkt(o.0, id, DropCause::PortDown),
+                }
+                return;
+            }
         };
+        if !self.ib.is_empty() {
+            let p = &mut self.pkts[id as usize];
+            p.in_port = in_port;
+            p.in_pg = p.tc;
+            p.t_in = now;
+            p.cells = 0;
+            self.enqueue(now, out.0, id);
+            self.try_tx(now, out.0);
+            return;
+        }
         let tc = pk.tc as usize;
         let pg = self.p.tc_to_pg[tc];
         let lossless = self.p.lossless[tc] && self.p.pfc.enabled;
@@ -674,6 +914,9 @@ impl Sim {
         let pi = port as usize;
         self.account_queue(now, pi);
         let ps = &mut self.ports[pi];
+        if ps.queues[tc].is_empty() && !self.ib.is_empty() {
+            self.ib[pi].head_since[tc] = now;
+        }
         ps.queues[tc].push_back(id);
         ps.qbytes[tc] += bytes;
         ps.qtotal += bytes;
@@ -689,32 +932,41 @@ impl Sim {
 
     fn switch_pick(&mut self, now: u64, port: u32) -> Option<u32> {
         let pi = port as usize;
+        let mut expiry = NEVER;
+        if !self.ib.is_empty() {
+            expiry = self.expire_heads(now, port);
+        }
         let mut blocked_until = NEVER;
-        // Strict queues, highest index first.
+        let mut credit_blocked = false;
+        // Strict queues (high-priority VLs), highest index first.
         for tc in (0..8).rev() {
-            if self.p.sched[tc] != Sched::Strict || self.ports[pi].queues[tc].is_empty() {
+            if self.p.sched[tc] != Sched::Strict {
                 continue;
             }
-            if self.paused(pi, tc, now) {
-                blocked_until = blocked_until.min(self.ports[pi].pause_until[tc]);
-                continue;
+            let Some(&head) = self.ports[pi].queues[tc].front() else { continue };
+            match self.may_send(pi, tc, self.pkts[head as usize].frame, now) {
+                Ok(()) => return Some(self.dequeue(now, port, tc)),
+                Err(NEVER) => credit_blocked = true,
+                Err(t) => blocked_until = blocked_until.min(t),
             }
-            return Some(self.dequeue(now, port, tc));
         }
         // Deficit round robin among weighted queues.
         let mut eligible = 0u8;
         for tc in 0..8 {
             if let Sched::Weighted(_) = self.p.sched[tc] {
-                if !self.ports[pi].queues[tc].is_empty() {
-                    if self.paused(pi, tc, now) {
-                        blocked_until = blocked_until.min(self.ports[pi].pause_until[tc]);
-                    } else {
-                        eligible |= 1 << tc;
-                    }
+                let Some(&head) = self.ports[pi].queues[tc].front() else { continue };
+                match self.may_send(pi, tc, self.pkts[head as usize].frame, now) {
+                    Ok(()) => eligible |= 1 << tc,
+                    Err(NEVER) => credit_blocked = true,
+                    Err(t) => blocked_until = blocked_until.min(t),
                 }
             }
         }
         if eligible == 0 {
+            if credit_blocked {
+                self.credit_wait(pi, now);
+                blocked_until = blocked_until.min(expiry);
+            }
             if blocked_until != NEVER {
                 self.kick_at(port, blocked_until);
             }
@@ -749,11 +1001,47 @@ impl Sim {
         let pk = self.pkts[id as usize];
         ps.qbytes[tc] -= pk.frame as u64;
         ps.qtotal -= pk.frame as u64;
-        self.release(now, pk);
+        if !self.ib.is_empty() {
+            self.ib[pi].head_since[tc] = now;
+            self.ib_release(now, pk.in_port, pk.in_pg, pk.frame);
+        } else {
+            self.release(now, pk);
+        }
         id
     }
 
+    /// IB lifetime limits at output `port`: discards heads older than the HOQ lifetime or
+    /// packets older than the switch lifetime (checked at the head). Returns when the
+    /// next head would expire.
+    fn expire_heads(&mut self, now: u64, port: u32) -> u64 {
+        let ibc = self.p.ib.as_ref().expect("ib");
+        let (hoq, life) = (ibc.hoq_lifetime.map(|d| d.ps()), ibc.switch_lifetime.map(|d| d.ps()));
+        if hoq.is_none() && life.is_none() {
+            return NEVER;
+        }
+        let pi = port as usize;
+        let mut next = NEVER;
+        for tc in 0..8 {
+            while let Some(&head) = self.ports[pi].queues[tc].front() {
+                let since = self.ib[pi].head_since[tc];
+                let t_in = self.pkts[head as usize].t_in;
+                let hoq_at = hoq.map_or(NEVER, |h| since.saturating_add(h));
+                let life_at = life.map_or(NEVER, |l| t_in.saturating_add(l));
+                if now >= hoq_at || now >= life_at {
+                    let cause = if now >= hoq_at { DropCause::HoqLifetime } else { DropCause::SwitchLifetime };
+                    let id = self.dequeue(now, port, tc);
+                    self.drop_pkt(port, id, cause);
+                } else {
+                    next = next.min(hoq_at.min(life_at));
+                    break;
+                }
+            }
+        }
+        next
+    }
+
     /// Frees a departing packet's ingress cells: headroom first, then shared, then reserved.
+    /// (RoCEv2; InfiniBand frees input blocks in [`Sim::ib_release`].)
     fn release(&mut self, now: u64, pk: Packet) {
         let gi = pk.in_port as usize * 8 + pk.in_pg as usize;
         let ni = self.topo.ports[pk.in_port as usize].node.0 as usize;
@@ -825,7 +1113,7 @@ impl Sim {
             qp,
             psn,
             payload: 0,
-            frame: roce_frame(self.p.encap, t, Bytes(0)).0 as u32,
+            frame: self.frame_of(t, 0),
             tc,
             ecn_capable: false,
             ce: false,
@@ -835,6 +1123,7 @@ impl Sim {
             in_port: NONE,
             in_pg: 0,
             cells: 0,
+            t_in: 0,
         }
     }
 
@@ -864,52 +1153,80 @@ impl Sim {
         let pi = port as usize;
         let mut wake = NEVER;
         // Control packets (ACK/NAK/CNP) first, by class, honouring pause.
+        let mut credit_blocked = false;
         for tc in (0..8).rev() {
-            if self.ports[pi].queues[tc].is_empty() {
-                continue;
-            }
-            if self.paused(pi, tc, now) {
-                wake = wake.min(self.ports[pi].pause_until[tc]);
-                continue;
+            let Some(&head) = self.ports[pi].queues[tc].front() else { continue };
+            match self.may_send(pi, tc, self.pkts[head as usize].frame, now) {
+                Ok(()) => {}
+                Err(NEVER) => {
+                    credit_blocked = true;
+                    continue;
+                }
+                Err(t) => {
+                    wake = wake.min(t);
+                    continue;
+                }
             }
             let id = self.ports[pi].queues[tc].pop_front().expect("non-empty");
             self.ports[pi].qbytes[tc] -= self.pkts[id as usize].frame as u64;
             return Some(id);
         }
         // Data: round robin over QPs with work, not paused, allowed by their rate.
-        let nic = &mut self.nics[ep as usize];
-        let n = nic.active.len();
+        let e = ep as usize;
+        let n = self.nics[e].active.len();
         let mut i = 0;
-        while i < n.min(nic.active.len()) {
-            let idx = (nic.rr + i) % nic.active.len();
-            let qpi = nic.active[idx];
+        while i < n.min(self.nics[e].active.len()) {
+            let len = self.nics[e].active.len();
+            let idx = (self.nics[e].rr + i) % len;
+            let qpi = self.nics[e].active[idx];
             let qp = &self.qps[qpi as usize];
             if qp.snd_nxt >= qp.snd_max || qp.failed {
                 // Nothing to send: leave the active list (re-added on post or go-back).
                 self.qps[qpi as usize].active = false;
-                nic.active.swap_remove(idx);
+                self.nics[e].active.swap_remove(idx);
                 continue;
             }
             let tc = qp.tc as usize;
-            let ps = &self.ports[pi];
-            if ps.pause_from[tc] <= now && now < ps.pause_until[tc] {
-                wake = wake.min(ps.pause_until[tc]);
+            let next_tx = qp.next_tx;
+            if self.ib.is_empty() {
+                let ps = &self.ports[pi];
+                if ps.pause_from[tc] <= now && now < ps.pause_until[tc] {
+                    wake = wake.min(ps.pause_until[tc]);
+                    i += 1;
+                    continue;
+                }
+            } else if !self.qp_has_credit(pi, qpi) {
+                credit_blocked = true;
                 i += 1;
                 continue;
             }
-            if qp.next_tx > now {
-                wake = wake.min(qp.next_tx);
+            if next_tx > now {
+                wake = wake.min(next_tx);
                 i += 1;
                 continue;
             }
-            nic.rr = (idx + 1) % nic.active.len();
+            self.nics[e].rr = (idx + 1) % len;
             let id = self.build_data(now, qpi);
             return Some(id);
+        }
+        if credit_blocked {
+            self.credit_wait(pi, now);
         }
         if wake != NEVER {
             self.kick_at(port, wake);
         }
         None
+    }
+
+    /// Whether QP `qpi`'s next packet fits the credits of its VL at port `pi`.
+    fn qp_has_credit(&self, pi: usize, qpi: u32) -> bool {
+        let qp = &self.qps[qpi as usize];
+        let psn = qp.snd_nxt;
+        let m = qp.msgs.iter().find(|m| psn >= m.first_psn && psn < m.first_psn + m.npkts).expect("snd_nxt inside a message");
+        let first = psn == m.first_psn;
+        let payload = if psn == m.first_psn + m.npkts - 1 { m.last_payload as u64 } else { self.p.mtu.0 };
+        let t = if first { Transport::WriteFirst } else { Transport::WriteRest };
+        self.may_send(pi, qp.tc as usize, self.frame_of(t, payload), 0).is_ok()
     }
 
     fn build_data(&mut self, now: u64, qpi: u32) -> u32 {
@@ -926,12 +1243,18 @@ impl Sim {
         let last = psn == m.first_psn + m.npkts - 1;
         let payload = if last { m.last_payload } else { mtu };
         let t = if first { Transport::WriteFirst } else { Transport::WriteRest };
-        let frame = roce_frame(encap, t, Bytes(payload as u64)).0 as u32;
+        let frame = match &self.p.ib {
+            None => roce_frame(encap, t, Bytes(payload as u64)).0 as u32,
+            Some(ibc) => ib::ib_packet(ibc.grh, t, Bytes(payload as u64)).0 as u32,
+        };
         qp.snd_nxt += 1;
         let retx = psn < qp.max_sent;
         qp.max_sent = qp.max_sent.max(psn + 1);
         let line = self.nics[qp.src as usize].line_bps;
-        let w = wire(Bytes(frame as u64));
+        let w = match self.p.tech {
+            Tech::Roce => wire(Bytes(frame as u64)),
+            Tech::Infiniband => ib::ib_wire(Bytes(frame as u64)),
+        };
         if let (Some(cc), Some((_, d))) = (qp.cc.as_mut(), self.p.dcqcn.as_ref()) {
             cc.on_sent(w.0, d);
             let rate = cc.rate_bps();
@@ -948,6 +1271,7 @@ impl Sim {
         let ecn_capable = self.p.dcqcn.is_some() || self.p.ecn[tc as usize].is_some();
         let st = &mut self.stats.nics[src as usize];
         st.tx_data_pkts += 1;
+        st.tx_payload += payload as u64;
         if retx {
             st.retx_bytes += payload as u64;
         }
@@ -968,6 +1292,7 @@ impl Sim {
             in_port: NONE,
             in_pg: 0,
             cells: 0,
+            t_in: 0,
         })
     }
 
@@ -1035,11 +1360,13 @@ impl Sim {
                 reply = Some((Kind::Ack, qp.epsn - 1));
             }
         } else if pk.psn > qp.epsn {
+            self.stats.nics[dst as usize].rx_discarded_payload += pk.payload as u64;
             if !qp.nak_sent {
                 qp.nak_sent = true;
                 reply = Some((Kind::Nak, qp.epsn));
             }
         } else {
+            self.stats.nics[dst as usize].rx_discarded_payload += pk.payload as u64;
             reply = Some((Kind::Ack, qp.epsn - 1));
         }
         if send_cnp {
@@ -1131,19 +1458,125 @@ impl Sim {
         self.try_tx(now, port);
     }
 
+    // ---------------------------------------------------------------- deadlock
+
+    fn watchdog(&mut self, now: u64) {
+        if self.remaining == 0 {
+            return;
+        }
+        let buffered = self.ports.iter().any(|p| p.qtotal > 0);
+        if buffered && self.moved == self.moved_at_watchdog {
+            if let Some(cycle) = self.find_cycle(now) {
+                self.stats.deadlock = Some(Deadlock { detected_at_ps: now, cycle });
+                self.halted = true;
+                return;
+            }
+        }
+        self.moved_at_watchdog = self.moved;
+        self.q.schedule(SimTime(now + WATCHDOG_PERIOD), Ev::Watchdog);
+    }
+
+    /// Whether the head of egress queue (`pi`, `tc`) is blocked (paused or without credits).
+    fn head_blocked(&self, pi: usize, tc: usize, now: u64) -> bool {
+        match self.ports[pi].queues[tc].front() {
+            Some(&h) => self.may_send(pi, tc, self.pkts[h as usize].frame, now).is_err(),
+            None => false,
+        }
+    }
+
+    /// A cycle of blocked switch egress queues, each waiting for buffer at the next hop's
+    /// input that is held by packets queued behind the next one: the channel dependency
+    /// cycle of a deadlock (Dally & Seitz 1987; for PFC, Hu et al., HotNets 2016).
+    fn find_cycle(&self, now: u64) -> Option<Vec<(u32, u8)>> {
+        use std::collections::BTreeMap;
+        // Edge (u, c) → (q, c): upstream egress u feeds the input whose packets wait at q.
+        let mut adj: BTreeMap<(u32, u8), Vec<(u32, u8)>> = BTreeMap::new();
+        for (ni, n) in self.topo.nodes.iter().enumerate() {
+            if n.kind != NodeKind::Switch {
+                continue;
+            }
+            let _ = ni;
+            for q in n.first_port..n.first_port + n.nports {
+                for tc in 0..8 {
+                    if !self.head_blocked(q as usize, tc, now) {
+                        continue;
+                    }
+                    for &id in &self.ports[q as usize].queues[tc] {
+                        let i = self.pkts[id as usize].in_port;
+                        let Some(u) = self.topo.ports[i as usize].peer else { continue };
+                        if self.topo.is_switch(self.topo.ports[u.0 as usize].node) && self.head_blocked(u.0 as usize, tc, now) {
+                            let e = adj.entry((u.0, tc as u8)).or_default();
+                            if !e.contains(&(q, tc as u8)) {
+                                e.push((q, tc as u8));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Iterative DFS with colours; a grey successor closes a cycle.
+        let mut colour: BTreeMap<(u32, u8), u8> = BTreeMap::new();
+        for &start in adj.keys() {
+            if colour.contains_key(&start) {
+                continue;
+            }
+            let mut stack: Vec<((u32, u8), usize)> = vec![(start, 0)];
+            colour.insert(start, 1);
+            while let Some(&mut (v, ref mut i)) = stack.last_mut() {
+                let succ = adj.get(&v).map(|s| s.as_slice()).unwrap_or(&[]);
+                if *i < succ.len() {
+                    let w = succ[*i];
+                    *i += 1;
+                    match colour.get(&w) {
+                        None => {
+                            colour.insert(w, 1);
+                            stack.push((w, 0));
+                        }
+                        Some(1) => {
+                            let from = stack.iter().position(|&(x, _)| x == w).expect("grey is on the stack");
+                            return Some(stack[from..].iter().map(|&(x, _)| x).collect());
+                        }
+                        _ => {}
+                    }
+                } else {
+                    colour.insert(v, 2);
+                    stack.pop();
+                }
+            }
+        }
+        None
+    }
+
     // ---------------------------------------------------------------- stats
 
     fn sample(&mut self, now: u64) {
         let ports: Vec<u64> = self.ports.iter().map(|p| p.qtotal).collect();
         let rates: Vec<u64> =
             self.qps.iter().map(|q| q.cc.as_ref().map(|c| c.rate_bps()).unwrap_or(0)).collect();
+        // RoCE: priorities paused; IB: VLs whose head waits for credits.
         let paused: Vec<u8> = (0..self.ports.len())
-            .map(|pi| (0..8).fold(0u8, |m, tc| if self.paused(pi, tc, now) { m | 1 << tc } else { m }))
+            .map(|pi| {
+                (0..8).fold(0u8, |m, tc| {
+                    let b = if self.ib.is_empty() { self.paused(pi, tc, now) } else { self.head_blocked(pi, tc, now) };
+                    if b {
+                        m | 1 << tc
+                    } else {
+                        m
+                    }
+                })
+            })
             .collect();
         self.stats.samples.push(crate::stats::Sample { t: now, queue: ports, qp_rate: rates, paused });
     }
 
     fn finish(&mut self, end: u64) {
+        for pi in 0..self.ib.len() {
+            let st = &mut self.ib[pi];
+            if st.wait_from != NEVER && st.wait_from < end {
+                self.stats.ports[pi].xmit_wait_ps += end - st.wait_from;
+                st.wait_from = end;
+            }
+        }
         for pi in 0..self.ports.len() {
             self.account_queue(end, pi);
             let ps = &self.ports[pi];
@@ -1211,6 +1644,85 @@ impl Sim {
                 return Err(format!("switch {}: headroom pool mismatch", n.name));
             }
         }
+        self.check_credits()?;
+        self.check_payload()
+    }
+
+    /// IB credits (IBTA Vol. 1 §7.9): per VL, a sender's credits are within [0, 2048]; its
+    /// credits plus the blocks on the wire towards the receiver never exceed the
+    /// receiver's free blocks (so no packet can overrun); a switch input buffer's used
+    /// blocks equal those of the packets it holds.
+    fn check_credits(&self) -> Result<(), String> {
+        let Some(ibc) = &self.p.ib else { return Ok(()) };
+        let mut held = vec![0u64; self.ports.len() * 8];
+        for ps in &self.ports {
+            for q in &ps.queues {
+                for &id in q {
+                    let pk = &self.pkts[id as usize];
+                    if pk.in_port != NONE {
+                        held[pk.in_port as usize * 8 + pk.tc as usize] += ib::blocks(Bytes(pk.frame as u64)) as u64;
+                    }
+                }
+            }
+        }
+        for (pi, pt) in self.topo.ports.iter().enumerate() {
+            let Some(peer) = pt.peer else { continue };
+            let rx = peer.0 as usize;
+            for vl in 0..ibc.data_vls as usize {
+                let tx = &self.ib[pi];
+                let credits = (tx.fccl[vl] as u32 + ib::CREDIT_MODULUS - tx.fctbs[vl] as u32) % ib::CREDIT_MODULUS;
+                if credits > ib::MAX_CREDITS {
+                    return Err(format!("port {pi} vl {vl}: {credits} credits outstanding, above 2048"));
+                }
+                let on_wire: u64 = self.ports[pi]
+                    .chan
+                    .iter()
+                    .filter_map(|&(_, f)| match f {
+                        Frame::Pkt(id) if self.pkts[id as usize].tc as usize == vl => {
+                            Some(ib::blocks(Bytes(self.pkts[id as usize].frame as u64)) as u64)
+                        }
+                        _ => None,
+                    })
+                    .sum();
+                let free = self.ib[rx].free[vl] as u64;
+                if credits as u64 + on_wire > free {
+                    return Err(format!("port {pi} vl {vl}: {credits} credits + {on_wire} blocks on the wire > {free} free at the peer"));
+                }
+                if self.topo.is_switch(self.topo.ports[rx].node) && ibc.vl_buffer_blocks as u64 - free != held[rx * 8 + vl] {
+                    return Err(format!(
+                        "port {rx} vl {vl}: {} blocks used, packets hold {}",
+                        ibc.vl_buffer_blocks as u64 - free,
+                        held[rx * 8 + vl]
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Payload conservation: every payload byte a NIC transmitted (retransmissions
+    /// included) was delivered in order, discarded by the responder as out of order or
+    /// duplicate, dropped in the fabric, or is still on a link or in a switch queue.
+    fn check_payload(&self) -> Result<(), String> {
+        let tx: u64 = self.stats.nics.iter().map(|n| n.tx_payload).sum();
+        let rx: u64 = self.stats.nics.iter().map(|n| n.rx_payload + n.rx_discarded_payload).sum();
+        let mut in_flight = 0u64;
+        for ps in &self.ports {
+            for &(_, f) in &ps.chan {
+                if let Frame::Pkt(id) = f {
+                    in_flight += self.pkts[id as usize].payload as u64;
+                }
+            }
+            for q in &ps.queues {
+                in_flight += q.iter().map(|&id| self.pkts[id as usize].payload as u64).sum::<u64>();
+            }
+        }
+        if tx != rx + self.stats.dropped_payload + in_flight {
+            return Err(format!(
+                "payload: sent {tx} != received {rx} + dropped {} + in flight {in_flight}",
+                self.stats.dropped_payload
+            ));
+        }
         Ok(())
     }
 
@@ -1241,7 +1753,29 @@ impl Sim {
     /// The output port a switch picks for the packets of flow `flow` (each flow has its QP).
     pub fn route(&self, sw: NodeId, flow: u32) -> Option<PortId> {
         let q = &self.qps[flow as usize];
-        self.routes.next_hop(sw, q.src, q.dst, q.sport)
+        match &self.fwd {
+            Forwarder::Ecmp(r) => r.next_hop(sw, q.src, q.dst, q.sport),
+            Forwarder::Lft(l) => l.get(sw, q.dst),
+        }
+    }
+
+    /// Replaces the forwarding state while the simulation runs (a re-sweep, re-routing).
+    pub fn set_forwarder(&mut self, fwd: Forwarder) {
+        self.fwd = fwd;
+    }
+
+    /// Takes the link at `port` (both directions) down or up. Packets later forwarded to a
+    /// down port are discarded; routing does not change until [`Sim::set_forwarder`].
+    pub fn set_link(&mut self, port: PortId, up: bool) {
+        self.link_up[port.0 as usize] = up;
+        if let Some(peer) = self.topo.ports[port.0 as usize].peer {
+            self.link_up[peer.0 as usize] = up;
+        }
+    }
+
+    /// Which technology this simulator runs.
+    pub fn tech(&self) -> Tech {
+        self.p.tech
     }
 
     /// Headroom cap of each port (cells), for reporting.

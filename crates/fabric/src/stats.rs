@@ -14,10 +14,28 @@ pub enum DropCause {
     BufferFull = 2,
     /// No route to the destination (e.g. every path down).
     NoRoute = 3,
+    /// Forwarded to a port whose link is down (IB: counted in PortXmitDiscards).
+    PortDown = 4,
+    /// IB: at the head of an output VL queue longer than the HOQ lifetime (PortXmitDiscards,
+    /// PortSwHOQLifetimeLimitDiscards).
+    HoqLifetime = 5,
+    /// IB: in the switch longer than its lifetime limit (PortSwLifetimeLimitDiscards).
+    SwitchLifetime = 6,
+    /// IB: a packet arrived without credits for it. Never happens unless the credit
+    /// accounting is broken; counted so that tests catch it.
+    CreditOverrun = 7,
 }
 
-pub const DROP_CAUSES: [DropCause; 4] =
-    [DropCause::HeadroomOverflow, DropCause::DynamicThreshold, DropCause::BufferFull, DropCause::NoRoute];
+pub const DROP_CAUSES: [DropCause; 8] = [
+    DropCause::HeadroomOverflow,
+    DropCause::DynamicThreshold,
+    DropCause::BufferFull,
+    DropCause::NoRoute,
+    DropCause::PortDown,
+    DropCause::HoqLifetime,
+    DropCause::SwitchLifetime,
+    DropCause::CreditOverrun,
+];
 
 pub const PAUSE_LOG_CAP: usize = 100_000;
 
@@ -47,17 +65,29 @@ pub struct PortStats {
     /// ([`ecn_bin`]): the measured marking curve, to hold against the RED rule.
     pub ecn_seen: [u64; ECN_BINS],
     pub ecn_marked_bins: [u64; ECN_BINS],
-    pub drops: [u64; 4],
+    pub drops: [u64; 8],
     pub drop_bytes: u64,
     pub lossless_drops: u64,
     /// Ingress: peak headroom use and peak total PG occupancy (cells), over PGs.
     pub peak_headroom_cells: u64,
     pub peak_pg_cells: u64,
+    /// IB PortXmitWait: time this port had a packet to send but no credits for it, in ps
+    /// (the counter counts ticks of the port's clock; time is reported here).
+    pub xmit_wait_ps: u64,
+    /// IB flow-control packets sent and received.
+    pub fcp_tx: u64,
+    pub fcp_rx: u64,
+    /// IB: peak blocks held in each input VL buffer (max over VLs).
+    pub peak_vl_blocks: u32,
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct NicStats {
     pub tx_data_pkts: u64,
+    /// Payload bytes transmitted, retransmissions included.
+    pub tx_payload: u64,
+    /// Payload the responder discarded (out of sequence or duplicate).
+    pub rx_discarded_payload: u64,
     pub rx_payload: u64,
     pub retx_bytes: u64,
     pub cnp_tx: u64,
@@ -100,6 +130,17 @@ pub struct Stats {
     pub events: u64,
     pub frames_in_flight_at_end: u64,
     pub buffer_cells_at_end: u64,
+    /// A deadlock the watchdog found: when, and the cycle of blocked (port, class) queues.
+    pub deadlock: Option<Deadlock>,
+}
+
+/// Packets stuck in a cycle of buffers, each waiting for the next to drain.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Deadlock {
+    /// When the watchdog found no data packet moving for a whole period.
+    pub detected_at_ps: u64,
+    /// The cycle: (egress port, class) queues, each blocked by the next one's buffer.
+    pub cycle: Vec<(u32, u8)>,
 }
 
 impl Stats {

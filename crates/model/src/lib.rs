@@ -10,5 +10,6 @@ pub mod dcqcn;
 pub mod ecn;
 pub mod frame;
 pub mod headroom;
+pub mod ib;
 pub mod sonic;
 pub mod sizing;
