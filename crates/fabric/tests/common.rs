@@ -55,3 +55,28 @@ pub fn load(s: &str) -> fabric::World {
         Err(e) => panic!("scenario does not load: {e}"),
     }
 }
+
+/// An InfiniBand scenario with the given topology, `[infiniband]` overrides and traffic.
+/// Overrides replace the default line with the same key.
+pub fn ib_scenario(topology: &str, overrides: &[(&str, &str)], traffic: &str) -> String {
+    let mut ib = vec![
+        ("mtu", "\"4096B\""),
+        ("data_vls", "1"),
+        ("vl_buffer", "\"128KiB\""),
+        ("hoq_lifetime", "\"auto\""),
+        ("switch_lifetime", "\"auto\""),
+        ("routing", "\"dest-hash\""),
+        ("timeout", "20"),
+        ("retry_cnt", "7"),
+        ("forwarding", "\"cut-through\""),
+        ("switch_latency", "\"0ns\""),
+    ];
+    for &(k, v) in overrides {
+        match ib.iter_mut().find(|(key, _)| *key == k) {
+            Some(e) => e.1 = v,
+            None => ib.push((k, v)),
+        }
+    }
+    let body: Vec<String> = ib.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    format!("[scenario]\nname = \"test\"\nseed = 7\n\n{topology}\n\n[infiniband]\n{}\n\n{traffic}\n", body.join("\n"))
+}

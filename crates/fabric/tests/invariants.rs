@@ -81,3 +81,52 @@ fn all_to_all_completes_losslessly() {
     let min_ps = 8 * 8 * 64_000u64 * 80 / 2;
     assert!(r.end_ps >= min_ps, "{} ps: faster than the uplinks allow ({min_ps} ps)", r.end_ps);
 }
+
+fn random_ib_scenario(seed: u64, senders: usize, size_kb: u64, vl_kib: u64, vls: u8) -> String {
+    let list: Vec<String> = (1..=senders).map(|i| (i + 7).to_string()).collect();
+    let sl_map = if vls > 1 { "{ 0 = 0, 1 = 1 }" } else { "{ 0 = 0 }" };
+    ib_scenario(
+        LEAF_SPINE,
+        &[
+            ("vl_buffer", &format!("\"{vl_kib}KiB\"")),
+            ("data_vls", &vls.to_string()),
+            ("sl_to_vl", sl_map),
+            ("forwarding", if seed % 2 == 0 { "\"cut-through\"" } else { "\"store-and-forward\"" }),
+        ],
+        &format!(
+            "[[traffic]]\nkind = \"incast\"\nreceiver = 1\nsenders = [{}]\nsize = \"{size_kb}KB\"\nstagger = \"3us\"\nsl = 0\n\n[[traffic]]\nkind = \"permutation\"\nsize = \"{size_kb}KB\"\nsl = {}\n",
+            list.join(","),
+            vls - 1
+        ),
+    )
+    .replace("seed = 7", &format!("seed = {seed}"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+    /// InfiniBand: credits stay within [0, 2048] and never exceed the peer's free blocks,
+    /// input buffers hold exactly their packets' blocks, nothing drops, everything arrives.
+    #[test]
+    fn ib_credits_bounded_and_nothing_drops(seed in 0u64..1000, senders in 1usize..8, size_kb in 4u64..200,
+                                            vl_kib in 5u64..300, vls in 1u8..3) {
+        let w = load(&random_ib_scenario(seed, senders, size_kb, vl_kib, vls));
+        let mut sim = w.simulator(false);
+        let mut steps = 0u64;
+        while sim.step() {
+            steps += 1;
+            if steps % 5 == 0 {
+                if let Err(e) = sim.check_invariants() { prop_assert!(false, "after {} events: {}", steps, e); }
+            }
+        }
+        sim.check_invariants().map_err(TestCaseError::fail)?;
+        sim.finish_now();
+        let st = &sim.stats;
+        prop_assert!(st.deadlock.is_none());
+        prop_assert_eq!(st.flows.iter().filter(|f| f.finish.is_some()).count(), st.flows.len());
+        let drops: u64 = st.ports.iter().map(|p| p.drops.iter().sum::<u64>()).sum();
+        prop_assert_eq!(drops, 0);
+        let (_, delivered, _) = sim.payload_accounting();
+        let posted: u64 = st.flows.iter().map(|f| f.size).sum();
+        prop_assert_eq!(delivered, posted);
+    }
+}
