@@ -14,7 +14,7 @@ use model::headroom::{ieee_8021qbb, pause_response_quanta, quantum, HeadroomInpu
 use units::{propagation, BitRate, Bytes, Length, SimDuration, SimTime, DEFAULT_PROPAGATION_PS_PER_M};
 
 use crate::params::{Buffer, FlowSpec, Forwarding, Ib, Params, Pfc, Resume, Sched, Tech, Trigger};
-use crate::topology::{LinkSpec, NodeId, Topology};
+use crate::topology::{LinkSpec, NodeId, PortId, Topology};
 
 /// An error in a scenario file, with where and what was expected.
 #[derive(Debug, thiserror::Error)]
@@ -37,7 +37,20 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub traffic: Vec<Traffic>,
     #[serde(default)]
+    pub faults: Vec<FaultCfg>,
+    #[serde(default)]
     pub output: OutputSection,
+}
+
+/// A link failure or repair at a given time.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct FaultCfg {
+    /// "link-down" or "link-up".
+    pub kind: String,
+    pub at: SimDuration,
+    /// One end of the link: "node:port" (a switch port) or a host name (its NIC).
+    pub link: String,
 }
 
 #[derive(Deserialize, Debug)]
@@ -86,6 +99,10 @@ pub struct IbSection {
     pub forwarding: Forwarding,
     /// "auto" (the switch generation's datasheet latency for the fabric's speed) or a time.
     pub switch_latency: Auto<SimDuration>,
+    /// After a link change, new forwarding tables take effect this long after the fault
+    /// (the subnet manager's trap handling, re-sweep, routing and LFT programming).
+    /// Required when there are faults.
+    pub reroute_delay: Option<SimDuration>,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy)]
@@ -176,6 +193,9 @@ pub struct RoceSection {
     #[serde(default)]
     pub ecn: Vec<EcnCfg>,
     pub dcqcn: DcqcnCfg,
+    /// After a link change, ECMP routes are rebuilt over the remaining links this long
+    /// after the fault (routing-protocol convergence). Required when there are faults.
+    pub reroute_delay: Option<SimDuration>,
 }
 
 /// A value or the keyword `"auto"`.
@@ -303,6 +323,9 @@ pub struct World {
     pub params: Params,
     /// InfiniBand: the forwarding tables the subnet manager programmed.
     pub lft: Option<crate::routing::Lft>,
+    pub faults: Vec<crate::sim::Fault>,
+    /// How long the control plane takes to re-route after a fault.
+    pub reroute_delay: Option<SimDuration>,
     pub flows: Vec<FlowSpec>,
     pub headroom_cells: Vec<u64>,
     pub stop: Option<SimTime>,
@@ -406,7 +429,18 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
         }
     };
     let flows = traffic(c, &cfg, &topo, tech)?;
+    let faults = faults(c, &cfg.faults, &topo)?;
+    let reroute_delay = match tech {
+        Tech::Roce => cfg.roce.as_ref().and_then(|r| r.reroute_delay),
+        Tech::Infiniband => cfg.infiniband.as_ref().and_then(|r| r.reroute_delay),
+    };
+    if !faults.is_empty() && reroute_delay.is_none() {
+        let f = if tech == Tech::Roce { "roce.reroute_delay" } else { "infiniband.reroute_delay" };
+        return Err(c.err(f, "the scenario has faults: say how long re-routing takes after one (a time)"));
+    }
     Ok(World {
+        faults,
+        reroute_delay,
         name: cfg.scenario.name,
         seed: cfg.scenario.seed,
         topo,
@@ -889,6 +923,40 @@ fn explicit(c: &Ctx, nodes: &[NodeCfg], links: &[ExplicitLink]) -> Result<Topolo
     }
     t.check().map_err(|e| c.err("topology.links", e.to_string()))?;
     Ok(t)
+}
+
+fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology) -> Result<Vec<crate::sim::Fault>, ConfigError> {
+    let mut out = vec![];
+    for (i, f) in cfg.iter().enumerate() {
+        let field = format!("faults[{i}]");
+        let up = match f.kind.as_str() {
+            "link-down" => false,
+            "link-up" => true,
+            other => return Err(c.err(&format!("{field}.kind"), format!("unknown fault `{other}`; expected \"link-down\" or \"link-up\""))),
+        };
+        let (name, port) = match f.link.rsplit_once(':') {
+            Some((n, p)) => {
+                let p: u32 = p.parse().map_err(|_| c.err(&format!("{field}.link"), format!("`{}`: the port after ':' must be a number", f.link)))?;
+                (n, p)
+            }
+            None => (f.link.as_str(), 0),
+        };
+        let node = topo
+            .nodes
+            .iter()
+            .position(|n| n.name == name)
+            .ok_or_else(|| c.err(&format!("{field}.link"), format!("no node `{name}` in the topology")))?;
+        let n = &topo.nodes[node];
+        if port >= n.nports {
+            return Err(c.err(&format!("{field}.link"), format!("`{name}` has {} ports (0..{}); port {port} does not exist", n.nports, n.nports - 1)));
+        }
+        let pid = PortId(n.first_port + port);
+        if topo.port(pid).peer.is_none() {
+            return Err(c.err(&format!("{field}.link"), format!("`{}` is not cabled", f.link)));
+        }
+        out.push(crate::sim::Fault { at: SimTime(f.at.ps()), port: pid, up });
+    }
+    Ok(out)
 }
 
 fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) -> Result<Vec<FlowSpec>, ConfigError> {

@@ -26,7 +26,19 @@ impl World {
             self.stop,
             sample.then_some(self.sample_period),
             self.lft.clone(),
+            self.faults.clone(),
+            self.control_plane(),
         )
+    }
+
+    /// The control plane that re-routes after faults (none without faults).
+    pub fn control_plane(&self) -> Option<Box<dyn sim::ControlPlane>> {
+        let delay = self.reroute_delay?;
+        Some(Box::new(sim::EcmpControl {
+            seed: self.seed,
+            delay,
+            destination_tables: self.params.tech == params::Tech::Infiniband,
+        }))
     }
 
     /// Runs the scenario and builds its report.

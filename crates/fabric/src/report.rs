@@ -421,24 +421,24 @@ pub fn text(r: &Report) -> String {
     if let Some(dl) = &t.deadlock {
         let _ = writeln!(s, "  DEADLOCK at {}: a cycle of {} blocked queues (ports in the JSON report)", d(dl.detected_at_ps), dl.cycle.len());
     }
-    let mut busiest: Vec<&PortReport> = r.ports.iter().filter(|p| p.max_queue_bytes > 0 || p.pfc_tx.iter().any(|&x| x > 0)).collect();
+    let ib = st.infiniband.is_some();
+    let mut busiest: Vec<&PortReport> =
+        r.ports.iter().filter(|p| p.max_queue_bytes > 0 || p.pfc_tx.iter().any(|&x| x > 0) || p.xmit_wait_ps > 0).collect();
     busiest.sort_by(|a, b| b.max_queue_bytes.cmp(&a.max_queue_bytes).then(a.node.cmp(&b.node)).then(a.port.cmp(&b.port)));
     if !busiest.is_empty() {
-        let _ = writeln!(s, "\nbusiest ports (egress queue)            max queue   mean queue  util   PFC rx  paused   ECN");
+        if ib {
+            let _ = writeln!(s, "\nbusiest ports (egress queue)            max queue   mean queue  util  XmitWait  peak input");
+        } else {
+            let _ = writeln!(s, "\nbusiest ports (egress queue)            max queue   mean queue  util   PFC rx  paused   ECN");
+        }
         for p in busiest.iter().take(8) {
-            let paused: u64 = p.paused_ps.iter().copied().max().unwrap_or(0);
-            let _ = writeln!(
-                s,
-                "  {:<18} -> {:<16} {:>10} {:>12.0} {:>5.1}% {:>7} {:>8} {:>5}",
-                format!("{}:{}", p.node, p.port),
-                p.peer,
-                p.max_queue_bytes,
-                p.mean_queue_bytes,
-                p.utilisation * 100.0,
-                p.pfc_rx.iter().sum::<u64>(),
-                d(paused),
-                p.ecn_marks
-            );
+            let head = format!("  {:<18} -> {:<16} {:>10} {:>12.0} {:>5.1}%", format!("{}:{}", p.node, p.port), p.peer, p.max_queue_bytes, p.mean_queue_bytes, p.utilisation * 100.0);
+            if ib {
+                let _ = writeln!(s, "{head} {:>9} {:>8} B", d(p.xmit_wait_ps), p.peak_vl_blocks as u64 * model::ib::BLOCK);
+            } else {
+                let paused: u64 = p.paused_ps.iter().copied().max().unwrap_or(0);
+                let _ = writeln!(s, "{head} {:>7} {:>8} {:>5}", p.pfc_rx.iter().sum::<u64>(), d(paused), p.ecn_marks);
+            }
         }
     }
     for n in &r.notes {

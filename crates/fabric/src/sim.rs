@@ -109,6 +109,42 @@ enum Ev {
     RateTimer { qp: u32, gen: u32 },
     Sample,
     Watchdog,
+    /// Scenario fault `i` happens.
+    Fault(u32),
+    /// The control plane installs the forwarding state it computed (stale if `gen` moved on).
+    Install { gen: u32 },
+}
+
+/// A link going down or coming back at a given time (both directions).
+#[derive(Clone, Copy, Debug)]
+pub struct Fault {
+    pub at: SimTime,
+    pub port: PortId,
+    pub up: bool,
+}
+
+/// The control plane's reaction to link changes: forwarding state for the links now up,
+/// and how long the reaction takes (IP routing convergence, or an IB subnet manager's
+/// detect/sweep/route/program time). Runs at fault time only, never per packet.
+pub trait ControlPlane {
+    fn on_link_change(&mut self, now: SimTime, topo: &Topology, up: &[bool]) -> (SimDuration, Forwarder);
+}
+
+/// ECMP routing rebuilt over the links that are up, after a fixed convergence delay
+/// (BGP withdraw + FIB update; the scenario states the delay).
+pub struct EcmpControl {
+    pub seed: u64,
+    pub delay: SimDuration,
+    /// Build destination-based tables (an SM-like fabric) instead of hashed ECMP groups.
+    pub destination_tables: bool,
+}
+
+impl ControlPlane for EcmpControl {
+    fn on_link_change(&mut self, _now: SimTime, topo: &Topology, up: &[bool]) -> (SimDuration, Forwarder) {
+        let r = Routes::build(topo, self.seed, |p| up[p.0 as usize]);
+        let fwd = if self.destination_tables { Forwarder::Lft(r.destination_lft(topo)) } else { Forwarder::Ecmp(r) };
+        (self.delay, fwd)
+    }
 }
 
 #[derive(Default)]
@@ -229,6 +265,10 @@ pub struct Sim {
     moved: u64,
     moved_at_watchdog: u64,
     halted: bool,
+    faults: Vec<Fault>,
+    control: Option<Box<dyn ControlPlane>>,
+    pending_fwd: Option<Forwarder>,
+    fwd_gen: u32,
     ports: Vec<PortState>,
     pgs: Vec<PgState>,
     mmus: Vec<Mmu>,
@@ -261,6 +301,8 @@ impl Sim {
         stop: Option<SimTime>,
         sample_period: Option<SimDuration>,
         lft: Option<Lft>,
+        faults: Vec<Fault>,
+        control: Option<Box<dyn ControlPlane>>,
     ) -> Sim {
         let fwd = match lft {
             Some(l) => Forwarder::Lft(l),
@@ -394,6 +436,9 @@ impl Sim {
         if remaining > 0 {
             q.schedule(SimTime(WATCHDOG_PERIOD), Ev::Watchdog);
         }
+        for (i, f) in faults.iter().enumerate() {
+            q.schedule(f.at, Ev::Fault(i as u32));
+        }
         Sim {
             q,
             link_up: vec![true; np],
@@ -404,6 +449,10 @@ impl Sim {
             moved: 0,
             moved_at_watchdog: 0,
             halted: false,
+            faults,
+            control,
+            pending_fwd: None,
+            fwd_gen: 0,
             ports,
             pgs: vec![PgState::default(); np * 8],
             mmus,
@@ -494,6 +543,15 @@ impl Sim {
                 }
             }
             Ev::Watchdog => self.watchdog(now),
+            Ev::Fault(i) => self.on_fault(now, i),
+            Ev::Install { gen } => {
+                if gen == self.fwd_gen {
+                    if let Some(f) = self.pending_fwd.take() {
+                        self.fwd = f;
+                        self.stats.reroutes.push(now);
+                    }
+                }
+            }
             Ev::Sample => {
                 self.sample(now);
                 if self.remaining > 0 || self.stop.is_some_and(|s| now < s.0) {
@@ -574,6 +632,13 @@ impl Sim {
             self.q.schedule(SimTime(next), Ev::Arrive(port));
         }
         let peer = self.topo.ports[port as usize].peer.expect("cabled").0;
+        if !self.link_up[port as usize] {
+            // The link died with this frame on it.
+            if let Frame::Pkt(id) = frame {
+                self.drop_pkt(port, id, DropCause::PortDown);
+            }
+            return;
+        }
         match frame {
             Frame::Pfc { mask, quanta } => self.on_pfc(now, peer, mask, quanta),
             Frame::Fcp { vl, fccl } => self.on_fcp(now, peer, vl, fccl),
@@ -593,7 +658,7 @@ impl Sim {
     /// Starts the next frame on `port` if it is idle: PFC first, then data.
     fn try_tx(&mut self, now: u64, port: u32) {
         let pi = port as usize;
-        if self.ports[pi].busy {
+        if self.ports[pi].busy || !self.link_up[pi] {
             return;
         }
         if self.ports[pi].pfc_mask != 0 {
@@ -1756,6 +1821,51 @@ impl Sim {
         match &self.fwd {
             Forwarder::Ecmp(r) => r.next_hop(sw, q.src, q.dst, q.sport),
             Forwarder::Lft(l) => l.get(sw, q.dst),
+        }
+    }
+
+    // ---------------------------------------------------------------- faults
+
+    fn on_fault(&mut self, now: u64, i: u32) {
+        let f = self.faults[i as usize];
+        let ends = [Some(f.port), self.topo.ports[f.port.0 as usize].peer];
+        self.set_link(f.port, f.up);
+        for p in ends.into_iter().flatten() {
+            let pi = p.0 as usize;
+            if f.up {
+                if !self.ib.is_empty() {
+                    // Link (re)training exchanges FCPs: the sender resynchronises to what
+                    // the peer has received and has free (IBTA Vol. 1 §7.9.4).
+                    let peer = self.topo.ports[pi].peer.expect("cabled").0 as usize;
+                    for vl in 0..8 {
+                        let (abr, free) = (self.ib[peer].abr[vl], self.ib[peer].free[vl]);
+                        self.ib[pi].fctbs[vl] = abr;
+                        self.ib[pi].fccl[vl] = ib::fccl(abr, free);
+                    }
+                }
+                self.try_tx(now, p.0);
+            } else {
+                // Whatever waits at a dead egress is discarded (PortXmitDiscards).
+                for tc in 0..8 {
+                    while !self.ports[pi].queues[tc].is_empty() {
+                        let id = if self.topo.is_switch(self.topo.ports[pi].node) {
+                            self.dequeue(now, p.0, tc)
+                        } else {
+                            let id = self.ports[pi].queues[tc].pop_front().expect("non-empty");
+                            self.ports[pi].qbytes[tc] -= self.pkts[id as usize].frame as u64;
+                            id
+                        };
+                        self.drop_pkt(p.0, id, DropCause::PortDown);
+                    }
+                }
+            }
+        }
+        if let Some(mut cp) = self.control.take() {
+            let (delay, fwd) = cp.on_link_change(SimTime(now), &self.topo, &self.link_up);
+            self.control = Some(cp);
+            self.fwd_gen += 1;
+            self.pending_fwd = Some(fwd);
+            self.q.schedule(SimTime(now) + delay, Ev::Install { gen: self.fwd_gen });
         }
     }
 

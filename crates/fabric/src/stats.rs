@@ -132,6 +132,8 @@ pub struct Stats {
     pub buffer_cells_at_end: u64,
     /// A deadlock the watchdog found: when, and the cycle of blocked (port, class) queues.
     pub deadlock: Option<Deadlock>,
+    /// When the control plane installed new forwarding state after a fault.
+    pub reroutes: Vec<u64>,
 }
 
 /// Packets stuck in a cycle of buffers, each waiting for the next to drain.
