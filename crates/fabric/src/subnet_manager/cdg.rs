@@ -4,10 +4,12 @@
 //! channel and leaves on another makes the second depend on the first. With credit-based
 //! lossless links a cycle of dependencies can deadlock; an acyclic graph cannot.
 //!
-//! Dependencies come from every route in the tables: every switch is a source (its port 0
-//! sends, as OpenSM's DFSSSP counts) and every LID a destination. CA-to-switch and
-//! switch-to-CA channels are left out: nothing depends into the first or out of the
-//! second, so they are never on a cycle. With an [`SlTable`] the graph is built per
+//! Dependencies come from the routes between CA ports — the data traffic: every switch
+//! with CAs is a source, every CA LID (all 2^LMC) a destination. Paths to and from switch
+//! port 0 are left out (OpenSM's DFSSSP layers them too; here no data traffic uses them,
+//! and subnet management travels on VL15, which is not flow controlled). CA-to-switch and
+//! switch-to-CA channels are left out as well: nothing depends into the first or out of
+//! the second, so they are never on a cycle. With an [`SlTable`] the graph is built per
 //! virtual lane: a dependency exists on VL `v` when some path on VL `v` uses both channels.
 //!
 //! Per destination the routes form an in-tree, so the graph is built in
@@ -146,13 +148,14 @@ pub fn build(f: &Fabric, t: &Tables, sl: Option<&SlTable>) -> Vec<DepGraph> {
     let mut tree = DstTree::new(n);
     let mut mask = vec![0u16; n];
     for lid in 1..f.nlid {
-        if f.lid_switch(lid).is_none() {
+        if !matches!(f.owner[lid], super::tables::Owner::Ep(_)) || f.lid_switch(lid).is_none() {
             continue;
         }
         tree.build(f, t, lid);
         for &s in &tree.far_first {
             let s = s as usize;
             mask[s] = match sl {
+                _ if f.sw_eps[s].is_empty() => 0,
                 None => 1,
                 Some(table) => {
                     // Every VL the split may use for this source.
