@@ -9,6 +9,8 @@ pub mod report;
 pub mod routing;
 pub mod sim;
 pub mod stats;
+pub mod subnet_manager;
+pub mod topofile;
 pub mod topology;
 
 pub use config::{load, load_str, ConfigError, World};

@@ -254,6 +254,78 @@ impl Topology {
     }
 }
 
+impl Topology {
+    /// A ring of `switches` switches, each with `hosts_per_switch` NICs on ports
+    /// `0..h`, port `h` cabled to the next switch and port `h + 1` to the previous one.
+    /// Rings and tori are the classic topologies whose shortest-path routes have cyclic
+    /// channel dependencies (Dally & Seitz, IEEE Trans. Computers 1987), so they exercise
+    /// the subnet manager's deadlock-free engines.
+    pub fn ring(
+        switches: u32,
+        hosts_per_switch: u32,
+        host: (BitRate, SimDuration),
+        fabric: (BitRate, SimDuration),
+    ) -> Result<Topology, TopoError> {
+        if switches < 3 {
+            return Err(TopoError::Invalid(format!("a ring needs at least 3 switches, got {switches}")));
+        }
+        let h = hosts_per_switch;
+        let mut t = Topology::default();
+        let sw: Vec<NodeId> = (0..switches).map(|i| t.add_switch(format!("sw{i}"), h + 2, 1)).collect();
+        for (i, &s) in sw.iter().enumerate() {
+            for j in 0..h {
+                let hid = i as u32 * h + j;
+                let nic = t.add_nic(format!("h{hid}"), hid, 0);
+                t.connect(LinkSpec { a: (nic, 0), b: (s, j), rate: host.0, prop: host.1 })?;
+            }
+        }
+        for i in 0..switches as usize {
+            let next = sw[(i + 1) % switches as usize];
+            t.connect(LinkSpec { a: (sw[i], h), b: (next, h + 1), rate: fabric.0, prop: fabric.1 })?;
+        }
+        Ok(t)
+    }
+
+    /// A 2-D torus of `x × y` switches named `sw{i}-{j}`, each with `hosts_per_switch`
+    /// NICs on ports `0..h`; ports `h, h+1, h+2, h+3` go to the `+x, −x, +y, −y`
+    /// neighbours (with wrap-around). A dimension of size 2 gives two parallel links.
+    pub fn torus_2d(
+        x: u32,
+        y: u32,
+        hosts_per_switch: u32,
+        host: (BitRate, SimDuration),
+        fabric: (BitRate, SimDuration),
+    ) -> Result<Topology, TopoError> {
+        if x < 2 || y < 2 {
+            return Err(TopoError::Invalid(format!("a 2-D torus needs at least 2 switches per dimension, got {x}×{y}")));
+        }
+        let h = hosts_per_switch;
+        let mut t = Topology::default();
+        let id = |i: u32, j: u32| (j * x + i) as usize;
+        let mut sw = Vec::with_capacity((x * y) as usize);
+        for j in 0..y {
+            for i in 0..x {
+                sw.push(t.add_switch(format!("sw{i}-{j}"), h + 4, 1));
+            }
+        }
+        for (k, &s) in sw.iter().enumerate() {
+            for n in 0..h {
+                let hid = k as u32 * h + n;
+                let nic = t.add_nic(format!("h{hid}"), hid, 0);
+                t.connect(LinkSpec { a: (nic, 0), b: (s, n), rate: host.0, prop: host.1 })?;
+            }
+        }
+        for j in 0..y {
+            for i in 0..x {
+                let here = sw[id(i, j)];
+                t.connect(LinkSpec { a: (here, h), b: (sw[id((i + 1) % x, j)], h + 1), rate: fabric.0, prop: fabric.1 })?;
+                t.connect(LinkSpec { a: (here, h + 2), b: (sw[id(i, (j + 1) % y)], h + 3), rate: fabric.0, prop: fabric.1 })?;
+            }
+        }
+        Ok(t)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,5 +359,19 @@ mod tests {
         t.connect(LinkSpec { a: (a, 0), b: (b, 0), rate: L.0, prop: L.1 }).unwrap();
         let e = t.connect(LinkSpec { a: (a, 0), b: (b, 1), rate: L.0, prop: L.1 }).unwrap_err();
         assert_eq!(e, TopoError::PortTwice { node: "a".into(), port: 0 });
+    }
+
+    #[test]
+    fn ring_and_torus_are_fully_cabled() {
+        let r = Topology::ring(5, 2, L, L).unwrap();
+        assert_eq!(r.endpoints.len(), 10);
+        assert!(r.ports.iter().all(|p| p.peer.is_some()));
+        r.check().unwrap();
+        let t = Topology::torus_2d(3, 4, 1, L, L).unwrap();
+        assert_eq!(t.endpoints.len(), 12);
+        assert!(t.ports.iter().all(|p| p.peer.is_some()));
+        let t2 = Topology::torus_2d(2, 2, 1, L, L).unwrap();
+        assert!(t2.ports.iter().all(|p| p.peer.is_some()));
+        assert!(Topology::ring(2, 1, L, L).is_err());
     }
 }

@@ -1,0 +1,273 @@
+//! Channel dependency graph (Dally & Seitz, "Deadlock-free message routing in
+//! multiprocessor interconnection networks", IEEE Trans. Computers C-36(5), 1987): a
+//! channel is a directed switch-to-switch link; a route that enters switch `n` on one
+//! channel and leaves on another makes the second depend on the first. With credit-based
+//! lossless links a cycle of dependencies can deadlock; an acyclic graph cannot.
+//!
+//! Dependencies come from the routes between CA ports — the data traffic: every switch
+//! with CAs is a source, every CA LID (all 2^LMC) a destination. Paths to and from switch
+//! port 0 are left out (OpenSM's DFSSSP layers them too; here no data traffic uses them,
+//! and subnet management travels on VL15, which is not flow controlled). CA-to-switch and
+//! switch-to-CA channels are left out as well: nothing depends into the first or out of
+//! the second, so they are never on a cycle. With an [`SlTable`] the graph is built per
+//! virtual lane: a dependency exists on VL `v` when some path on VL `v` uses both channels.
+//!
+//! Per destination the routes form an in-tree, so the graph is built in
+//! `switches × LIDs` steps (not `endports²`), bitsets of `in-port × out-port` per switch.
+
+use super::mad::NO_PATH;
+use super::tables::{Fabric, Peer, SlTable, Tables};
+
+/// The routes to one destination LID as a tree: next switch (and the port taken) per
+/// switch, and the switches sorted farthest first.
+pub(crate) struct DstTree {
+    pub next: Vec<u32>,
+    pub port: Vec<u8>,
+    pub dist: Vec<u16>,
+    pub far_first: Vec<u32>,
+    stack: Vec<usize>,
+}
+
+pub(crate) const NONE: u32 = u32::MAX;
+const UNKNOWN: u16 = u16::MAX;
+const ACTIVE: u16 = u16::MAX - 1;
+const DEAD: u16 = u16::MAX - 2;
+
+impl DstTree {
+    pub fn new(nsw: usize) -> DstTree {
+        DstTree { next: vec![NONE; nsw], port: vec![NO_PATH; nsw], dist: vec![UNKNOWN; nsw], far_first: Vec::with_capacity(nsw), stack: vec![] }
+    }
+
+    /// Fills the tree for `lid`. Switches whose route loops or dead-ends are left out
+    /// of `far_first` (they carry no complete path).
+    pub fn build(&mut self, f: &Fabric, t: &Tables, lid: usize) {
+        let n = f.nsw();
+        for s in 0..n {
+            let p = t.get(s, lid);
+            self.port[s] = p;
+            self.next[s] = match f.adj[s].get(p as usize) {
+                Some(Peer::Switch { sw, .. }) if p != 0 && p != NO_PATH => *sw,
+                _ => NONE,
+            };
+        }
+        self.dist.fill(UNKNOWN);
+        for s0 in 0..n {
+            if self.dist[s0] != UNKNOWN {
+                continue;
+            }
+            self.stack.clear();
+            let mut s = s0;
+            let top = loop {
+                if self.dist[s] != UNKNOWN {
+                    break if self.dist[s] >= DEAD { DEAD } else { self.dist[s] + 1 };
+                }
+                self.dist[s] = ACTIVE;
+                self.stack.push(s);
+                let p = self.port[s];
+                if self.next[s] != NONE {
+                    s = self.next[s] as usize;
+                } else if p == 0 || (p != NO_PATH && matches!(f.adj[s].get(p as usize), Some(Peer::Ep { .. }))) {
+                    break 0;
+                } else {
+                    break DEAD;
+                }
+            };
+            let mut v = top;
+            while let Some(x) = self.stack.pop() {
+                self.dist[x] = v;
+                if v != DEAD {
+                    v += 1;
+                }
+            }
+        }
+        self.far_first.clear();
+        self.far_first.extend((0..n as u32).filter(|&s| self.dist[s as usize] < DEAD));
+        let d = &self.dist;
+        self.far_first.sort_unstable_by_key(|&s| std::cmp::Reverse(d[s as usize]));
+    }
+}
+
+/// Dependency bitsets: for switch `n`, bit (in port `q`, out port `r`).
+#[derive(Clone, Debug)]
+pub struct DepGraph {
+    /// Per switch: offset of its first word, and words per row.
+    off: Vec<usize>,
+    words: Vec<usize>,
+    bits: Vec<u64>,
+}
+
+impl DepGraph {
+    pub fn new(f: &Fabric) -> DepGraph {
+        let mut off = vec![];
+        let mut words = vec![];
+        let mut total = 0;
+        for &np in &f.nports {
+            let w = (np as usize + 1).div_ceil(64);
+            off.push(total);
+            words.push(w);
+            total += w * (np as usize + 1);
+        }
+        DepGraph { off, words, bits: vec![0; total] }
+    }
+    #[inline]
+    pub fn set(&mut self, n: usize, q: u8, r: u8) {
+        let i = self.off[n] + q as usize * self.words[n] + r as usize / 64;
+        self.bits[i] |= 1 << (r % 64);
+    }
+    #[inline]
+    pub fn get(&self, n: usize, q: u8, r: u8) -> bool {
+        let i = self.off[n] + q as usize * self.words[n] + r as usize / 64;
+        self.bits[i] & (1 << (r % 64)) != 0
+    }
+    /// Out ports `r` that channel (into `n` on port `q`) depends into.
+    pub fn succ(&self, n: usize, q: u8) -> impl Iterator<Item = u8> + '_ {
+        let base = self.off[n] + q as usize * self.words[n];
+        (0..self.words[n]).flat_map(move |w| {
+            let mut x = self.bits[base + w];
+            std::iter::from_fn(move || {
+                if x == 0 {
+                    return None;
+                }
+                let b = x.trailing_zeros();
+                x &= x - 1;
+                Some((w * 64) as u8 + b as u8)
+            })
+        })
+    }
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|&b| b == 0)
+    }
+}
+
+/// Builds the dependency graph of the tables, one per VL when `sl` is given (VL = the
+/// path's SL, SL2VL being the identity).
+pub fn build(f: &Fabric, t: &Tables, sl: Option<&SlTable>) -> Vec<DepGraph> {
+    let nvl = sl.map_or(1, |s| s.split.len().clamp(1, 16));
+    let mut g = vec![DepGraph::new(f); nvl];
+    let n = f.nsw();
+    let mut tree = DstTree::new(n);
+    let mut mask = vec![0u16; n];
+    for lid in 1..f.nlid {
+        if !matches!(f.owner[lid], super::tables::Owner::Ep(_)) || f.lid_switch(lid).is_none() {
+            continue;
+        }
+        tree.build(f, t, lid);
+        for &s in &tree.far_first {
+            let s = s as usize;
+            mask[s] = match sl {
+                _ if f.sw_eps[s].is_empty() => 0,
+                None => 1,
+                Some(table) => {
+                    // Every VL the split may use for this source.
+                    let v = table.vl[s * table.nlid + lid] as usize;
+                    let k = table.split.get(v).copied().unwrap_or(1).max(1) as usize;
+                    (((1u32 << k) - 1) << v) as u16
+                }
+            };
+        }
+        for &s in &tree.far_first {
+            let s = s as usize;
+            let nx = tree.next[s];
+            if nx != NONE {
+                mask[nx as usize] |= mask[s];
+            }
+        }
+        for &s in &tree.far_first {
+            let s = s as usize;
+            let nx = tree.next[s];
+            if nx == NONE {
+                continue;
+            }
+            let nx = nx as usize;
+            if tree.next[nx] == NONE {
+                continue;
+            }
+            let Peer::Switch { port: q, .. } = f.adj[s][tree.port[s] as usize] else { continue };
+            let r = tree.port[nx];
+            let mut m = mask[s];
+            while m != 0 {
+                let v = m.trailing_zeros() as usize;
+                m &= m - 1;
+                if v < g.len() {
+                    g[v].set(nx, q, r);
+                }
+            }
+        }
+    }
+    g
+}
+
+/// Finds a cycle: the channels (switch index, output port) in dependency order, or `None`.
+pub fn find_cycle(f: &Fabric, g: &DepGraph) -> Option<Vec<(u32, u8)>> {
+    // Channel id = (switch, out port) flattened.
+    let mut base = vec![0usize; f.nsw() + 1];
+    for s in 0..f.nsw() {
+        base[s + 1] = base[s] + f.nports[s] as usize + 1;
+    }
+    let mut color = vec![0u8; base[f.nsw()]];
+    let mut stack: Vec<(u32, u8, Vec<u8>)> = vec![];
+    for s0 in 0..f.nsw() {
+        for (p0, peer) in f.adj[s0].iter().enumerate() {
+            if !matches!(peer, Peer::Switch { .. }) || color[base[s0] + p0] != 0 {
+                continue;
+            }
+            color[base[s0] + p0] = 1;
+            stack.push((s0 as u32, p0 as u8, succ_of(f, g, s0, p0 as u8)));
+            while let Some(top) = stack.last_mut() {
+                let Some(r) = top.2.pop() else {
+                    let (s, p, _) = stack.pop().expect("non-empty");
+                    color[base[s as usize] + p as usize] = 2;
+                    continue;
+                };
+                let (s, p) = (top.0 as usize, top.1);
+                let Peer::Switch { sw: n, .. } = f.adj[s][p as usize] else { continue };
+                let id = base[n as usize] + r as usize;
+                match color[id] {
+                    0 => {
+                        color[id] = 1;
+                        let succ = succ_of(f, g, n as usize, r);
+                        stack.push((n, r, succ));
+                    }
+                    1 => {
+                        let start = stack.iter().position(|x| (x.0, x.1) == (n, r)).expect("gray is on the stack");
+                        return Some(stack[start..].iter().map(|x| (x.0, x.1)).collect());
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Successor out ports of channel (s, p): the ports of the next switch it depends into.
+fn succ_of(f: &Fabric, g: &DepGraph, s: usize, p: u8) -> Vec<u8> {
+    match f.adj[s][p as usize] {
+        Peer::Switch { sw, port } => {
+            let mut v: Vec<u8> = g.succ(sw as usize, port).filter(|&r| matches!(f.adj[sw as usize].get(r as usize), Some(Peer::Switch { .. }))).collect();
+            v.reverse();
+            v
+        }
+        _ => vec![],
+    }
+}
+
+/// The result of a channel-dependency check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CdgCheck {
+    pub acyclic: bool,
+    /// A cycle (switch index, output port) when not acyclic, and on which VL.
+    pub cycle: Option<(u8, Vec<(u32, u8)>)>,
+    pub vls_checked: u8,
+}
+
+/// Checks the tables (per VL when `sl` is given) for cyclic channel dependencies.
+pub fn check(f: &Fabric, t: &Tables, sl: Option<&SlTable>) -> CdgCheck {
+    let gs = build(f, t, sl);
+    for (v, g) in gs.iter().enumerate() {
+        if let Some(c) = find_cycle(f, g) {
+            return CdgCheck { acyclic: false, cycle: Some((v as u8, c)), vls_checked: gs.len() as u8 };
+        }
+    }
+    CdgCheck { acyclic: true, cycle: None, vls_checked: gs.len() as u8 }
+}

@@ -1,0 +1,431 @@
+//! `dfsssp`: deadlock-free single-source shortest-path routing (Domke, Hoefler, Nagel,
+//! "Deadlock-free oblivious routing for arbitrary topologies", IPDPS 2011), as OpenSM's
+//! `osm_ucast_dfsssp.c` does it.
+//!
+//! Routing: every switch-to-switch link starts with weight P² (P = number of LIDs, so
+//! fewer hops always win); for every destination LID in OpenSM's order (switches by number
+//! of attached LIDs, most first, each with its CA ports in port order; then switch port 0s)
+//! a Dijkstra from the destination gives every switch its next hop, and every link on the
+//! resulting tree gets heavier by the number of source LIDs routed over it
+//! (`update_weights`), so later destinations avoid loaded links.
+//!
+//! While every path's accumulated load stays below P² / (longest path), weights order
+//! paths by (hops, load) exactly, and Dijkstra reduces to a pass over the breadth-first
+//! layers from the destination: each switch takes the predecessor with the least
+//! accumulated load. This implementation uses that pass when the bound holds and a heap
+//! Dijkstra otherwise; ties go to the lowest port (OpenSM's 4-ary heap breaks them in its
+//! own order, so tie choices can differ).
+//!
+//! Deadlock removal (`dfsssp_remove_deadlocks`): all paths start on VL 0; while the
+//! channel dependency graph of a VL has a cycle, the paths on the cycle's weakest
+//! dependency (fewest paths) move to the next VL; when the last VL still has a cycle the
+//! engine fails (OpenSM then falls back to minhop). Spare VLs are then shared out to the
+//! VLs with the most paths per VL (`vl_split_count`). A path's SL is its VL.
+//!
+//! Paths are CA-to-CA: one per (source switch, destination CA LID), weighted by the number
+//! of source LIDs on that switch — the CAs of one switch share their switch-to-switch
+//! channels, so they always move together. OpenSM also layers paths from and to switch
+//! port 0; those carry no data traffic here and are left out, so OpenSM may need a VL
+//! more on some fabrics. Where OpenSM picks one of a split VL group with `rand()`,
+//! [`super::tables::SlTable::sl`] picks by source endpoint.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::cdg::{find_cycle, DepGraph, DstTree, NONE};
+use super::mad::NO_PATH;
+use super::tables::{Fabric, Owner, Peer, SlTable, Tables};
+
+/// A destination of the Dijkstra passes: a LID and the switch its traffic ends at.
+#[derive(Clone, Copy)]
+struct Dst {
+    lid: usize,
+    sw: usize,
+    /// The port at `sw` that delivers (0 for the switch itself).
+    port: u8,
+}
+
+struct Graph {
+    n: usize,
+    /// Flat port id base per switch.
+    base: Vec<usize>,
+    /// Per directed link (flat port id of its *sending* end `u→v`): accumulated load.
+    load: Vec<u64>,
+    p2: u64,
+    /// Per switch: number of LIDs it and its CAs own (OpenSM `num_hca`).
+    num_hca: Vec<u64>,
+}
+
+/// Dijkstra results for one destination.
+struct Tree {
+    dist: Vec<u16>,
+    /// Accumulated load from the destination (within one hop layer).
+    acc: Vec<u64>,
+    /// For each switch: the port on it towards the destination, and the flat id of the
+    /// directed link (pred → this switch) that the weight update charges.
+    port: Vec<u8>,
+    edge: Vec<usize>,
+    pred: Vec<u32>,
+    order: Vec<u32>,
+}
+
+/// DFSSSP tables and SLs. `vls`: data VLs available on every port.
+pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
+    let n = f.nsw();
+    if n == 0 {
+        return Err("dfsssp: no switches".into());
+    }
+    let mut base = vec![0usize; n + 1];
+    for s in 0..n {
+        base[s + 1] = base[s] + f.nports[s] as usize + 1;
+    }
+    let total_lids: u64 = f.eps.iter().map(|e| 1u64 << e.lmc).sum::<u64>() + n as u64;
+    let num_hca: Vec<u64> = (0..n).map(|s| 1 + f.sw_eps[s].iter().map(|&e| 1u64 << f.eps[e as usize].lmc).sum::<u64>()).collect();
+    let mut g = Graph { n, base: base.clone(), load: vec![0; base[n]], p2: total_lids * total_lids, num_hca };
+
+    // Connectivity (OpenSM's dry run from the SM): every switch must be reachable.
+    let dist = f.switch_distances();
+    if dist[..n].iter().any(|&d| d == u8::MAX) {
+        return Err("dfsssp: the subnet is not connected (some switch unreachable)".into());
+    }
+    let diameter = dist.iter().copied().filter(|&d| d != u8::MAX).max().unwrap_or(0) as u64;
+
+    // OpenSM's destination order.
+    let mut sws: Vec<usize> = (0..n).collect();
+    sws.sort_by_key(|&s| Reverse(g.num_hca[s]));
+    let mut dsts: Vec<Dst> = vec![];
+    for &s in &sws {
+        for &e in &f.sw_eps[s] {
+            let ep = &f.eps[e as usize];
+            let port = ep.sw.expect("on this switch").1;
+            for k in 0..1usize << ep.lmc {
+                dsts.push(Dst { lid: ep.lid as usize + k, sw: s, port });
+            }
+        }
+    }
+    for &s in &sws {
+        dsts.push(Dst { lid: f.sw_lid[s] as usize, sw: s, port: 0 });
+    }
+
+    let mut t = Tables::new(n, f.nlid);
+    let mut tree = Tree { dist: vec![0; n], acc: vec![0; n], port: vec![NO_PATH; n], edge: vec![usize::MAX; n], pred: vec![NONE; n], order: Vec::with_capacity(n) };
+    let mut layer_src = usize::MAX;
+    let mut max_load = 0u64;
+    let mut sub = vec![0u64; n];
+    for d in &dsts {
+        if d.lid == 0 || d.lid >= f.nlid {
+            continue;
+        }
+        if layer_src != d.sw {
+            layer_src = d.sw;
+            tree.order.clear();
+            tree.order.extend(0..n as u32);
+            let row = &dist[d.sw * n..(d.sw + 1) * n];
+            tree.order.sort_by_key(|&v| row[v as usize]);
+            for v in 0..n {
+                tree.dist[v] = row[v] as u16;
+            }
+        }
+        if diameter * max_load < g.p2 {
+            layered(f, &g, d.sw, &mut tree);
+        } else {
+            heap_dijkstra(f, &g, d.sw, &mut tree);
+            layer_src = usize::MAX; // the layer order was replaced by the heap's tree
+        }
+        for v in 0..n {
+            let p = if v == d.sw { d.port } else { tree.port[v] };
+            t.set(v, d.lid, p);
+        }
+        // Weight update: each link on the tree carries the LIDs of its subtree.
+        for &v in tree.order.iter().rev() {
+            sub[v as usize] = g.num_hca[v as usize];
+        }
+        for &v in tree.order.iter().rev() {
+            let v = v as usize;
+            if v == d.sw || tree.edge[v] == usize::MAX {
+                continue;
+            }
+            let e = tree.edge[v];
+            g.load[e] += sub[v];
+            max_load = max_load.max(g.load[e]);
+            let p = tree.pred[v] as usize;
+            sub[p] += sub[v];
+        }
+    }
+
+    let sl = remove_deadlocks(f, &t, vls.clamp(1, 15))?;
+    Ok((t, sl))
+}
+
+/// Min-hop layers from `src`, least accumulated load per switch (exact while the P² term
+/// dominates). Ties: the lowest port of the receiving switch.
+fn layered(f: &Fabric, g: &Graph, src: usize, tree: &mut Tree) {
+    for &v in &tree.order {
+        let v = v as usize;
+        tree.port[v] = NO_PATH;
+        tree.edge[v] = usize::MAX;
+        tree.pred[v] = NONE;
+        tree.acc[v] = u64::MAX;
+        if v == src {
+            tree.acc[v] = 0;
+            continue;
+        }
+        let dv = tree.dist[v];
+        if dv == u8::MAX as u16 {
+            continue;
+        }
+        for (q, peer) in f.adj[v].iter().enumerate() {
+            let Peer::Switch { sw: u, port: pu } = *peer else { continue };
+            let u = u as usize;
+            if tree.dist[u] + 1 != dv || tree.acc[u] == u64::MAX {
+                continue;
+            }
+            let e = g.base[u] + pu as usize;
+            let a = tree.acc[u] + g.load[e];
+            if a < tree.acc[v] {
+                tree.acc[v] = a;
+                tree.port[v] = q as u8;
+                tree.edge[v] = e;
+                tree.pred[v] = u as u32;
+            }
+        }
+    }
+}
+
+/// Plain Dijkstra on weights P² + load, for when the layered shortcut is not exact.
+fn heap_dijkstra(f: &Fabric, g: &Graph, src: usize, tree: &mut Tree) {
+    let n = g.n;
+    let mut dist = vec![u64::MAX; n];
+    let mut hops = vec![u16::MAX; n];
+    let mut done = vec![false; n];
+    for v in 0..n {
+        tree.port[v] = NO_PATH;
+        tree.edge[v] = usize::MAX;
+        tree.pred[v] = NONE;
+    }
+    dist[src] = 0;
+    hops[src] = 0;
+    let mut h = BinaryHeap::new();
+    h.push(Reverse((0u64, src)));
+    while let Some(Reverse((d, u))) = h.pop() {
+        if done[u] || d != dist[u] {
+            continue;
+        }
+        done[u] = true;
+        for (pu, peer) in f.adj[u].iter().enumerate() {
+            let Peer::Switch { sw: v, port: q } = *peer else { continue };
+            let v = v as usize;
+            let e = g.base[u] + pu;
+            let nd = d + g.p2 + g.load[e];
+            if !done[v] && nd < dist[v] {
+                dist[v] = nd;
+                hops[v] = hops[u] + 1;
+                tree.port[v] = q;
+                tree.edge[v] = e;
+                tree.pred[v] = u as u32;
+                h.push(Reverse((nd, v)));
+            }
+        }
+    }
+    // Re-sort by the hop count of the tree actually found (parents before children).
+    tree.order.clear();
+    tree.order.extend((0..n as u32).filter(|&v| hops[v as usize] != u16::MAX));
+    tree.order.sort_by_key(|&v| hops[v as usize]);
+    for v in 0..n {
+        tree.dist[v] = hops[v];
+    }
+}
+
+/// Dependency counts per switch: (in port, out port) → paths, for one VL.
+struct DepCounts {
+    off: Vec<usize>,
+    np: Vec<usize>,
+    c: Vec<u64>,
+}
+
+impl DepCounts {
+    fn new(f: &Fabric) -> DepCounts {
+        let mut off = vec![];
+        let mut np = vec![];
+        let mut total = 0;
+        for &p in &f.nports {
+            let k = p as usize + 1;
+            off.push(total);
+            np.push(k);
+            total += k * k;
+        }
+        DepCounts { off, np, c: vec![0; total] }
+    }
+    #[inline]
+    fn at(&mut self, n: usize, q: u8, r: u8) -> &mut u64 {
+        let i = self.off[n] + q as usize * self.np[n] + r as usize;
+        &mut self.c[i]
+    }
+    fn graph(&self, f: &Fabric) -> DepGraph {
+        let mut g = DepGraph::new(f);
+        for n in 0..self.np.len() {
+            let k = self.np[n];
+            for q in 0..k {
+                for r in 0..k {
+                    if self.c[self.off[n] + q * k + r] > 0 {
+                        g.set(n, q as u8, r as u8);
+                    }
+                }
+            }
+        }
+        g
+    }
+}
+
+/// The switch-to-switch dependencies of the path from `src` to `lid`: (switch n, in port
+/// q, out port r) for every switch the path crosses between two switch links.
+fn path_deps(f: &Fabric, t: &Tables, src: usize, lid: usize, out: &mut Vec<(usize, u8, u8)>) {
+    out.clear();
+    let mut s = src;
+    for _ in 0..64 {
+        let p = t.get(s, lid);
+        let Some(Peer::Switch { sw: nx, port: q }) = f.adj[s].get(p as usize).copied() else { return };
+        let nx = nx as usize;
+        let r = t.get(nx, lid);
+        if matches!(f.adj[nx].get(r as usize), Some(Peer::Switch { .. })) {
+            out.push((nx, q, r));
+        }
+        s = nx;
+    }
+}
+
+fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8) -> Result<SlTable, String> {
+    let n = f.nsw();
+    let nlid = f.nlid;
+    let weight: Vec<u64> = (0..n).map(|s| f.sw_eps[s].iter().map(|&e| 1u64 << f.eps[e as usize].lmc).sum()).collect();
+    let dst_lids: Vec<usize> = (1..nlid).filter(|&l| matches!(f.owner[l], Owner::Ep(_)) && f.lid_switch(l).is_some()).collect();
+    let mut vl = vec![0u8; n * nlid];
+    let mut counts: Vec<DepCounts> = vec![DepCounts::new(f)];
+    let mut paths_per_vl = vec![0u64; vl_avail as usize];
+    // VL 0: every path, counted via the per-destination trees.
+    let mut tree = DstTree::new(n);
+    let mut sub = vec![0u64; n];
+    for &lid in &dst_lids {
+        tree.build(f, t, lid);
+        for &s in &tree.far_first {
+            sub[s as usize] = weight[s as usize];
+        }
+        for &s in &tree.far_first {
+            let nx = tree.next[s as usize];
+            if nx != NONE {
+                sub[nx as usize] += sub[s as usize];
+            }
+        }
+        let own = match f.owner[lid] {
+            Owner::Ep(e) => 1u64 << f.eps[e as usize].lmc,
+            _ => 0,
+        };
+        let dsw = f.lid_switch(lid).map(|x| x as usize);
+        for &s in &tree.far_first {
+            let s = s as usize;
+            paths_per_vl[0] += weight[s] - if Some(s) == dsw { own } else { 0 };
+            let nx = tree.next[s];
+            if nx == NONE || tree.next[nx as usize] == NONE || sub[s] == 0 {
+                continue;
+            }
+            let Peer::Switch { port: q, .. } = f.adj[s][tree.port[s] as usize] else { continue };
+            *counts[0].at(nx as usize, q, tree.port[nx as usize]) += sub[s];
+        }
+    }
+    let mut vl_needed = 1u8;
+    let mut deps = vec![];
+    for test_vl in 0..vl_avail as usize - 1 {
+        if counts.len() <= test_vl + 1 {
+            counts.push(DepCounts::new(f));
+        }
+        loop {
+            let g = counts[test_vl].graph(f);
+            let Some(cycle) = find_cycle(f, &g) else { break };
+            vl_needed = test_vl as u8 + 2;
+            // Weakest dependency on the cycle: (channel i → channel i+1) with fewest paths.
+            let mut weakest = None;
+            let mut wc = u64::MAX;
+            for i in 0..cycle.len() {
+                let (s, p) = cycle[i];
+                let (nx, r) = cycle[(i + 1) % cycle.len()];
+                let Peer::Switch { port: q, .. } = f.adj[s as usize][p as usize] else { continue };
+                let c = *counts[test_vl].at(nx as usize, q, r);
+                if c < wc {
+                    wc = c;
+                    weakest = Some((nx as usize, q, r));
+                }
+            }
+            let (wn, wq, wr) = weakest.expect("a cycle has dependencies");
+            // Move every path of this VL that uses it.
+            let mut moved = false;
+            let (lo, hi) = counts.split_at_mut(test_vl + 1);
+            let (cur, next) = (&mut lo[test_vl], &mut hi[0]);
+            for &lid in &dst_lids {
+                if t.get(wn, lid) != wr {
+                    continue;
+                }
+                for src in 0..n {
+                    if weight[src] == 0 || vl[src * nlid + lid] as usize != test_vl {
+                        continue;
+                    }
+                    path_deps(f, t, src, lid, &mut deps);
+                    if !deps.contains(&(wn, wq, wr)) {
+                        continue;
+                    }
+                    for &(a, b, c) in &deps {
+                        *cur.at(a, b, c) -= weight[src];
+                        *next.at(a, b, c) += weight[src];
+                    }
+                    vl[src * nlid + lid] = test_vl as u8 + 1;
+                    moved = true;
+                    paths_per_vl[test_vl] -= weight[src];
+                    paths_per_vl[test_vl + 1] += weight[src];
+                }
+            }
+            if !moved {
+                // Counts and tables disagree (cannot happen with consistent tables);
+                // drop the dependency rather than loop forever.
+                debug_assert!(false, "no path uses the weakest dependency");
+                *cur.at(wn, wq, wr) = 0;
+            }
+        }
+    }
+    if let Some(last) = counts.get(vl_avail as usize - 1) {
+        if find_cycle(f, &last.graph(f)).is_some() {
+            return Err(format!("dfsssp: {vl_avail} VLs are not enough to break every dependency cycle"));
+        }
+    }
+    // Balance spare VLs (OpenSM `vl_split_count`).
+    let mut split = vec![0u8; vl_avail as usize];
+    for s in split.iter_mut().take(vl_needed.min(vl_avail) as usize) {
+        *s = 1;
+    }
+    if vl_needed < vl_avail {
+        for _ in vl_needed..vl_avail {
+            let mut best = 0;
+            let mut most = 0.0;
+            for v in 0..vl_needed as usize {
+                let avg = paths_per_vl[v] as f64 / split[v] as f64;
+                if most < avg {
+                    best = v;
+                    most = avg;
+                }
+            }
+            split[best] += 1;
+        }
+        for from in (1..vl_needed as usize).rev() {
+            let to: usize = split[..from].iter().map(|&x| x as usize).sum();
+            if to == from {
+                continue;
+            }
+            for x in vl.iter_mut() {
+                if *x as usize == from {
+                    *x = to as u8;
+                }
+            }
+            split[to] = split[from];
+            split[from] = 0;
+        }
+    }
+    Ok(SlTable { nlid, vl, vls_needed: vl_needed, split })
+}

@@ -1,0 +1,1 @@
+//! Master/standby SMs (placeholder).

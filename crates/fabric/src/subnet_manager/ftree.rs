@@ -1,0 +1,553 @@
+//! `ftree`: OpenSM's fat-tree routing (`osm_ucast_ftree.c`; Zahavi et al., "Optimized
+//! InfiniBand fat-tree routing for shift all-to-all communication patterns", CCPE 2010).
+//!
+//! 1. Ranking: with given roots, breadth-first distance from them; otherwise distance from
+//!    the nearest CA-attached switch, reversed, so roots have rank 0 and leaves the highest
+//!    rank. Every CA-attached switch must be at the leaf rank, and the tree rank
+//!    (leaf rank + 1) must be 2..8; without given roots, switches of one rank must look
+//!    alike (same numbers of up and down port groups and of ports per group —
+//!    `fabric_validate_topology`). Otherwise the engine fails and the SM falls back to
+//!    minhop, as OpenSM does. LMC > 0 is refused, as in OpenSM.
+//! 2. Port groups: a switch's ports to the same neighbour form a group; groups are up
+//!    (lower rank), down (higher rank or a CA) or siblings.
+//! 3. Indexing: every switch gets a tuple `[rank, i1, i2, …]` by a breadth-first walk from
+//!    the first leaf in GUID order (`fabric_get_new_tuple`: going down, position rank+1
+//!    takes the lowest free value; going up, position rank does); port groups are sorted by
+//!    the remote switch's tuple, and leaves are routed in tuple order.
+//! 4. Routing, for every leaf in index order and every CA on it in port order
+//!    (`fabric_route_to_cns`): going *up* from the leaf, each step takes the up group
+//!    with the fewest down-going routes (ties by remote index) and its least loaded port,
+//!    programming the upper switch to come back down that way; at every switch on the
+//!    way, going *down* the other subtrees (`fabric_route_upgoing_by_going_down`), each
+//!    lower switch is programmed to go up towards it through the least loaded port with
+//!    the fewest up-going routes. Leaves with fewer CAs than the largest leaf route dummy
+//!    targets so that counters stay aligned. Switch LIDs are routed the same way without
+//!    touching the counters.
+//!
+//! Left out: compute-node and I/O guid files (every CA is a compute node), reverse hops,
+//! `connect_roots`, quasi-fat-tree indexing, sibling links are handled only as OpenSM does
+//! on secondary paths.
+
+use std::collections::HashSet;
+
+use super::mad::NO_PATH;
+use super::tables::{Fabric, Peer, Tables};
+
+const TUPLE_LEN: usize = 8;
+type Tuple = [u8; TUPLE_LEN];
+const UNSET: Tuple = [0xFF; TUPLE_LEN];
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Remote {
+    Switch(usize),
+    Ca(u32),
+}
+
+#[derive(Debug)]
+struct Group {
+    remote: Remote,
+    remote_lid: u16,
+    /// (local port, remote port), in port order.
+    ports: Vec<(u8, u8)>,
+    port_up: Vec<u32>,
+    port_down: Vec<u32>,
+    counter_up: u32,
+    counter_down: u32,
+    owner: usize,
+}
+
+#[derive(Debug)]
+struct Sw {
+    rank: u32,
+    tuple: Tuple,
+    lid: u16,
+    up: Vec<usize>,
+    down: Vec<usize>,
+    sib: Vec<usize>,
+    is_leaf: bool,
+    min_counter_down: u32,
+    counter_up_changed: bool,
+}
+
+struct Ft<'a> {
+    f: &'a Fabric,
+    sw: Vec<Sw>,
+    g: Vec<Group>,
+    hops: Vec<u8>,
+    lft: Tables,
+    nlid: usize,
+}
+
+/// Fat-tree tables. `roots`: switch indices, empty = rank from the CAs.
+pub fn route(f: &Fabric, roots: &[usize], lmc: u8) -> Result<(Tables, Vec<usize>), String> {
+    if lmc > 0 {
+        return Err("ftree: LMC > 0 is not supported (as in OpenSM)".into());
+    }
+    let n = f.nsw();
+    if n < 2 {
+        return Err("ftree: fewer than 2 switches".into());
+    }
+    if f.eps.len() < 2 {
+        return Err("ftree: fewer than 2 CA ports".into());
+    }
+    let rank = ranking(f, roots)?;
+    let mut ft = Ft::new(f, rank);
+    let leaf_rank = ft.leaf_rank(!roots.is_empty())?;
+    if leaf_rank + 1 < 2 || leaf_rank + 1 > 8 {
+        return Err(format!("ftree: tree rank {} is outside 2..8", leaf_rank + 1));
+    }
+    for s in 0..n {
+        if !f.sw_eps[s].is_empty() {
+            if ft.sw[s].rank != leaf_rank {
+                return Err(format!("ftree: a CA is attached to switch {:#x} at rank {}, but the leaf rank is {leaf_rank}", f.sw_guid[s], ft.sw[s].rank));
+            }
+            ft.sw[s].is_leaf = true;
+        }
+    }
+    if roots.is_empty() {
+        ft.validate(leaf_rank)?;
+    }
+    ft.index(leaf_rank)?;
+    let leaves = ft.leaf_array(leaf_rank)?;
+    let max_cn = leaves.iter().map(|&s| ft.sw[s].down.iter().filter(|&&g| matches!(ft.g[g].remote, Remote::Ca(_))).count()).max().unwrap_or(0);
+    // Compute nodes, leaf by leaf.
+    for &leaf in &leaves {
+        let mut routed = 0;
+        let groups = ft.sw[leaf].down.clone();
+        for g in groups {
+            let Remote::Ca(_) = ft.g[g].remote else { continue };
+            let lid = ft.g[g].remote_lid as usize;
+            let port = ft.g[g].ports[0].0;
+            ft.lft.set(leaf, lid, port);
+            ft.hops[leaf * ft.nlid + lid] = 1;
+            ft.down_by_up(leaf, None, lid, true, 1);
+            routed += 1;
+        }
+        for _ in routed..max_cn {
+            ft.hops[leaf * ft.nlid] = 1;
+            ft.down_by_up(leaf, None, 0, true, 1);
+            for s in 0..n {
+                ft.hops[s * ft.nlid] = NO_PATH;
+                ft.lft.set(s, 0, NO_PATH);
+            }
+        }
+    }
+    // Switch LIDs, in GUID order, without counters.
+    let mut by_guid: Vec<usize> = (0..n).collect();
+    by_guid.sort_by_key(|&s| super::lid::guid_order(f.sw_guid[s]));
+    for s in by_guid {
+        let lid = ft.sw[s].lid as usize;
+        if lid == 0 || lid >= ft.nlid {
+            continue;
+        }
+        ft.lft.set(s, lid, 0);
+        ft.hops[s * ft.nlid + lid] = 0;
+        ft.down_by_up(s, None, lid, false, 0);
+    }
+    let roots_used: Vec<usize> = (0..n).filter(|&s| ft.sw[s].rank == 0).collect();
+    Ok((ft.lft, roots_used))
+}
+
+fn ranking(f: &Fabric, roots: &[usize]) -> Result<Vec<u32>, String> {
+    let n = f.nsw();
+    let mut rank = vec![u32::MAX; n];
+    let mut q = std::collections::VecDeque::new();
+    let from_roots = !roots.is_empty();
+    let starts: Vec<usize> = if from_roots { roots.to_vec() } else { (0..n).filter(|&s| !f.sw_eps[s].is_empty()).collect() };
+    for s in starts {
+        rank[s] = 0;
+        q.push_back(s);
+    }
+    let mut max = 0;
+    while let Some(u) = q.pop_front() {
+        for (_, v, _) in f.sw_links(u) {
+            let v = v as usize;
+            if rank[v] == u32::MAX || rank[v] > rank[u] + 1 {
+                rank[v] = rank[u] + 1;
+                max = max.max(rank[v]);
+                q.push_back(v);
+            }
+        }
+    }
+    if !from_roots {
+        for r in rank.iter_mut() {
+            if *r != u32::MAX {
+                *r = max - *r;
+            }
+        }
+        if max == 0 {
+            return Err("ftree: every switch has CAs (max rank 0)".into());
+        }
+    }
+    if let Some(s) = rank.iter().position(|&r| r == u32::MAX) {
+        return Err(format!("ftree: switch {:#x} is not connected to the tree", f.sw_guid[s]));
+    }
+    Ok(rank)
+}
+
+fn cmp_tuple(a: &Tuple, b: &Tuple) -> std::cmp::Ordering {
+    a.cmp(b)
+}
+
+impl<'a> Ft<'a> {
+    fn new(f: &'a Fabric, rank: Vec<u32>) -> Ft<'a> {
+        let n = f.nsw();
+        let mut sw: Vec<Sw> = (0..n)
+            .map(|s| Sw { rank: rank[s], tuple: UNSET, lid: f.sw_lid[s], up: vec![], down: vec![], sib: vec![], is_leaf: false, min_counter_down: 0, counter_up_changed: true })
+            .collect();
+        let mut g: Vec<Group> = vec![];
+        for s in 0..n {
+            for p in 1..=f.nports[s] as usize {
+                let (remote, remote_lid, rport) = match f.adj[s][p] {
+                    Peer::Switch { sw: r, port } => (Remote::Switch(r as usize), f.sw_lid[r as usize], port),
+                    Peer::Ep { ep } => (Remote::Ca(ep), f.eps[ep as usize].lid, f.eps[ep as usize].port),
+                    Peer::None => continue,
+                };
+                let dir = match remote {
+                    Remote::Ca(_) => 1,
+                    Remote::Switch(r) => (sw[r].rank as i64 - sw[s].rank as i64).signum(),
+                };
+                let list = match dir {
+                    -1 => &sw[s].up,
+                    0 => &sw[s].sib,
+                    _ => &sw[s].down,
+                };
+                let existing = list.iter().copied().find(|&gi| g[gi].remote_lid == remote_lid && g[gi].remote == remote);
+                let gi = match existing {
+                    Some(gi) => gi,
+                    None => {
+                        g.push(Group { remote, remote_lid, ports: vec![], port_up: vec![], port_down: vec![], counter_up: 0, counter_down: 0, owner: s });
+                        let gi = g.len() - 1;
+                        match dir {
+                            -1 => sw[s].up.push(gi),
+                            0 => sw[s].sib.push(gi),
+                            _ => sw[s].down.push(gi),
+                        }
+                        gi
+                    }
+                };
+                g[gi].ports.push((p as u8, rport));
+                g[gi].port_up.push(0);
+                g[gi].port_down.push(0);
+            }
+        }
+        let nlid = f.nlid;
+        Ft { f, sw, g, hops: vec![NO_PATH; n * nlid], lft: Tables::new(n, nlid), nlid }
+    }
+
+    fn leaf_rank(&self, roots_given: bool) -> Result<u32, String> {
+        if !roots_given {
+            return Ok(self.sw.iter().map(|s| s.rank).max().unwrap_or(0));
+        }
+        // The rank of the switch of the first CA in GUID order.
+        let ep = self.f.eps.iter().find(|e| e.sw.is_some()).ok_or("ftree: no CA is attached to a switch")?;
+        Ok(self.sw[ep.sw.expect("filtered").0 as usize].rank)
+    }
+
+    fn validate(&self, leaf_rank: u32) -> Result<(), String> {
+        let mut order: Vec<usize> = (0..self.sw.len()).collect();
+        order.sort_by_key(|&s| super::lid::guid_order(self.f.sw_guid[s]));
+        let mut reference: Vec<Option<usize>> = vec![None; leaf_rank as usize + 1];
+        for s in order {
+            let r = self.sw[s].rank as usize;
+            let Some(rf) = reference[r] else {
+                reference[r] = Some(s);
+                continue;
+            };
+            let (a, b) = (&self.sw[rf], &self.sw[s]);
+            let bad = a.up.len() != b.up.len()
+                || (r as u32 != leaf_rank && a.down.len() != b.down.len())
+                || (!a.up.is_empty() && b.up.iter().any(|&g| self.g[g].ports.len() != self.g[a.up[0]].ports.len()))
+                || (!a.down.is_empty() && r as u32 != leaf_rank && !b.down.is_empty() && self.g[b.down[0]].ports.len() != self.g[a.down[0]].ports.len());
+            if bad {
+                return Err(format!("ftree: switch {:#x} (rank {r}) differs from {:#x}: the fabric is not a pure fat tree", self.f.sw_guid[s], self.f.sw_guid[rf]));
+            }
+        }
+        Ok(())
+    }
+
+    /// OpenSM's tuple indexing (`fabric_make_indexing`, `bfs_fabric_indexing`).
+    fn index(&mut self, leaf_rank: u32) -> Result<(), String> {
+        let n = self.sw.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&s| super::lid::guid_order(self.f.sw_guid[s]));
+        let first = order.into_iter().find(|&s| self.sw[s].is_leaf).ok_or("ftree: no leaf switch")?;
+        if leaf_rank as usize >= TUPLE_LEN {
+            return Err("ftree: tree too deep for 8-byte tuples".into());
+        }
+        let mut used: HashSet<Tuple> = HashSet::new();
+        let mut t = UNSET;
+        t[0] = self.sw[first].rank as u8;
+        for x in t.iter_mut().take(leaf_rank as usize + 1).skip(1) {
+            *x = 0;
+        }
+        self.sw[first].tuple = t;
+        used.insert(t);
+        let mut q = std::collections::VecDeque::from([first]);
+        while let Some(s) = q.pop_front() {
+            if self.sw[s].rank < leaf_rank {
+                let downs = self.sw[s].down.clone();
+                for gi in downs {
+                    let Remote::Switch(r) = self.g[gi].remote else { continue };
+                    if self.sw[r].tuple[0] != 0xFF {
+                        continue;
+                    }
+                    let nt = new_tuple(&used, &self.sw[s].tuple, true)?;
+                    self.sw[r].tuple = nt;
+                    used.insert(nt);
+                    q.push_back(r);
+                }
+                self.sort_groups(s, false);
+            }
+            if self.sw[s].rank != 0 {
+                let ups = self.sw[s].up.clone();
+                for gi in ups {
+                    let Remote::Switch(r) = self.g[gi].remote else { continue };
+                    if self.sw[r].tuple[0] != 0xFF {
+                        continue;
+                    }
+                    let nt = new_tuple(&used, &self.sw[s].tuple, false)?;
+                    self.sw[r].tuple = nt;
+                    used.insert(nt);
+                    q.push_back(r);
+                }
+                self.sort_groups(s, true);
+            }
+        }
+        if let Some(s) = self.sw.iter().position(|s| s.tuple[0] == 0xFF) {
+            return Err(format!("ftree: switch {:#x} was not indexed", self.f.sw_guid[s]));
+        }
+        Ok(())
+    }
+
+    fn remote_tuple(&self, gi: usize) -> Tuple {
+        match self.g[gi].remote {
+            Remote::Switch(r) => self.sw[r].tuple,
+            Remote::Ca(_) => UNSET,
+        }
+    }
+
+    fn sort_groups(&mut self, s: usize, up: bool) {
+        let mut v = if up { std::mem::take(&mut self.sw[s].up) } else { std::mem::take(&mut self.sw[s].down) };
+        v.sort_by(|&a, &b| cmp_tuple(&self.remote_tuple(a), &self.remote_tuple(b)));
+        if up {
+            self.sw[s].up = v;
+        } else {
+            self.sw[s].down = v;
+        }
+    }
+
+    fn leaf_array(&self, leaf_rank: u32) -> Result<Vec<usize>, String> {
+        let mut all: Vec<usize> = (0..self.sw.len()).filter(|&s| self.sw[s].rank == leaf_rank).collect();
+        all.sort_by(|&a, &b| cmp_tuple(&self.sw[a].tuple, &self.sw[b].tuple));
+        let first = all.iter().position(|&s| self.sw[s].is_leaf);
+        let last = all.iter().rposition(|&s| self.sw[s].is_leaf);
+        match (first, last) {
+            (Some(a), Some(b)) if a < b => Ok(all[a..=b].to_vec()),
+            _ => Err("ftree: failed to find leaf switches - topology is not fat-tree".into()),
+        }
+    }
+
+    #[inline]
+    fn hop(&self, s: usize, lid: usize) -> u8 {
+        self.hops[s * self.nlid + lid]
+    }
+
+    fn set_route(&mut self, s: usize, lid: usize, port: u8, hops: u8) {
+        self.lft.set(s, lid, port);
+        self.hops[s * self.nlid + lid] = hops;
+    }
+
+    /// Index order of two groups' remote switches.
+    fn idx_cmp(&self, a: usize, b: usize) -> std::cmp::Ordering {
+        cmp_tuple(&self.remote_tuple(a), &self.remote_tuple(b))
+    }
+
+    fn cmp_up(&self, a: usize, b: usize) -> std::cmp::Ordering {
+        self.g[a].counter_up.cmp(&self.g[b].counter_up).then_with(|| self.idx_cmp(a, b))
+    }
+
+    fn cmp_down(&self, a: usize, b: usize) -> std::cmp::Ordering {
+        use std::cmp::Ordering::*;
+        match self.g[a].counter_down.cmp(&self.g[b].counter_down) {
+            Equal => {}
+            o => return o,
+        }
+        let load = |g: usize| match self.g[g].remote {
+            Remote::Switch(r) => self.sw[r].min_counter_down,
+            Remote::Ca(_) => 0,
+        };
+        // OpenSM only prefers the less loaded remote when it is strictly less loaded
+        // from the left operand's side (`port_group_compare_load_down`).
+        if load(a) > load(b) {
+            return Greater;
+        }
+        self.idx_cmp(a, b)
+    }
+
+    /// OpenSM's bubble sorts, which are stable and stop when a pass swaps nothing.
+    fn bubble(&self, v: &mut [usize], cmp: impl Fn(&Self, usize, usize) -> std::cmp::Ordering) {
+        let n = v.len();
+        let mut i = 0;
+        loop {
+            let mut swapped = false;
+            for j in 1..n.saturating_sub(i) {
+                if cmp(self, v[j], v[j - 1]) == std::cmp::Ordering::Less {
+                    v.swap(j, j - 1);
+                    swapped = true;
+                }
+            }
+            i += 1;
+            if !swapped {
+                break;
+            }
+        }
+    }
+
+    fn recalc_min_down(&mut self, s: usize) {
+        self.sw[s].min_counter_down = self.sw[s].down.iter().map(|&g| self.g[g].counter_down).min().unwrap_or(1 << 30);
+    }
+
+    /// `fabric_route_upgoing_by_going_down`.
+    fn up_by_down(&mut self, s: usize, prev: Option<usize>, lid: usize, main: bool, hops: u8) -> bool {
+        if self.sw[s].down.is_empty() {
+            return false;
+        }
+        if self.sw[s].counter_up_changed {
+            let mut v = std::mem::take(&mut self.sw[s].down);
+            self.bubble(&mut v, Self::cmp_up);
+            self.sw[s].down = v;
+            self.sw[s].counter_up_changed = false;
+        }
+        if !self.sw[s].sib.is_empty() {
+            let mut v = std::mem::take(&mut self.sw[s].sib);
+            self.bubble(&mut v, Self::cmp_up);
+            self.sw[s].sib = v;
+        }
+        let mut created = false;
+        let nd = self.sw[s].down.len();
+        let total = nd + if lid != 0 { self.sw[s].sib.len() } else { 0 };
+        for k in 0..total {
+            let gi = if k < nd { self.sw[s].down[k] } else { self.sw[s].sib[k - nd] };
+            let Remote::Switch(r) = self.g[gi].remote else {
+                created = true;
+                continue;
+            };
+            if prev == Some(r) {
+                continue;
+            }
+            let (mut best, mut best_load) = (0, u32::MAX);
+            for (j, &c) in self.g[gi].port_up.iter().enumerate() {
+                if c < best_load {
+                    best = j;
+                    best_load = c;
+                }
+            }
+            let least = self.hop(r, lid);
+            if least != NO_PATH && hops as u16 + 1 >= least as u16 {
+                continue;
+            }
+            let rport = self.g[gi].ports[best].1;
+            self.set_route(r, lid, rport, hops + 1);
+            let routed = self.up_by_down(r, None, lid, main, hops + 1);
+            created |= routed;
+            if routed {
+                self.g[gi].port_up[best] += 1;
+                self.g[gi].counter_up += 1;
+                let o = self.g[gi].owner;
+                self.sw[o].counter_up_changed = true;
+            }
+        }
+        created
+    }
+
+    /// `fabric_route_downgoing_by_going_up` (no reverse hops).
+    fn down_by_up(&mut self, s: usize, prev: Option<usize>, lid: usize, main: bool, hops: u8) -> bool {
+        let mut created = self.up_by_down(s, prev, lid, main, hops);
+        if self.sw[s].rank == 0 || self.sw[s].up.is_empty() {
+            return created;
+        }
+        let mut v = std::mem::take(&mut self.sw[s].up);
+        self.bubble(&mut v, Self::cmp_down);
+        self.sw[s].up = v;
+        let min_g = self.sw[s].up[0];
+        let least_port = |g: &Group| {
+            let (mut best, mut load) = (0, u32::MAX);
+            for (j, &c) in g.port_down.iter().enumerate() {
+                if c < load {
+                    best = j;
+                    load = c;
+                }
+            }
+            best
+        };
+        if main {
+            let bp = least_port(&self.g[min_g]);
+            let Remote::Switch(r) = self.g[min_g].remote else { unreachable!("up groups lead to switches") };
+            self.g[min_g].counter_down += 1;
+            self.g[min_g].port_down[bp] += 1;
+            if self.g[min_g].counter_down == self.sw[r].min_counter_down + 1 {
+                self.recalc_min_down(r);
+            }
+            if self.lft.get(r, lid) == NO_PATH || (hops as u16 + 1) < self.hop(r, lid) as u16 {
+                let rport = self.g[min_g].ports[bp].1;
+                self.set_route(r, lid, rport, hops + 1);
+            }
+            created |= self.down_by_up(r, Some(s), lid, main, hops + 1);
+        }
+        let ups = self.sw[s].up.clone();
+        for &gi in ups.iter().skip(if main { 1 } else { 0 }) {
+            let Remote::Switch(r) = self.g[gi].remote else { continue };
+            if self.lft.get(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r, lid) as u16 {
+                continue;
+            }
+            let bp = least_port(&self.g[gi]);
+            let rport = self.g[gi].ports[bp].1;
+            self.set_route(r, lid, rport, hops + 1);
+            created |= self.down_by_up(r, Some(s), lid, false, hops + 1);
+        }
+        if !self.sw[s].sib.is_empty() {
+            let mut v = std::mem::take(&mut self.sw[s].sib);
+            self.bubble(&mut v, Self::cmp_down);
+            self.sw[s].sib = v;
+            for gi in self.sw[s].sib.clone() {
+                let Remote::Switch(r) = self.g[gi].remote else { continue };
+                if self.lft.get(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r, lid) as u16 {
+                    continue;
+                }
+                let bp = least_port(&self.g[gi]);
+                let rport = self.g[gi].ports[bp].1;
+                self.set_route(r, lid, rport, hops + 1);
+                let routed = self.down_by_up(r, Some(s), lid, false, hops + 1);
+                created |= routed;
+                if routed && main {
+                    self.g[min_g].counter_down += 1;
+                }
+            }
+        }
+        created
+    }
+}
+
+/// `fabric_get_new_tuple`: copy, step the rank, and give position `var` the lowest value
+/// not yet taken.
+fn new_tuple(used: &HashSet<Tuple>, from: &Tuple, down: bool) -> Result<Tuple, String> {
+    let mut t = *from;
+    let var = if down {
+        t[0] += 1;
+        from[0] as usize + 1
+    } else {
+        t[0] -= 1;
+        from[0] as usize
+    };
+    if var >= TUPLE_LEN {
+        return Err("ftree: tree too deep for 8-byte tuples".into());
+    }
+    for i in 0..0xFF {
+        t[var] = i;
+        if !used.contains(&t) {
+            return Ok(t);
+        }
+    }
+    Err("ftree: more than 255 switches in one direction".into())
+}

@@ -1,0 +1,350 @@
+//! What the routing engines work on and what they produce: the SM's switch graph with
+//! LIDs ([`Fabric`]) and LID-indexed forwarding tables per switch ([`Tables`]), plus the
+//! checks every engine's output gets (reachability, path lengths, per-port load).
+//!
+//! Switches are indexed in OpenSM's `sw_guid_tbl` order and endports in `port_guid_tbl`
+//! order ([`super::lid::guid_order`]), because several OpenSM engines break ties by
+//! iteration order. An LFT entry is an IB port number: 0 delivers to the switch itself,
+//! [`NO_PATH`] drops (IBTA Vol. 1 §14.2.5.10; OpenSM's OSM_NO_PATH).
+
+use super::discovery::Subnet;
+use super::lid::guid_order;
+use super::mad::NO_PATH;
+
+/// What is behind a switch port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Peer {
+    None,
+    Switch { sw: u32, port: u8 },
+    Ep { ep: u32 },
+}
+
+/// A CA port with its LIDs.
+#[derive(Clone, Copy, Debug)]
+pub struct Ep {
+    /// Subnet node and port number.
+    pub node: u32,
+    pub port: u8,
+    pub guid: u64,
+    pub node_guid: u64,
+    pub sys_guid: u64,
+    pub lid: u16,
+    pub lmc: u8,
+    /// The switch (index) and switch port it is cabled to.
+    pub sw: Option<(u32, u8)>,
+}
+
+/// Who owns a LID.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    None,
+    Switch(u32),
+    Ep(u32),
+}
+
+/// The switch graph the engines route on.
+#[derive(Clone, Debug, Default)]
+pub struct Fabric {
+    /// Switch index → subnet node.
+    pub sw_node: Vec<u32>,
+    pub sw_guid: Vec<u64>,
+    pub sw_lid: Vec<u16>,
+    /// Physical ports of each switch (ports `1..=n`).
+    pub nports: Vec<u8>,
+    /// `adj[s][p]`: what is behind port `p` of switch `s` (`p` in `0..=n`; 0 is `None`).
+    pub adj: Vec<Vec<Peer>>,
+    pub eps: Vec<Ep>,
+    /// Endports on each switch, in port order.
+    pub sw_eps: Vec<Vec<u32>>,
+    /// Number of LIDs including 0 (`max LID + 1`).
+    pub nlid: usize,
+    pub owner: Vec<Owner>,
+    /// Data VLs every port supports (min VLCap).
+    pub data_vls: u8,
+}
+
+impl Fabric {
+    /// Builds the graph from a swept subnet whose LIDs are assigned.
+    pub fn from_subnet(sub: &Subnet) -> Fabric {
+        let mut sws: Vec<u32> = (0..sub.nodes.len() as u32).filter(|&i| sub.nodes[i as usize].switch).collect();
+        sws.sort_by_key(|&i| guid_order(sub.nodes[i as usize].guid));
+        let mut sw_of = vec![u32::MAX; sub.nodes.len()];
+        for (k, &i) in sws.iter().enumerate() {
+            sw_of[i as usize] = k as u32;
+        }
+        let mut eps: Vec<Ep> = vec![];
+        for (i, n) in sub.nodes.iter().enumerate() {
+            if n.switch {
+                continue;
+            }
+            for (p, port) in n.ports.iter().enumerate().skip(1) {
+                if port.lid == 0 || port.peer.is_none() {
+                    continue;
+                }
+                let sw = port.peer.and_then(|(pn, pp)| (sw_of[pn as usize] != u32::MAX).then_some((sw_of[pn as usize], pp)));
+                eps.push(Ep { node: i as u32, port: p as u8, guid: port.guid, node_guid: n.guid, sys_guid: n.sys_guid, lid: port.lid, lmc: port.lmc, sw });
+            }
+        }
+        eps.sort_by_key(|e| guid_order(e.guid));
+        let mut ep_of = std::collections::HashMap::new();
+        for (k, e) in eps.iter().enumerate() {
+            ep_of.insert((e.node, e.port), k as u32);
+        }
+        let mut adj = vec![];
+        let mut nports = vec![];
+        let mut sw_lid = vec![];
+        let mut sw_guid = vec![];
+        let mut data_vls = u8::MAX;
+        for &i in &sws {
+            let n = &sub.nodes[i as usize];
+            let mut row = vec![Peer::None; n.nports as usize + 1];
+            for (p, port) in n.ports.iter().enumerate().skip(1) {
+                if let Some((pn, pp)) = port.peer {
+                    if pn == i {
+                        continue; // loopback cable: never routed through (OpenSM skips it)
+                    }
+                    row[p] = if sw_of[pn as usize] != u32::MAX {
+                        Peer::Switch { sw: sw_of[pn as usize], port: pp }
+                    } else if let Some(&e) = ep_of.get(&(pn, pp)) {
+                        Peer::Ep { ep: e }
+                    } else {
+                        Peer::None
+                    };
+                    if port.data_vls > 0 {
+                        data_vls = data_vls.min(port.data_vls);
+                    }
+                }
+            }
+            adj.push(row);
+            nports.push(n.nports);
+            sw_lid.push(n.ports[0].lid);
+            sw_guid.push(n.guid);
+        }
+        let mut sw_eps = vec![vec![]; sws.len()];
+        for (s, row) in adj.iter().enumerate() {
+            for peer in row {
+                if let Peer::Ep { ep } = *peer {
+                    sw_eps[s].push(ep);
+                }
+            }
+        }
+        let max_lid = eps
+            .iter()
+            .map(|e| e.lid as usize + (1usize << e.lmc) - 1)
+            .chain(sw_lid.iter().map(|&l| l as usize))
+            .max()
+            .unwrap_or(0);
+        let mut owner = vec![Owner::None; max_lid + 1];
+        for (s, &l) in sw_lid.iter().enumerate() {
+            if l != 0 {
+                owner[l as usize] = Owner::Switch(s as u32);
+            }
+        }
+        for (k, e) in eps.iter().enumerate() {
+            for l in e.lid..e.lid + (1 << e.lmc) {
+                owner[l as usize] = Owner::Ep(k as u32);
+            }
+        }
+        Fabric {
+            sw_node: sws,
+            sw_guid,
+            sw_lid,
+            nports,
+            adj,
+            eps,
+            sw_eps,
+            nlid: max_lid + 1,
+            owner,
+            data_vls: if data_vls == u8::MAX { super::mad::DEFAULT_DATA_VLS } else { data_vls },
+        }
+    }
+
+    pub fn nsw(&self) -> usize {
+        self.sw_node.len()
+    }
+
+    /// Switch-to-switch links of switch `s`: (local port, peer switch, peer port).
+    pub fn sw_links(&self, s: usize) -> impl Iterator<Item = (u8, u32, u8)> + '_ {
+        self.adj[s].iter().enumerate().filter_map(|(p, peer)| match *peer {
+            Peer::Switch { sw, port } => Some((p as u8, sw, port)),
+            _ => None,
+        })
+    }
+
+    /// The switch a LID's packets are delivered by (its own switch, or the CA's switch).
+    pub fn lid_switch(&self, lid: usize) -> Option<u32> {
+        match self.owner[lid] {
+            Owner::Switch(s) => Some(s),
+            Owner::Ep(e) => self.eps[e as usize].sw.map(|x| x.0),
+            Owner::None => None,
+        }
+    }
+
+    /// Hop distances between switches (`u8::MAX` = unreachable), `nsw × nsw`, row = from.
+    /// Breadth-first search from every switch.
+    pub fn switch_distances(&self) -> Vec<u8> {
+        let n = self.nsw();
+        let nbrs: Vec<Vec<u32>> = (0..n).map(|s| self.sw_links(s).map(|l| l.1).collect()).collect();
+        let mut d = vec![u8::MAX; n * n];
+        let mut q = Vec::with_capacity(n);
+        for s in 0..n {
+            let row = &mut d[s * n..(s + 1) * n];
+            row[s] = 0;
+            q.clear();
+            q.push(s as u32);
+            let mut head = 0;
+            while head < q.len() {
+                let u = q[head] as usize;
+                head += 1;
+                let du = row[u];
+                for &v in &nbrs[u] {
+                    if row[v as usize] == u8::MAX {
+                        row[v as usize] = du.saturating_add(1).min(u8::MAX - 1);
+                        q.push(v);
+                    }
+                }
+            }
+        }
+        d
+    }
+}
+
+/// LID-indexed forwarding tables, one row per switch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tables {
+    pub nlid: usize,
+    pub lft: Vec<u8>,
+}
+
+impl Tables {
+    pub fn new(nsw: usize, nlid: usize) -> Tables {
+        Tables { nlid, lft: vec![NO_PATH; nsw * nlid] }
+    }
+    #[inline]
+    pub fn get(&self, s: usize, lid: usize) -> u8 {
+        self.lft[s * self.nlid + lid]
+    }
+    #[inline]
+    pub fn set(&mut self, s: usize, lid: usize, port: u8) {
+        self.lft[s * self.nlid + lid] = port;
+    }
+    pub fn row(&self, s: usize) -> &[u8] {
+        &self.lft[s * self.nlid..(s + 1) * self.nlid]
+    }
+}
+
+/// Service level (= virtual lane) per path, for engines that spread routes over VLs.
+/// Indexed by (source switch, destination LID): every CA port has one switch, so paths
+/// from CAs on the same switch share their switch-to-switch channels and their VL.
+#[derive(Clone, Debug)]
+pub struct SlTable {
+    pub nlid: usize,
+    pub vl: Vec<u8>,
+    /// VLs the deadlock removal needed (before balancing over the spare ones).
+    pub vls_needed: u8,
+    /// Per VL: how many VLs its paths are spread over (OpenSM `vl_split_count`).
+    pub split: Vec<u8>,
+}
+
+impl SlTable {
+    /// SL of the path from source switch `s` to `dlid`; `spread` picks among split VLs
+    /// (deterministically, where OpenSM uses `rand()`).
+    pub fn sl(&self, s: usize, dlid: usize, spread: u32) -> u8 {
+        let v = self.vl[s * self.nlid + dlid];
+        let k = self.split.get(v as usize).copied().unwrap_or(1).max(1);
+        v + (spread % k as u32) as u8
+    }
+}
+
+/// Path statistics over all ordered pairs of distinct endports (base LIDs).
+#[derive(Clone, Debug, Default)]
+pub struct PathStats {
+    /// `hops[h]`: number of pairs whose path crosses `h` links (CA→switch and switch→CA
+    /// included, so two CAs on one switch are 2 hops apart).
+    pub hops: Vec<u64>,
+    /// Unreachable (source endport, destination endport) pairs.
+    pub unreachable: Vec<(u32, u32)>,
+    /// Per switch, per port: endport LIDs (all of each port's 2^LMC) routed out of it.
+    pub port_routes: Vec<Vec<u64>>,
+    /// Entries that loop or lead into a dead end instead of the destination.
+    pub broken: u64,
+}
+
+/// Follows the tables for every destination. Per destination the walk is memoised per
+/// switch, so the cost is `switches × endports`, not `endports²`.
+pub fn path_stats(f: &Fabric, t: &Tables) -> PathStats {
+    let nsw = f.nsw();
+    let mut st = PathStats { port_routes: f.nports.iter().map(|&n| vec![0; n as usize + 1]).collect(), ..Default::default() };
+    // Switch hop count to the destination's switch, per source switch.
+    const UNKNOWN: u16 = u16::MAX;
+    const ACTIVE: u16 = u16::MAX - 1;
+    const DEAD: u16 = u16::MAX - 2;
+    let mut dist = vec![UNKNOWN; nsw];
+    let mut stack = vec![];
+    for (d, e) in f.eps.iter().enumerate() {
+        for lid in e.lid as usize..e.lid as usize + (1 << e.lmc) {
+            for s in 0..nsw {
+                let p = t.get(s, lid);
+                if p != NO_PATH && p != 0 && (p as usize) < st.port_routes[s].len() {
+                    st.port_routes[s][p as usize] += 1;
+                }
+            }
+        }
+        let lid = e.lid as usize;
+        dist.fill(UNKNOWN);
+        for s0 in 0..nsw {
+            if dist[s0] != UNKNOWN {
+                continue;
+            }
+            stack.clear();
+            let mut s = s0;
+            // `top`: the hop count of the last switch pushed.
+            let top = loop {
+                if dist[s] != UNKNOWN {
+                    break if dist[s] >= DEAD { DEAD } else { dist[s] + 1 };
+                }
+                dist[s] = ACTIVE;
+                stack.push(s);
+                let p = t.get(s, lid);
+                match f.adj[s].get(p as usize).copied().unwrap_or(Peer::None) {
+                    Peer::Ep { ep } if ep as usize == d => break 0,
+                    Peer::Switch { sw, .. } => s = sw as usize,
+                    _ => break DEAD,
+                }
+            };
+            let mut v = top;
+            while let Some(x) = stack.pop() {
+                dist[x] = v;
+                if v != DEAD {
+                    v += 1;
+                }
+            }
+        }
+        for (s, on) in f.sw_eps.iter().enumerate() {
+            let n = on.len() as u64 - on.contains(&(d as u32)) as u64;
+            if n == 0 {
+                continue;
+            }
+            let h = dist[s];
+            if h >= DEAD {
+                st.unreachable.extend(on.iter().filter(|&&x| x as usize != d).map(|&x| (x, d as u32)));
+                if e.sw.is_some() {
+                    st.broken += n;
+                }
+            } else {
+                let links = h as usize + 2;
+                if st.hops.len() <= links {
+                    st.hops.resize(links + 1, 0);
+                }
+                st.hops[links] += n;
+            }
+        }
+        for (src, se) in f.eps.iter().enumerate() {
+            if se.sw.is_none() && src != d {
+                st.unreachable.push((src as u32, d as u32));
+            }
+        }
+    }
+    st.unreachable.sort_unstable();
+    st
+}

@@ -1,0 +1,88 @@
+//! updn and ftree obey up*/down* on fat trees; updn is deadlock-free on rings and tori.
+
+mod sm_util;
+
+use fabric::subnet_manager::{cdg, Engine, SmConfig, SubnetManager};
+use fabric::topology::Topology;
+use sm_util::{peer_node, shortest_links, walk, L};
+
+/// Every endpoint pair's path goes up in tier, then down, never down then up; and is
+/// as short as the shortest path.
+fn up_down_on_tiers(t: &Topology, engine: Engine, roots: Vec<u64>) {
+    let mut sm = SubnetManager::new(t, SmConfig { engine, roots, ..Default::default() });
+    let r = sm.bring_up();
+    assert_eq!(r.engine, engine, "fallback: {:?}", r.fallback);
+    let n = t.endpoints.len() as u32;
+    for s in 0..n {
+        for d in 0..n {
+            if s == d {
+                continue;
+            }
+            let path = walk(t, sm.lft(), s, d).unwrap_or_else(|| panic!("{engine}: {s}->{d} unreachable"));
+            let mut tiers = vec![t.node(peer_node(t, t.ep_port(s))).tier];
+            tiers.extend(path.iter().map(|&p| t.node(peer_node(t, p)).tier));
+            let top = tiers.iter().position(|&x| x == *tiers.iter().max().unwrap()).unwrap();
+            assert!(tiers[..=top].windows(2).all(|w| w[1] > w[0]), "{engine}: {s}->{d} tiers {tiers:?}");
+            assert!(tiers[top..].windows(2).all(|w| w[1] < w[0]), "{engine}: {s}->{d} tiers {tiers:?}");
+            assert_eq!(Some(path.len() + 1), shortest_links(t, s, d, &[]), "{engine}: {s}->{d}");
+        }
+    }
+    let st = sm.state().unwrap();
+    assert!(cdg::check(&st.fabric, &st.routed.tables, None).acyclic, "{engine}: up/down routes have no cycle");
+}
+
+fn core_guids(t: &Topology, sm: &SubnetManager, tier: u8) -> Vec<u64> {
+    let lay = &sm.agents.layout;
+    t.nodes.iter().enumerate().filter(|(_, n)| n.tier == tier && n.kind == fabric::topology::NodeKind::Switch).map(|(i, _)| lay.nodes[lay.node_ib[i] as usize].guid).collect()
+}
+
+#[test]
+fn updn_with_automatic_roots_on_fat_trees() {
+    for k in [4, 8] {
+        let t = Topology::fat_tree(k, L, L).unwrap();
+        up_down_on_tiers(&t, Engine::Updn, vec![]);
+        // The detected roots are the cores (OpenSM's 90 %/5 % histogram rule).
+        let mut sm = SubnetManager::new(&t, SmConfig { engine: Engine::Updn, ..Default::default() });
+        sm.bring_up();
+        let st = sm.state().unwrap();
+        let mut roots: Vec<u64> = st.routed.roots.iter().map(|&s| st.fabric.sw_guid[s]).collect();
+        let mut cores = core_guids(&t, &sm, 3);
+        roots.sort();
+        cores.sort();
+        assert_eq!(roots, cores, "k={k}");
+    }
+}
+
+#[test]
+fn updn_with_given_roots() {
+    let t = Topology::fat_tree(4, L, L).unwrap();
+    let sm = SubnetManager::new(&t, SmConfig::default());
+    up_down_on_tiers(&t, Engine::Updn, core_guids(&t, &sm, 3));
+    let ls = Topology::leaf_spine(6, 3, 4, 1, 1, L, L).unwrap();
+    let sm = SubnetManager::new(&ls, SmConfig::default());
+    up_down_on_tiers(&ls, Engine::Updn, core_guids(&ls, &sm, 2));
+}
+
+#[test]
+fn ftree_on_fat_trees() {
+    for t in [Topology::fat_tree(4, L, L).unwrap(), Topology::fat_tree(8, L, L).unwrap(), Topology::leaf_spine(8, 4, 4, 1, 1, L, L).unwrap()] {
+        up_down_on_tiers(&t, Engine::Ftree, vec![]);
+    }
+}
+
+#[test]
+fn updn_is_deadlock_free_on_rings_and_tori() {
+    for t in [Topology::ring(6, 1, L, L).unwrap(), Topology::torus_2d(4, 4, 1, L, L).unwrap(), Topology::torus_2d(3, 5, 2, L, L).unwrap()] {
+        // One root: the first switch.
+        let sm0 = SubnetManager::new(&t, SmConfig::default());
+        let lay = &sm0.agents.layout;
+        let first = t.nodes.iter().position(|n| n.kind == fabric::topology::NodeKind::Switch).unwrap();
+        let root = lay.nodes[lay.node_ib[first] as usize].guid;
+        let mut sm = SubnetManager::new(&t, SmConfig { engine: Engine::Updn, roots: vec![root], ..Default::default() });
+        let r = sm.bring_up();
+        assert_eq!(r.engine, Engine::Updn);
+        let st = sm.state().unwrap();
+        assert!(st.stats.unreachable.is_empty());
+        assert!(cdg::check(&st.fabric, &st.routed.tables, None).acyclic);
+    }
+}
