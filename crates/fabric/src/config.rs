@@ -99,10 +99,10 @@ pub struct IbSection {
     pub forwarding: Forwarding,
     /// "auto" (the switch generation's datasheet latency for the fabric's speed) or a time.
     pub switch_latency: Auto<SimDuration>,
-    /// After a link change, new forwarding tables take effect this long after the fault
-    /// (the subnet manager's trap handling, re-sweep, routing and LFT programming).
-    /// Required when there are faults.
-    pub reroute_delay: Option<SimDuration>,
+    /// After a link change, new forwarding tables take effect this long after the fault:
+    /// "auto" is the subnet manager's modelled trap delivery, re-sweep, routing and LFT
+    /// programming time (needs an SM routing engine); or a time. Required with faults.
+    pub reroute_delay: Option<Auto<SimDuration>>,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy)]
@@ -324,8 +324,10 @@ pub struct World {
     /// InfiniBand: the forwarding tables the subnet manager programmed.
     pub lft: Option<crate::routing::Lft>,
     pub faults: Vec<crate::sim::Fault>,
-    /// How long the control plane takes to re-route after a fault.
-    pub reroute_delay: Option<SimDuration>,
+    /// How long the control plane takes to re-route after a fault ("auto": the SM's time).
+    pub reroute_delay: Option<Auto<SimDuration>>,
+    /// InfiniBand routed by a subnet manager: its configuration.
+    pub sm: Option<crate::subnet_manager::SmConfig>,
     pub flows: Vec<FlowSpec>,
     pub headroom_cells: Vec<u64>,
     pub stop: Option<SimTime>,
@@ -417,23 +419,38 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
         }
         (None, None, None) => return Err(c.err("scenario", "expected a [roce] or an [infiniband] section")),
     };
-    let (params, headroom_cells, notes, lft) = match tech {
+    let (params, headroom_cells, notes, lft, sm) = match tech {
         Tech::Roce => {
             let buffer = cfg.buffer.as_ref().ok_or_else(|| c.err("buffer", "a RoCE fabric needs a [buffer] section (the switch MMU)"))?;
             let (p, h, n) = compile_roce(c, cfg.roce.as_ref().expect("matched"), buffer, &topo)?;
-            (p, h, n, None)
+            (p, h, n, None, None)
         }
         Tech::Infiniband => {
-            let (p, n, lft) = compile_ib(c, cfg.infiniband.as_ref().expect("matched"), &topo, cfg.scenario.seed)?;
-            (p, vec![0; topo.ports.len()], n, Some(lft))
+            let (p, n, lft, sm) = compile_ib(c, cfg.infiniband.as_ref().expect("matched"), &topo, cfg.scenario.seed)?;
+            (p, vec![0; topo.ports.len()], n, Some(lft), sm)
         }
     };
     let flows = traffic(c, &cfg, &topo, tech)?;
+    let mut flows = flows;
+    let mut notes = notes;
+    if let (Some(sm), Some(ib)) = (&sm, &params.ib) {
+        if sm.engine == crate::subnet_manager::Engine::Dfsssp {
+            // dfsssp hands every path its SL (path records); SL2VL is the identity.
+            let mgr = sm_bring_up(&topo, sm, ib.data_vls);
+            for f in &mut flows {
+                f.sl = mgr.path_sl(f.src, f.dst);
+            }
+            notes.push("dfsssp: each flow uses the SL the subnet manager assigned to its path (SL = VL)".into());
+        }
+    }
     let faults = faults(c, &cfg.faults, &topo)?;
     let reroute_delay = match tech {
-        Tech::Roce => cfg.roce.as_ref().and_then(|r| r.reroute_delay),
+        Tech::Roce => cfg.roce.as_ref().and_then(|r| r.reroute_delay).map(Auto::Value),
         Tech::Infiniband => cfg.infiniband.as_ref().and_then(|r| r.reroute_delay),
     };
+    if matches!(reroute_delay, Some(Auto::Auto)) && sm.is_none() {
+        return Err(c.err("infiniband.reroute_delay", "\"auto\" is the subnet manager's re-sweep time; `dest-hash` routing has no SM: give a time"));
+    }
     if !faults.is_empty() && reroute_delay.is_none() {
         let f = if tech == Tech::Roce { "roce.reroute_delay" } else { "infiniband.reroute_delay" };
         return Err(c.err(f, "the scenario has faults: say how long re-routing takes after one (a time)"));
@@ -441,6 +458,7 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
     Ok(World {
         faults,
         reroute_delay,
+        sm,
         name: cfg.scenario.name,
         seed: cfg.scenario.seed,
         topo,
@@ -468,7 +486,21 @@ fn lifetime(c: &Ctx, field: &str, v: &str) -> Result<Option<SimDuration>, Config
     }
 }
 
-fn compile_ib(c: &Ctx, r: &IbSection, topo: &Topology, seed: u64) -> Result<(Params, Vec<String>, crate::routing::Lft), ConfigError> {
+/// Brings the fabric up with a subnet manager: discovery, LIDs, routing, LFTs.
+pub fn sm_bring_up(topo: &Topology, cfg: &crate::subnet_manager::SmConfig, data_vls: u8) -> crate::subnet_manager::SubnetManager {
+    let mut sm = crate::subnet_manager::SubnetManager::new(topo, cfg.clone());
+    sm.agents.data_vls = data_vls;
+    sm.bring_up();
+    sm
+}
+
+#[allow(clippy::type_complexity)]
+fn compile_ib(
+    c: &Ctx,
+    r: &IbSection,
+    topo: &Topology,
+    seed: u64,
+) -> Result<(Params, Vec<String>, crate::routing::Lft, Option<crate::subnet_manager::SmConfig>), ConfigError> {
     if !IB_MTUS.contains(&r.mtu.0) {
         return Err(c.err("infiniband.mtu", format!("{} is not an IB path MTU; expected one of 256B, 512B, 1024B, 2048B, 4096B", r.mtu)));
     }
@@ -522,10 +554,35 @@ fn compile_ib(c: &Ctx, r: &IbSection, topo: &Topology, seed: u64) -> Result<(Par
             g.switch_latency()
         }
     };
-    let lft = match r.routing.as_str() {
-        "dest-hash" => crate::routing::Routes::build(topo, seed, |_| true).destination_lft(topo),
-        other => return Err(c.err("infiniband.routing", format!("unknown routing engine `{other}`; expected \"dest-hash\""))),
+    let (lft, sm) = match r.routing.as_str() {
+        "dest-hash" => (crate::routing::Routes::build(topo, seed, |_| true).destination_lft(topo), None),
+        name => {
+            let engine: crate::subnet_manager::Engine = name
+                .parse()
+                .map_err(|e: String| c.err("infiniband.routing", format!("{e}, or \"dest-hash\" (shortest paths hashed by destination, no SM)")))?;
+            let cfg = crate::subnet_manager::SmConfig { engine, ..Default::default() };
+            let mut mgr = crate::subnet_manager::SubnetManager::new(topo, cfg.clone());
+            mgr.agents.data_vls = r.data_vls;
+            let res = mgr.bring_up();
+            if let Some(why) = &res.fallback {
+                notes.push(format!("subnet manager: {name} could not route this fabric ({why}); fell back to minhop, as OpenSM does"));
+            }
+            notes.push(format!(
+                "subnet manager: {} on {} nodes and {} links, {} SMPs, bring-up {} (simulated)",
+                res.engine,
+                res.nodes,
+                res.links,
+                res.smps.total(),
+                res.total
+            ));
+            (mgr.lft().clone(), Some(cfg))
+        }
     };
+    if matches!(r.routing.as_str(), "dfsssp") {
+        for (sl, vl) in sl_to_vl.iter_mut().enumerate() {
+            *vl = if sl < r.data_vls as usize { sl as u8 } else { 0 };
+        }
+    }
     let ib = Ib {
         grh: r.grh,
         sl_to_vl,
@@ -566,7 +623,7 @@ fn compile_ib(c: &Ctx, r: &IbSection, topo: &Topology, seed: u64) -> Result<(Par
         },
         ib: Some(ib),
     };
-    Ok((params, notes, lft))
+    Ok((params, notes, lft, sm))
 }
 
 fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) -> Result<(Params, Vec<u64>, Vec<String>), ConfigError> {

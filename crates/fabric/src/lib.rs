@@ -3,6 +3,7 @@
 //! describe them. See `sim` for what the packet-level model includes and leaves out.
 
 pub mod config;
+pub mod control;
 pub mod dcqcn;
 pub mod params;
 pub mod report;
@@ -36,6 +37,15 @@ impl World {
     /// The control plane that re-routes after faults (none without faults).
     pub fn control_plane(&self) -> Option<Box<dyn sim::ControlPlane>> {
         let delay = self.reroute_delay?;
+        if let (Some(cfg), Some(ib)) = (&self.sm, &self.params.ib) {
+            let sm = config::sm_bring_up(&self.topo, cfg, ib.data_vls);
+            let fixed = match delay {
+                config::Auto::Auto => None,
+                config::Auto::Value(d) => Some(d),
+            };
+            return Some(Box::new(control::SmControl::new(sm, fixed)));
+        }
+        let config::Auto::Value(delay) = delay else { unreachable!("auto needs an SM, checked when loading") };
         Some(Box::new(sim::EcmpControl {
             seed: self.seed,
             delay,

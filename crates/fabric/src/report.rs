@@ -84,6 +84,10 @@ pub struct Totals {
     pub fcp_frames: u64,
     /// A deadlock the watchdog found (the run stopped there).
     pub deadlock: Option<crate::stats::Deadlock>,
+    /// Faults and the control plane's reaction: (fault time, timed steps), and when new
+    /// forwarding state took effect.
+    pub reroutes: Vec<(u64, Vec<crate::stats::ControlStep>)>,
+    pub reroutes_installed_ps: Vec<u64>,
 }
 
 #[derive(Serialize, Debug)]
@@ -302,6 +306,8 @@ pub fn build(w: &World, sim: &Sim) -> Report {
     }
     totals.drops_by_cause = DROP_CAUSES.iter().map(|&c| (cause_name(c), by_cause[c as usize])).collect();
     totals.deadlock = st.deadlock.clone();
+    totals.reroutes = st.reroute_steps.clone();
+    totals.reroutes_installed_ps = st.reroutes.clone();
     let mut nics = vec![];
     for (ep, ns) in st.nics.iter().enumerate() {
         totals.cnps += ns.cnp_tx;
@@ -417,6 +423,10 @@ pub fn text(r: &Report) -> String {
         if *n > 0 {
             let _ = writeln!(s, "  drops: {n} {c}");
         }
+    }
+    for (at, steps) in &t.reroutes {
+        let parts: Vec<String> = steps.iter().map(|x| format!("{} {}", x.step, d(x.duration_ps))).collect();
+        let _ = writeln!(s, "  fault at {}: control plane {}", d(*at), parts.join(", "));
     }
     if let Some(dl) = &t.deadlock {
         let _ = writeln!(s, "  DEADLOCK at {}: a cycle of {} blocked queues (ports in the JSON report)", d(dl.detected_at_ps), dl.cycle.len());

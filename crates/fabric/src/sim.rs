@@ -127,7 +127,16 @@ pub struct Fault {
 /// and how long the reaction takes (IP routing convergence, or an IB subnet manager's
 /// detect/sweep/route/program time). Runs at fault time only, never per packet.
 pub trait ControlPlane {
-    fn on_link_change(&mut self, now: SimTime, topo: &Topology, up: &[bool]) -> (SimDuration, Forwarder);
+    fn on_link_change(&mut self, now: SimTime, topo: &Topology, up: &[bool]) -> Reaction;
+}
+
+/// What a control plane does about a link change.
+pub struct Reaction {
+    /// From the change to the new forwarding state taking effect.
+    pub delay: SimDuration,
+    pub fwd: Forwarder,
+    /// The timed steps of that delay (e.g. the SM's detect, sweep, route, program).
+    pub steps: Vec<crate::stats::ControlStep>,
 }
 
 /// ECMP routing rebuilt over the links that are up, after a fixed convergence delay
@@ -140,10 +149,11 @@ pub struct EcmpControl {
 }
 
 impl ControlPlane for EcmpControl {
-    fn on_link_change(&mut self, _now: SimTime, topo: &Topology, up: &[bool]) -> (SimDuration, Forwarder) {
+    fn on_link_change(&mut self, _now: SimTime, topo: &Topology, up: &[bool]) -> Reaction {
         let r = Routes::build(topo, self.seed, |p| up[p.0 as usize]);
         let fwd = if self.destination_tables { Forwarder::Lft(r.destination_lft(topo)) } else { Forwarder::Ecmp(r) };
-        (self.delay, fwd)
+        let steps = vec![crate::stats::ControlStep { step: "converge".into(), start_ps: 0, duration_ps: self.delay.ps(), smps: 0 }];
+        Reaction { delay: self.delay, fwd, steps }
     }
 }
 
@@ -1861,11 +1871,12 @@ impl Sim {
             }
         }
         if let Some(mut cp) = self.control.take() {
-            let (delay, fwd) = cp.on_link_change(SimTime(now), &self.topo, &self.link_up);
+            let re = cp.on_link_change(SimTime(now), &self.topo, &self.link_up);
             self.control = Some(cp);
             self.fwd_gen += 1;
-            self.pending_fwd = Some(fwd);
-            self.q.schedule(SimTime(now) + delay, Ev::Install { gen: self.fwd_gen });
+            self.pending_fwd = Some(re.fwd);
+            self.stats.reroute_steps.push((now, re.steps));
+            self.q.schedule(SimTime(now) + re.delay, Ev::Install { gen: self.fwd_gen });
         }
     }
 

@@ -134,6 +134,18 @@ pub struct Stats {
     pub deadlock: Option<Deadlock>,
     /// When the control plane installed new forwarding state after a fault.
     pub reroutes: Vec<u64>,
+    /// For each fault (its time): the control plane's timed steps.
+    pub reroute_steps: Vec<(u64, Vec<ControlStep>)>,
+}
+
+/// One timed step of a control plane's reaction, from the fault.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ControlStep {
+    pub step: String,
+    pub start_ps: u64,
+    pub duration_ps: u64,
+    /// Management packets it took (SMPs), where that applies.
+    pub smps: u64,
 }
 
 /// Packets stuck in a cycle of buffers, each waiting for the next to drain.

@@ -15,9 +15,13 @@ fn uplink_of_flow0(s: &str) -> String {
 }
 
 fn check_recovery(base: &str, reroute_field: &str) {
+    check_recovery_with(base, reroute_field, "100us", 140_000_000);
+}
+
+fn check_recovery_with(base: &str, reroute_field: &str, delay: &str, at: u64) {
     let link = uplink_of_flow0(base);
     let s = format!("{base}\n[[faults]]\nkind = \"link-down\"\nat = \"40us\"\nlink = \"{link}\"\n")
-        .replacen(reroute_field, &format!("reroute_delay = \"100us\"\n{reroute_field}"), 1);
+        .replacen(reroute_field, &format!("reroute_delay = \"{delay}\"\n{reroute_field}"), 1);
     let (sim, r) = load(&s).run(false);
     assert_eq!(r.flows.completed, 1, "RC retransmission recovers the loss");
     let down = r.totals.drops_by_cause.iter().find(|(c, _)| c == "port-down").unwrap().1;
@@ -27,7 +31,7 @@ fn check_recovery(base: &str, reroute_field: &str) {
     // timeout, if nothing follows the loss) triggers go-back-N.
     assert!(r.totals.retransmitted_bytes > 0);
     assert!(r.nics.iter().any(|n| n.naks > 0) || r.totals.timeouts > 0);
-    assert_eq!(sim.stats.reroutes, vec![140_000_000], "new routes at fault + 100 us");
+    assert_eq!(sim.stats.reroutes, vec![at], "new routes installed when the control plane says");
     // The flow now avoids the dead uplink.
     let t = sim.topology();
     let leaf0 = t.port(t.port(t.ep_port(0)).peer.unwrap()).node;
@@ -43,6 +47,22 @@ const MSG: &str = "[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 8\nsize = \"2
 fn infiniband_link_failure_is_recovered_after_reroute() {
     let s = ib_scenario(LEAF_SPINE, &[("timeout", "8")], MSG);
     check_recovery(&s, "timeout = 8");
+}
+
+#[test]
+fn subnet_manager_resweeps_after_a_link_failure() {
+    // ftree routes; the SM's modelled trap + re-sweep time decides when new LFTs apply.
+    let s = ib_scenario(LEAF_SPINE, &[("timeout", "8"), ("routing", "\"ftree\"")], MSG);
+    let w = load(&s);
+    let t = &w.topo;
+    let link = uplink_of_flow0(&s);
+    let (name, idx) = link.split_once(':').unwrap();
+    let node = t.nodes.iter().position(|n| n.name == name).unwrap();
+    let port = fabric::topology::PortId(t.nodes[node].first_port + idx.parse::<u32>().unwrap());
+    let mut sm = fabric::config::sm_bring_up(t, w.sm.as_ref().unwrap(), 1);
+    let sweep = sm.resweep(&[port]).total.ps();
+    assert!(sweep > 0);
+    check_recovery_with(&s, "timeout = 8", "auto", 40_000_000 + sweep);
 }
 
 #[test]

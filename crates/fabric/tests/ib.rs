@@ -152,15 +152,21 @@ pub fn ring(n: usize, cable: &str) -> String {
 }
 
 #[test]
-fn shortest_paths_on_a_ring_deadlock_and_the_cycle_is_named() {
+fn minhop_on_a_ring_deadlocks_and_the_cycle_is_named_dfsssp_completes() {
     // 8 switches: every multi-hop route s_i -> s_{i+1} -> s_{i+2} (and the mirror image)
     // makes channel (i, i+1) wait on (i+1, i+2): cycles of channel dependencies. All-to-all
     // with small buffers fills them (Dally & Seitz 1987: a cyclic CDG can deadlock).
     let s = ib_scenario(
         &ring(8, "2m"),
-        &[("vl_buffer", "\"16KiB\""), ("hoq_lifetime", "\"infinite\""), ("switch_lifetime", "\"infinite\"")],
+        &[("vl_buffer", "\"16KiB\""), ("hoq_lifetime", "\"infinite\""), ("switch_lifetime", "\"infinite\""), ("routing", "\"minhop\"")],
         "[[traffic]]\nkind = \"all-to-all\"\nsize = \"2MB\"\nsl = 0\n",
     );
+    // The deadlock-free engine on the same fabric and traffic: VL layers break the cycles.
+    let free = s.replace("routing = \"minhop\"", "routing = \"dfsssp\"").replace("data_vls = 1", "data_vls = 4");
+    let (_, r) = load(&free).run(false);
+    assert!(r.totals.deadlock.is_none());
+    assert_eq!(r.flows.completed, r.flows.count);
+    assert_eq!(r.totals.drops, 0);
     let w = load(&s);
     let (sim, r) = w.run(false);
     let dl = r.totals.deadlock.as_ref().expect("the watchdog must find the deadlock");
