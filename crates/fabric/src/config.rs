@@ -103,6 +103,28 @@ pub struct IbSection {
     /// "auto" is the subnet manager's modelled trap delivery, re-sweep, routing and LFT
     /// programming time (needs an SM routing engine); or a time. Required with faults.
     pub reroute_delay: Option<Auto<SimDuration>>,
+    /// IB congestion control (Annex A10); absent: off, and congestion spreads by credits.
+    pub congestion_control: Option<IbCcCfg>,
+}
+
+/// IB congestion control settings (see `ibcc`): every value explicit, as OpenSM ships
+/// none.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct IbCcCfg {
+    pub threshold: Bytes,
+    pub marking_rate: u32,
+    pub packet_size: Bytes,
+    /// Credit-starved ports mark too (VictimMask); OpenSM's default is false.
+    #[serde(default)]
+    pub mark_victims: bool,
+    pub ccti_increase: u32,
+    pub ccti_min: u32,
+    pub ccti_timer: SimDuration,
+    /// A linear table: CCT[i] = i × cct_step (injection delay in packet times) …
+    pub cct_step: f64,
+    /// … with this many entries (CCTI_Limit + 1).
+    pub cct_entries: u32,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy)]
@@ -591,6 +613,37 @@ fn compile_ib(
         hoq_lifetime: lifetime(c, "infiniband.hoq_lifetime", &r.hoq_lifetime)?,
         switch_lifetime: lifetime(c, "infiniband.switch_lifetime", &r.switch_lifetime)?,
         routing: r.routing.clone(),
+        cc: match &r.congestion_control {
+            None => None,
+            Some(cc) => {
+                let f = "infiniband.congestion_control";
+                if cc.marking_rate == 0 {
+                    return Err(c.err(&format!("{f}.marking_rate"), "expected at least 1 (mark one in every n eligible packets)"));
+                }
+                if !(1..=16384).contains(&cc.cct_entries) {
+                    return Err(c.err(&format!("{f}.cct_entries"), "expected 1..16384 entries"));
+                }
+                if !(cc.cct_step.is_finite() && cc.cct_step >= 0.0) {
+                    return Err(c.err(&format!("{f}.cct_step"), "expected a non-negative delay factor"));
+                }
+                if cc.ccti_min >= cc.cct_entries {
+                    return Err(c.err(&format!("{f}.ccti_min"), "must be below cct_entries"));
+                }
+                if cc.ccti_timer.ps() == 0 {
+                    return Err(c.err(&format!("{f}.ccti_timer"), "expected a positive time"));
+                }
+                Some(crate::ibcc::IbCcParams {
+                    threshold_bytes: cc.threshold.0,
+                    marking_rate: cc.marking_rate,
+                    packet_size_bytes: cc.packet_size.0,
+                    mark_victims: cc.mark_victims,
+                    ccti_increase: cc.ccti_increase,
+                    ccti_min: cc.ccti_min,
+                    ccti_timer: cc.ccti_timer,
+                    cct: (0..cc.cct_entries).map(|i| i as f64 * cc.cct_step).collect(),
+                })
+            }
+        },
     };
     let params = Params {
         tech: Tech::Infiniband,

@@ -5,6 +5,7 @@
 pub mod config;
 pub mod control;
 pub mod dcqcn;
+pub mod ibcc;
 pub mod params;
 pub mod report;
 pub mod routing;

@@ -101,6 +101,8 @@ pub struct Ib {
     pub switch_lifetime: Option<SimDuration>,
     /// The subnet manager's routing engine that filled the forwarding tables.
     pub routing: String,
+    /// IB congestion control (Annex A10), or none.
+    pub cc: Option<crate::ibcc::IbCcParams>,
 }
 
 /// The compiled parameters of one fabric: the RC transport and switch fields are shared by

@@ -107,6 +107,8 @@ enum Ev {
     Post(u32),
     Rto(u32),
     RateTimer { qp: u32, gen: u32 },
+    /// IB CC: a QP's CCTI timer.
+    CctiTimer { qp: u32, gen: u32 },
     Sample,
     Watchdog,
     /// Scenario fault `i` happens.
@@ -249,6 +251,7 @@ struct Qp {
     active: bool,
     cc: Option<Dcqcn>,
     rate_gen: u32,
+    cca: crate::ibcc::Cca,
     // responder side
     epsn: u32,
     nak_sent: bool,
@@ -270,6 +273,8 @@ pub struct Sim {
     fwd: Forwarder,
     p: Params,
     ib: Vec<IbPort>,
+    /// IB CC: eligible packets seen above threshold, per port (marking_rate counter).
+    fecn_count: Vec<u32>,
     link_up: Vec<bool>,
     /// Data packets put on a link so far, and the count the watchdog saw last.
     moved: u64,
@@ -425,6 +430,7 @@ impl Sim {
                 active: false,
                 cc: p.dcqcn.as_ref().map(|(_, d)| Dcqcn::new(line, d)),
                 rate_gen: 0,
+                cca: crate::ibcc::Cca::default(),
                 epsn: 0,
                 nak_sent: false,
                 unacked: 0,
@@ -456,6 +462,7 @@ impl Sim {
             fwd,
             p,
             ib: ibp,
+            fecn_count: vec![0; np],
             moved: 0,
             moved_at_watchdog: 0,
             halted: false,
@@ -553,6 +560,14 @@ impl Sim {
                 }
             }
             Ev::Watchdog => self.watchdog(now),
+            Ev::CctiTimer { qp, gen } => {
+                let p = self.p.ib.as_ref().and_then(|i| i.cc.as_ref()).expect("CCTI timer without IB CC");
+                let cca = &mut self.qps[qp as usize].cca;
+                if gen == cca.gen && cca.timer_running && cca.on_timer(p) {
+                    let t = p.ccti_timer;
+                    self.q.schedule(SimTime(now) + t, Ev::CctiTimer { qp, gen });
+                }
+            }
             Ev::Fault(i) => self.on_fault(now, i),
             Ev::Install { gen } => {
                 if gen == self.fwd_gen {
@@ -904,6 +919,7 @@ impl Sim {
             p.in_pg = p.tc;
             p.t_in = now;
             p.cells = 0;
+            self.fecn_mark(out.0, id);
             self.enqueue(now, out.0, id);
             self.try_tx(now, out.0);
             return;
@@ -1083,6 +1099,32 @@ impl Sim {
             self.release(now, pk);
         }
         id
+    }
+
+    /// IB CC (Annex A10.2.1): FECN on every `marking_rate`-th eligible packet entering an
+    /// output VL queue at or above the threshold.
+    fn fecn_mark(&mut self, port: u32, id: u32) {
+        let Some(cc) = self.p.ib.as_ref().and_then(|i| i.cc.as_ref()) else { return };
+        let pk = self.pkts[id as usize];
+        if pk.kind != Kind::Data || (pk.frame as u64) < cc.packet_size_bytes {
+            return;
+        }
+        let pi = port as usize;
+        if self.ports[pi].qbytes[pk.tc as usize] < cc.threshold_bytes {
+            return;
+        }
+        // Only the root of congestion marks: a port that has credits (A10.2.1.1). A port
+        // waiting for credits is a victim of congestion further on and marks only when its
+        // victim-mask bit is set (OpenSM's default mask is all zero).
+        if !cc.mark_victims && self.may_send(pi, pk.tc as usize, pk.frame, 0).is_err() {
+            return;
+        }
+        self.fecn_count[pi] += 1;
+        if self.fecn_count[pi] >= cc.marking_rate.max(1) {
+            self.fecn_count[pi] = 0;
+            self.pkts[id as usize].ce = true;
+            self.stats.ports[pi].ecn_marked += 1;
+        }
     }
 
     /// IB lifetime limits at output `port`: discards heads older than the HOQ lifetime or
@@ -1334,6 +1376,10 @@ impl Sim {
             cc.on_sent(w.0, d);
             let rate = cc.rate_bps();
             qp.next_tx = if rate >= line { 0 } else { now + serialization(w, units::BitRate(rate)).ps() };
+        } else if let Some(cc) = self.p.ib.as_ref().and_then(|i| i.cc.as_ref()) {
+            let t = serialization(w, units::BitRate(line)).ps();
+            let gap = qp.cca.gap_ps(cc, t);
+            qp.next_tx = if gap == 0 { 0 } else { now + t + gap };
         }
         if !qp.rto_pending {
             qp.rto_pending = true;
@@ -1343,7 +1389,9 @@ impl Sim {
             qp.rto_deadline = now + self.p.rto.ps();
         }
         let (src, dst, tc, sport) = (qp.src, qp.dst, qp.tc, qp.sport);
-        let ecn_capable = self.p.dcqcn.is_some() || self.p.ecn[tc as usize].is_some();
+        let ecn_capable = self.p.dcqcn.is_some()
+            || self.p.ecn[tc as usize].is_some()
+            || self.p.ib.as_ref().is_some_and(|i| i.cc.is_some());
         let st = &mut self.stats.nics[src as usize];
         st.tx_data_pkts += 1;
         st.tx_payload += payload as u64;
@@ -1390,6 +1438,14 @@ impl Sim {
             Kind::Cnp => {
                 self.stats.nics[ep as usize].cnp_rx += 1;
                 let qpi = pk.qp;
+                if let Some(cc) = self.p.ib.as_ref().and_then(|i| i.cc.as_ref()) {
+                    let cca = &mut self.qps[qpi as usize].cca;
+                    if cca.on_becn(cc) {
+                        let gen = cca.gen;
+                        let t = cc.ccti_timer;
+                        self.q.schedule(SimTime(now) + t, Ev::CctiTimer { qp: qpi, gen });
+                    }
+                }
                 if let Some((_, d)) = self.p.dcqcn.as_ref() {
                     let d = *d;
                     if let Some(cc) = self.qps[qpi as usize].cc.as_mut() {
@@ -1410,7 +1466,11 @@ impl Sim {
     fn responder(&mut self, now: u64, pk: Packet) {
         let qpi = pk.qp;
         let ack_every = self.p.ack_every;
-        let cnp_interval = self.p.dcqcn.as_ref().map(|(_, d)| d.cnp_interval.ps());
+        // DCQCN: at most one CNP per interval; IB CC: a BECN for every FECN.
+        let cnp_interval = match &self.p.ib {
+            Some(i) => i.cc.as_ref().map(|_| 0),
+            None => self.p.dcqcn.as_ref().map(|(_, d)| d.cnp_interval.ps()),
+        };
         let cnp_tc = self.p.dscp_to_tc[self.p.cnp_dscp as usize];
         let qp = &mut self.qps[qpi as usize];
         let (src, dst, tc, sport) = (qp.src, qp.dst, qp.tc, qp.sport);
