@@ -248,8 +248,14 @@ impl Master {
     /// tables this master programmed last (OpenSM keeps existing LFTs except on its first
     /// sweep as master).
     pub fn sweep(&mut self, smi: &mut dyn Smi, sm_port: u8, cfg: &SmConfig, detect: SimDuration, keep_routes: bool) -> SweepResult {
+        let sub = discovery::discover(smi, sm_port);
+        self.configure(smi, sub, cfg, detect, keep_routes)
+    }
+
+    /// The rest of a heavy sweep once the subnet is discovered (`sub`, whose SMPs are
+    /// counted as the sweep step): LIDs, routing, programming.
+    pub fn configure(&mut self, smi: &mut dyn Smi, mut sub: Subnet, cfg: &SmConfig, detect: SimDuration, keep_routes: bool) -> SweepResult {
         let tm = &cfg.timing;
-        let mut sub = discovery::discover(smi, sm_port);
         let disc_smps = sub.smps;
         let mut steps = vec![StepTime { step: Step::Detect, start: SimDuration::ZERO, duration: detect, smps: 0 }];
         let mut t = detect;
@@ -288,7 +294,9 @@ impl Master {
             let path = sub.nodes[fabric.sw_node[s] as usize].path.clone();
             let row = routed.tables.row(s);
             let prev_row = prev.as_ref().map(|p| p.row(s));
-            if prev.as_ref().is_none_or(|p| p.nlid != fabric.nlid) {
+            // LinearFDBTop, and PortStateChange cleared (write-1-to-clear, IBTA Vol. 1
+            // §14.2.5.4), as OpenSM does during a heavy sweep.
+            if prev.as_ref().is_none_or(|p| p.nlid != fabric.nlid) || sub.nodes[fabric.sw_node[s] as usize].port_state_change {
                 let _ = c.set_switch_info(&path, (fabric.nlid - 1) as u16);
             }
             for b in 0..nblocks {
