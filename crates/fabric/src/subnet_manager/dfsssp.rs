@@ -305,8 +305,10 @@ fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8) -> Result<SlTable, Str
     // VL 0: every path, counted via the per-destination trees.
     let mut tree = DstTree::new(n);
     let mut sub = vec![0u64; n];
+    let cols = t.columns();
     for &lid in &dst_lids {
-        tree.build(f, t, lid);
+        let Owner::Ep(e) = f.owner[lid] else { continue };
+        tree.build_col(f, &cols[lid * n..(lid + 1) * n], Some(e));
         for &s in &tree.far_first {
             sub[s as usize] = weight[s as usize];
         }

@@ -73,6 +73,30 @@ impl Hops for UpDownHops {
             INF
         }
     }
+    fn masks(&self, f: &Fabric, s: usize, masks: &mut [u64]) {
+        let n = self.n;
+        masks.fill(0);
+        let (ds, bs) = (&self.down[s * n..(s + 1) * n], &self.best[s * n..(s + 1) * n]);
+        for (p, u, _) in f.sw_links(s) {
+            let u = u as usize;
+            let bit = 1u64 << p;
+            if self.is_down(s, u) {
+                let du = &self.down[u * n..(u + 1) * n];
+                for ((m, &a), &b) in masks.iter_mut().zip(du).zip(ds) {
+                    if b != INF && a.wrapping_add(1) == b {
+                        *m |= bit;
+                    }
+                }
+            } else {
+                let bu = &self.best[u * n..(u + 1) * n];
+                for (((m, &a), &b), &dsv) in masks.iter_mut().zip(bu).zip(bs).zip(ds) {
+                    if dsv == INF && b != INF && a.wrapping_add(1) == b {
+                        *m |= bit;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Ranks: BFS distance from the nearest root (`u32::MAX` if unreachable).
