@@ -254,6 +254,24 @@ impl Tables {
         &self.lft[s * self.nlid..(s + 1) * self.nlid]
     }
 
+    /// Tables from LID-major columns (`col[lid · nsw + s]`), the inverse of
+    /// [`Tables::columns`].
+    pub fn from_columns(nsw: usize, nlid: usize, col: &[u8]) -> Tables {
+        let mut lft = vec![NO_PATH; nsw * nlid];
+        const B: usize = 64;
+        for l0 in (0..nlid).step_by(B) {
+            for s0 in (0..nsw).step_by(B) {
+                for l in l0..(l0 + B).min(nlid) {
+                    let c = &col[l * nsw..(l + 1) * nsw];
+                    for s in s0..(s0 + B).min(nsw) {
+                        lft[s * nlid + l] = c[s];
+                    }
+                }
+            }
+        }
+        Tables { nlid, lft }
+    }
+
     /// The tables transposed, LID-major: `col[lid · nsw + s]`. Walking all switches'
     /// entries for one LID is then sequential (a cache-blocked transpose).
     pub fn columns(&self) -> Vec<u8> {

@@ -73,13 +73,13 @@ impl Hops for UpDownHops {
             INF
         }
     }
-    fn masks(&self, f: &Fabric, s: usize, masks: &mut [u64]) {
+    fn masks(&self, f: &Fabric, s: usize, masks: &mut [u128]) {
         let n = self.n;
         masks.fill(0);
         let (ds, bs) = (&self.down[s * n..(s + 1) * n], &self.best[s * n..(s + 1) * n]);
         for (p, u, _) in f.sw_links(s) {
             let u = u as usize;
-            let bit = 1u64 << p;
+            let bit = 1u128 << p;
             if self.is_down(s, u) {
                 let du = &self.down[u * n..(u + 1) * n];
                 for ((m, &a), &b) in masks.iter_mut().zip(du).zip(ds) {
