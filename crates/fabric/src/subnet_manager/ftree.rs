@@ -65,6 +65,8 @@ struct Sw {
     down: Vec<usize>,
     sib: Vec<usize>,
     is_leaf: bool,
+    /// Every down group leads to a CA (a leaf): going down ends here at once.
+    only_ca_down: bool,
     min_counter_down: u32,
     counter_up_changed: bool,
 }
@@ -78,7 +80,11 @@ struct Ft<'a> {
     hops: Vec<u8>,
     lft: Vec<u8>,
     n: usize,
+    /// Per group: the remote switch, or `CA` (kept apart from `g` for the hot loops).
+    gr: Vec<u32>,
 }
+
+const CA: u32 = u32::MAX;
 
 /// Fat-tree tables. `roots`: switch indices, empty = rank from the CAs.
 pub fn route(f: &Fabric, roots: &[usize], lmc: u8) -> Result<(Tables, Vec<usize>), String> {
@@ -192,7 +198,7 @@ impl<'a> Ft<'a> {
     fn new(f: &'a Fabric, rank: Vec<u32>) -> Ft<'a> {
         let n = f.nsw();
         let mut sw: Vec<Sw> = (0..n)
-            .map(|s| Sw { rank: rank[s], tuple: UNSET, lid: f.sw_lid[s], up: vec![], down: vec![], sib: vec![], is_leaf: false, min_counter_down: 0, counter_up_changed: true })
+            .map(|s| Sw { rank: rank[s], tuple: UNSET, lid: f.sw_lid[s], up: vec![], down: vec![], sib: vec![], is_leaf: false, only_ca_down: false, min_counter_down: 0, counter_up_changed: true })
             .collect();
         let mut g: Vec<Group> = vec![];
         for s in 0..n {
@@ -231,7 +237,11 @@ impl<'a> Ft<'a> {
             }
         }
         let nlid = f.nlid;
-        Ft { f, sw, g, hops: vec![NO_PATH; n * nlid], lft: vec![NO_PATH; n * nlid], n }
+        let gr: Vec<u32> = g.iter().map(|x| if let Remote::Switch(r) = x.remote { r as u32 } else { CA }).collect();
+        for x in sw.iter_mut() {
+            x.only_ca_down = !x.down.is_empty() && x.sib.is_empty() && x.down.iter().all(|&k| gr[k] == CA);
+        }
+        Ft { f, sw, g, hops: vec![NO_PATH; n * nlid], lft: vec![NO_PATH; n * nlid], n, gr }
     }
 
     fn leaf_rank(&self, roots_given: bool) -> Result<u32, String> {
@@ -431,17 +441,25 @@ impl<'a> Ft<'a> {
         }
         let mut created = false;
         let nd = self.sw[s].down.len();
-        if self.sw[s].is_leaf && self.sw[s].sib.is_empty() && self.sw[s].down.iter().all(|&g| matches!(self.g[g].remote, Remote::Ca(_))) {
+        if self.sw[s].only_ca_down {
             return true;
         }
         let total = nd + if lid != 0 { self.sw[s].sib.len() } else { 0 };
         for k in 0..total {
             let gi = if k < nd { self.sw[s].down[k] } else { self.sw[s].sib[k - nd] };
-            let Remote::Switch(r) = self.g[gi].remote else {
+            let r = self.gr[gi];
+            if r == CA {
                 created = true;
                 continue;
-            };
+            }
+            let r = r as usize;
             if prev == Some(r) {
+                continue;
+            }
+            // OpenSM picks the least loaded port first; checking the hop count first
+            // gives the same result without touching the ports of skipped groups.
+            let least = self.hop(r, lid);
+            if least != NO_PATH && hops as u16 + 1 >= least as u16 {
                 continue;
             }
             let (mut best, mut best_load) = (0, u32::MAX);
@@ -450,10 +468,6 @@ impl<'a> Ft<'a> {
                     best = j;
                     best_load = c;
                 }
-            }
-            let least = self.hop(r, lid);
-            if least != NO_PATH && hops as u16 + 1 >= least as u16 {
-                continue;
             }
             let rport = self.g[gi].ports[best].1;
             self.set_route(r, lid, rport, hops + 1);
