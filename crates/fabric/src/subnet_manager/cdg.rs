@@ -44,12 +44,17 @@ impl DstTree {
     /// loops or dead-ends are left out of `far_first` (they carry no complete path).
     pub fn build_col(&mut self, f: &Fabric, col: &[u8], ep: Option<u32>) {
         let n = f.nsw();
+        use super::tables::{PEER_EP, PEER_NONE};
         for s in 0..n {
             let p = col[s];
             self.port[s] = p;
-            self.next[s] = match f.adj[s].get(p as usize) {
-                Some(Peer::Switch { sw, .. }) if p != 0 && p != NO_PATH => *sw,
-                _ => NONE,
+            self.next[s] = if p == 0 || p == NO_PATH || p > f.nports[s] {
+                NONE
+            } else {
+                match f.peer_flat[f.port_base[s] as usize + p as usize] {
+                    x if x == PEER_NONE || x & PEER_EP != 0 => NONE,
+                    x => x,
+                }
             };
         }
         self.dist.fill(UNKNOWN);
@@ -70,11 +75,13 @@ impl DstTree {
                 if self.next[s] != NONE {
                     s = self.next[s] as usize;
                 } else {
-                    let arrives = match f.adj[s].get(p as usize) {
-                        _ if p == NO_PATH => false,
-                        _ if p == 0 => ep.is_none(),
-                        Some(Peer::Ep { ep: e }) => ep.is_none_or(|x| x == *e),
-                        _ => false,
+                    let arrives = if p == NO_PATH || p > f.nports[s] {
+                        false
+                    } else if p == 0 {
+                        ep.is_none()
+                    } else {
+                        let x = f.peer_flat[f.port_base[s] as usize + p as usize];
+                        x != PEER_NONE && x & PEER_EP != 0 && ep.is_none_or(|e| e == x & !PEER_EP)
                     };
                     break if arrives { 0 } else { DEAD };
                 }

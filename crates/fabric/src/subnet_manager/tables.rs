@@ -61,7 +61,16 @@ pub struct Fabric {
     pub owner: Vec<Owner>,
     /// Data VLs every port supports (min VLCap).
     pub data_vls: u8,
+    /// `adj` flattened for hot loops: `peer_flat[port_base[s] + p]` is the peer switch
+    /// index, [`PEER_EP`]` | ep` for a CA port, or [`PEER_NONE`].
+    pub port_base: Vec<u32>,
+    pub peer_flat: Vec<u32>,
 }
+
+/// Flag of a CA port in [`Fabric::peer_flat`].
+pub const PEER_EP: u32 = 1 << 31;
+/// Nothing behind the port, in [`Fabric::peer_flat`].
+pub const PEER_NONE: u32 = u32::MAX;
 
 impl Fabric {
     /// Builds the graph from a swept subnet whose LIDs are assigned.
@@ -145,7 +154,19 @@ impl Fabric {
                 owner[l as usize] = Owner::Ep(k as u32);
             }
         }
+        let mut port_base = vec![];
+        let mut peer_flat = vec![];
+        for row in &adj {
+            port_base.push(peer_flat.len() as u32);
+            peer_flat.extend(row.iter().map(|p| match *p {
+                Peer::Switch { sw, .. } => sw,
+                Peer::Ep { ep } => PEER_EP | ep,
+                Peer::None => PEER_NONE,
+            }));
+        }
         Fabric {
+            port_base,
+            peer_flat,
             sw_node: sws,
             sw_guid,
             sw_lid,
