@@ -64,7 +64,7 @@ pub struct SmArgs {
     pub show: usize,
 }
 
-fn load(path: &PathBuf) -> Result<IbTopology, String> {
+fn load(path: &std::path::Path) -> Result<IbTopology, String> {
     if path.extension().is_some_and(|e| e == "toml") {
         let world = fabric::load(path).map_err(|e| e.to_string())?;
         let layout = IbLayout::synthesize(&world.topo);

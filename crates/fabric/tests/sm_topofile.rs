@@ -17,8 +17,10 @@ fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
 }
 
-/// (name, IB port) ↔ (name, IB port) for every link, sorted.
-fn named_links(x: &IbTopology) -> Vec<((String, u8), (String, u8), u64)> {
+type NamedLink = ((String, u8), (String, u8), u64);
+
+/// (name, IB port) ↔ (name, IB port) and rate for every link, sorted.
+fn named_links(x: &IbTopology) -> Vec<NamedLink> {
     let mut v = vec![];
     for (i, p) in x.topo.ports.iter().enumerate() {
         let Some(peer) = p.peer else { continue };

@@ -45,8 +45,7 @@ impl DstTree {
     pub fn build_col(&mut self, f: &Fabric, col: &[u8], ep: Option<u32>) {
         let n = f.nsw();
         use super::tables::{PEER_EP, PEER_NONE};
-        for s in 0..n {
-            let p = col[s];
+        for (s, &p) in col.iter().enumerate().take(n) {
             self.port[s] = p;
             self.next[s] = if p == 0 || p == NO_PATH || p > f.nports[s] {
                 NONE

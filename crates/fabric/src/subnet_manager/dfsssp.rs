@@ -85,7 +85,7 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
 
     // Connectivity (OpenSM's dry run from the SM): every switch must be reachable.
     let dist = f.switch_distances();
-    if dist[..n].iter().any(|&d| d == u8::MAX) {
+    if dist[..n].contains(&u8::MAX) {
         return Err("dfsssp: the subnet is not connected (some switch unreachable)".into());
     }
     let diameter = dist.iter().copied().filter(|&d| d != u8::MAX).max().unwrap_or(0) as u64;
@@ -129,8 +129,8 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
             layer_src = usize::MAX; // recompute the layers for the next destination
         }
         let col = &mut cols[d.lid * n..(d.lid + 1) * n];
-        for v in 0..n {
-            col[v] = if v == d.sw { d.port } else { tree.port[v] };
+        for (v, c) in col.iter_mut().enumerate() {
+            *c = if v == d.sw { d.port } else { tree.port[v] };
         }
         // Weight update: each link on the tree carries the LIDs of its subtree.
         for &v in tree.order.iter().rev() {
@@ -257,9 +257,7 @@ fn heap_dijkstra(f: &Fabric, g: &Graph, src: usize, tree: &mut Tree) {
     tree.order.clear();
     tree.order.extend((0..n as u32).filter(|&v| hops[v as usize] != u16::MAX));
     tree.order.sort_by_key(|&v| hops[v as usize]);
-    for v in 0..n {
-        tree.dist[v] = hops[v];
-    }
+    tree.dist[..n].copy_from_slice(&hops[..n]);
 }
 
 /// Dependency counts per switch: (in port, out port) → paths, for one VL.

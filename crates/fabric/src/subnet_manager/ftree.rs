@@ -424,7 +424,7 @@ impl<'a> Ft<'a> {
     }
 
     /// `fabric_route_upgoing_by_going_down`.
-    fn up_by_down(&mut self, s: usize, prev: Option<usize>, lid: usize, main: bool, hops: u8) -> bool {
+    fn up_by_down(&mut self, s: usize, prev: Option<usize>, lid: usize, hops: u8) -> bool {
         if self.sw[s].down.is_empty() {
             return false;
         }
@@ -471,7 +471,7 @@ impl<'a> Ft<'a> {
             }
             let rport = self.g[gi].ports[best].1;
             self.set_route(r, lid, rport, hops + 1);
-            let routed = self.up_by_down(r, None, lid, main, hops + 1);
+            let routed = self.up_by_down(r, None, lid, hops + 1);
             created |= routed;
             if routed {
                 self.g[gi].port_up[best] += 1;
@@ -485,7 +485,7 @@ impl<'a> Ft<'a> {
 
     /// `fabric_route_downgoing_by_going_up` (no reverse hops).
     fn down_by_up(&mut self, s: usize, prev: Option<usize>, lid: usize, main: bool, hops: u8) -> bool {
-        let mut created = self.up_by_down(s, prev, lid, main, hops);
+        let mut created = self.up_by_down(s, prev, lid, hops);
         if self.sw[s].rank == 0 || self.sw[s].up.is_empty() {
             return created;
         }

@@ -40,14 +40,14 @@ pub trait Hops: Sync {
     /// default goes through [`Hops::via`].
     fn masks(&self, f: &Fabric, s: usize, masks: &mut [u128]) {
         masks.fill(0);
-        for t in 0..f.nsw() {
+        for (t, m) in masks.iter_mut().enumerate().take(f.nsw()) {
             let least = self.least(s, t);
             if least == u8::MAX {
                 continue;
             }
             for (p, u, _) in f.sw_links(s) {
                 if self.via(s, u as usize, t) == least {
-                    masks[t] |= 1 << p;
+                    *m |= 1 << p;
                 }
             }
         }

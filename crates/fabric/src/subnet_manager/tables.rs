@@ -297,7 +297,7 @@ impl Tables {
     /// entries for one LID is then sequential (a cache-blocked transpose).
     pub fn columns(&self) -> Vec<u8> {
         let nlid = self.nlid;
-        let nsw = if nlid == 0 { 0 } else { self.lft.len() / nlid };
+        let nsw = self.lft.len().checked_div(nlid).unwrap_or(0);
         let mut col = vec![NO_PATH; self.lft.len()];
         const B: usize = 64;
         for s0 in (0..nsw).step_by(B) {

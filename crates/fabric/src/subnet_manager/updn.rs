@@ -129,13 +129,13 @@ pub fn auto_roots(f: &Fabric, minhop: &MinHops) -> Vec<usize> {
     let mut hist = [0u64; 64];
     for s in 0..n {
         hist.fill(0);
-        for t in 0..n {
-            if cas_per_sw[t] == 0 {
+        for (t, &cas) in cas_per_sw.iter().enumerate() {
+            if cas == 0 {
                 continue;
             }
             let h = minhop.least(s, t);
             if (h as usize) < hist.len() {
-                hist[h as usize] += cas_per_sw[t];
+                hist[h as usize] += cas;
             }
         }
         let over1 = hist.iter().filter(|&&c| c as f64 > thd1).count();
