@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod sm;
+
 #[derive(Parser)]
 #[command(name = "fabriclab", version, about = "Packet-level InfiniBand vs RoCEv2 fabric simulator")]
 struct Cli {
@@ -29,11 +31,14 @@ enum Cmd {
     Bench {
         file: PathBuf,
     },
+    /// Run the InfiniBand subnet manager on a topology: LIDs, forwarding tables, checks.
+    Sm(sm::SmArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
+        Cmd::Sm(a) => sm::run(a),
         Cmd::Run { file, json, out } => {
             let world = match fabric::load(&file) {
                 Ok(w) => w,

@@ -17,8 +17,10 @@ fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
 }
 
-/// (name, IB port) ↔ (name, IB port) for every link, sorted.
-fn named_links(x: &IbTopology) -> Vec<((String, u8), (String, u8), u64)> {
+type NamedLink = ((String, u8), (String, u8), u64);
+
+/// (name, IB port) ↔ (name, IB port) and rate for every link, sorted.
+fn named_links(x: &IbTopology) -> Vec<NamedLink> {
     let mut v = vec![];
     for (i, p) in x.topo.ports.iter().enumerate() {
         let Some(peer) = p.peer else { continue };
@@ -160,4 +162,33 @@ fn bad_files_name_file_line_and_expectation() {
     assert!(e.starts_with("ibnd.txt:1: cannot tell the GUID of \"foo\""), "{e}");
     let e = ibnetdiscover::read(&data("no-such-file")).unwrap_err().to_string();
     assert!(e.contains("no-such-file:0: cannot read"), "{e}");
+}
+
+mod never_panics {
+    use proptest::prelude::*;
+
+    /// Fragments of real lines, recombined at random: the readers must return Ok or a
+    /// file:line error, never panic.
+    const PIECES: &[&str] = &[
+        "Switch", "Ca", "Hca", "Rt", " 8", " 0", " 300", " \"a\"", " \"b\"", " \"S-0002c90200402fd0\"", "\"", "[1]", "[0]", "[9]", "[", "]", "(2c9)", "(zz",
+        "\"a\"[2]", "\"b\"[1]", " w=2", " e=8", " w=99", " s=0", "=", "#", " # \"desc\" lid 3 4xEDR", "switchguid=0x10", "caguid=+3", "sysimgguid=0x5",
+        "vendid=0x2c9", "include \"x\"", "@", "\t", "é", "\n", "\n\n",
+    ];
+
+    fn text() -> impl Strategy<Value = String> {
+        proptest::collection::vec(0..PIECES.len(), 0..60).prop_map(|v| v.into_iter().map(|i| PIECES[i]).collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(7), ..ProptestConfig::default() })]
+        #[test]
+        fn readers_return_errors_not_panics(src in text()) {
+            if let Err(e) = fabric::topofile::ibsim::read_str("p.net", &src) {
+                prop_assert!(e.to_string().starts_with("p.net:"));
+            }
+            if let Err(e) = fabric::topofile::ibnetdiscover::read_str("p.txt", &src) {
+                prop_assert!(e.to_string().starts_with("p.txt:"));
+            }
+        }
+    }
 }

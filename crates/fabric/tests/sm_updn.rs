@@ -86,3 +86,30 @@ fn updn_is_deadlock_free_on_rings_and_tori() {
         assert!(cdg::check(&st.fabric, &st.routed.tables, None).acyclic);
     }
 }
+
+#[test]
+fn ftree_balances_every_uplink_of_a_fat_tree_exactly() {
+    // k=8: 124 remote CA LIDs per edge switch over 4 uplinks; the aggregation switches'
+    // 4 uplinks carry the 112 CA LIDs outside the pod, 28 each.
+    let t = Topology::fat_tree(8, L, L).unwrap();
+    let mut sm = SubnetManager::new(&t, SmConfig { engine: Engine::Ftree, ..Default::default() });
+    assert_eq!(sm.bring_up().engine, Engine::Ftree);
+    let st = sm.state().unwrap();
+    let lay = &sm.agents.layout;
+    let name_of = |s: usize| &lay.nodes.iter().find(|n| n.guid == st.fabric.sw_guid[s]).unwrap().name;
+    for s in 0..st.fabric.nsw() {
+        let name = name_of(s);
+        let ups: Vec<u64> = (1..=st.fabric.nports[s] as usize)
+            .filter(|&p| match st.fabric.adj[s][p] {
+                fabric::subnet_manager::tables::Peer::Switch { sw, .. } => {
+                    let other = name_of(sw as usize);
+                    (name.starts_with("edge") && other.starts_with("agg")) || (name.starts_with("agg") && other.starts_with("core"))
+                }
+                _ => false,
+            })
+            .map(|p| st.stats.port_routes[s][p])
+            .collect();
+        let want = if name.starts_with("edge") { 31 } else { 28 };
+        assert!(ups.iter().all(|&c| c == want), "{name}: {ups:?}");
+    }
+}

@@ -26,6 +26,7 @@ pub(crate) struct DstTree {
     pub dist: Vec<u16>,
     pub far_first: Vec<u32>,
     stack: Vec<usize>,
+    count: Vec<u32>,
 }
 
 pub(crate) const NONE: u32 = u32::MAX;
@@ -35,22 +36,28 @@ const DEAD: u16 = u16::MAX - 2;
 
 impl DstTree {
     pub fn new(nsw: usize) -> DstTree {
-        DstTree { next: vec![NONE; nsw], port: vec![NO_PATH; nsw], dist: vec![UNKNOWN; nsw], far_first: Vec::with_capacity(nsw), stack: vec![] }
+        DstTree { next: vec![NONE; nsw], port: vec![NO_PATH; nsw], dist: vec![UNKNOWN; nsw], far_first: Vec::with_capacity(nsw), stack: vec![], count: vec![] }
     }
 
-    /// Fills the tree for `lid`. Switches whose route loops or dead-ends are left out
-    /// of `far_first` (they carry no complete path).
-    pub fn build(&mut self, f: &Fabric, t: &Tables, lid: usize) {
+    /// Fills the tree from one LID's column (entry per switch, see [`Tables::columns`]).
+    /// With `ep`, only delivery to that endport counts as arriving. Switches whose route
+    /// loops or dead-ends are left out of `far_first` (they carry no complete path).
+    pub fn build_col(&mut self, f: &Fabric, col: &[u8], ep: Option<u32>) {
         let n = f.nsw();
-        for s in 0..n {
-            let p = t.get(s, lid);
+        use super::tables::{PEER_EP, PEER_NONE};
+        for (s, &p) in col.iter().enumerate().take(n) {
             self.port[s] = p;
-            self.next[s] = match f.adj[s].get(p as usize) {
-                Some(Peer::Switch { sw, .. }) if p != 0 && p != NO_PATH => *sw,
-                _ => NONE,
+            self.next[s] = if p == 0 || p == NO_PATH || p > f.nports[s] {
+                NONE
+            } else {
+                match f.peer_flat[f.port_base[s] as usize + p as usize] {
+                    x if x == PEER_NONE || x & PEER_EP != 0 => NONE,
+                    x => x,
+                }
             };
         }
         self.dist.fill(UNKNOWN);
+        let mut max = 0;
         for s0 in 0..n {
             if self.dist[s0] != UNKNOWN {
                 continue;
@@ -66,24 +73,56 @@ impl DstTree {
                 let p = self.port[s];
                 if self.next[s] != NONE {
                     s = self.next[s] as usize;
-                } else if p == 0 || (p != NO_PATH && matches!(f.adj[s].get(p as usize), Some(Peer::Ep { .. }))) {
-                    break 0;
                 } else {
-                    break DEAD;
+                    let arrives = if p == NO_PATH || p > f.nports[s] {
+                        false
+                    } else if p == 0 {
+                        ep.is_none()
+                    } else {
+                        let x = f.peer_flat[f.port_base[s] as usize + p as usize];
+                        x != PEER_NONE && x & PEER_EP != 0 && ep.is_none_or(|e| e == x & !PEER_EP)
+                    };
+                    break if arrives { 0 } else { DEAD };
                 }
             };
             let mut v = top;
             while let Some(x) = self.stack.pop() {
                 self.dist[x] = v;
                 if v != DEAD {
+                    max = max.max(v);
                     v += 1;
                 }
             }
         }
+        // Farthest first, by counting sort on the hop count.
+        self.count.clear();
+        self.count.resize(max as usize + 2, 0);
+        for s in 0..n {
+            let d = self.dist[s];
+            if d < DEAD {
+                self.count[(max - d) as usize + 1] += 1;
+            }
+        }
+        for i in 1..self.count.len() {
+            self.count[i] += self.count[i - 1];
+        }
+        let total = self.count[self.count.len() - 1] as usize;
         self.far_first.clear();
-        self.far_first.extend((0..n as u32).filter(|&s| self.dist[s as usize] < DEAD));
-        let d = &self.dist;
-        self.far_first.sort_unstable_by_key(|&s| std::cmp::Reverse(d[s as usize]));
+        self.far_first.resize(total, 0);
+        for s in 0..n {
+            let d = self.dist[s];
+            if d < DEAD {
+                let k = (max - d) as usize;
+                self.far_first[self.count[k] as usize] = s as u32;
+                self.count[k] += 1;
+            }
+        }
+    }
+
+    /// Switch hops from `s` to where the destination is delivered, if it gets there.
+    pub fn hops(&self, s: usize) -> Option<u16> {
+        let d = self.dist[s];
+        (d < DEAD).then_some(d)
     }
 }
 
@@ -147,11 +186,13 @@ pub fn build(f: &Fabric, t: &Tables, sl: Option<&SlTable>) -> Vec<DepGraph> {
     let n = f.nsw();
     let mut tree = DstTree::new(n);
     let mut mask = vec![0u16; n];
+    let cols = t.columns();
     for lid in 1..f.nlid {
-        if !matches!(f.owner[lid], super::tables::Owner::Ep(_)) || f.lid_switch(lid).is_none() {
+        let super::tables::Owner::Ep(e) = f.owner[lid] else { continue };
+        if f.lid_switch(lid).is_none() {
             continue;
         }
-        tree.build(f, t, lid);
+        tree.build_col(f, &cols[lid * n..(lid + 1) * n], Some(e));
         for &s in &tree.far_first {
             let s = s as usize;
             mask[s] = match sl {

@@ -85,7 +85,7 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
 
     // Connectivity (OpenSM's dry run from the SM): every switch must be reachable.
     let dist = f.switch_distances();
-    if dist[..n].iter().any(|&d| d == u8::MAX) {
+    if dist[..n].contains(&u8::MAX) {
         return Err("dfsssp: the subnet is not connected (some switch unreachable)".into());
     }
     let diameter = dist.iter().copied().filter(|&d| d != u8::MAX).max().unwrap_or(0) as u64;
@@ -107,8 +107,10 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
         dsts.push(Dst { lid: f.sw_lid[s] as usize, sw: s, port: 0 });
     }
 
-    let mut t = Tables::new(n, f.nlid);
+    // The tables are filled LID-major (one destination = one column) and transposed once.
+    let mut cols = vec![NO_PATH; n * f.nlid];
     let mut tree = Tree { dist: vec![0; n], acc: vec![0; n], port: vec![NO_PATH; n], edge: vec![usize::MAX; n], pred: vec![NONE; n], order: Vec::with_capacity(n) };
+    let mut layers = Layers::default();
     let mut layer_src = usize::MAX;
     let mut max_load = 0u64;
     let mut sub = vec![0u64; n];
@@ -118,23 +120,17 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
         }
         if layer_src != d.sw {
             layer_src = d.sw;
-            tree.order.clear();
-            tree.order.extend(0..n as u32);
-            let row = &dist[d.sw * n..(d.sw + 1) * n];
-            tree.order.sort_by_key(|&v| row[v as usize]);
-            for v in 0..n {
-                tree.dist[v] = row[v] as u16;
-            }
+            layers.build(f, &g, &dist[d.sw * n..(d.sw + 1) * n]);
         }
         if diameter * max_load < g.p2 {
-            layered(f, &g, d.sw, &mut tree);
+            layered(&g, d.sw, &layers, &mut tree);
         } else {
             heap_dijkstra(f, &g, d.sw, &mut tree);
-            layer_src = usize::MAX; // the layer order was replaced by the heap's tree
+            layer_src = usize::MAX; // recompute the layers for the next destination
         }
-        for v in 0..n {
-            let p = if v == d.sw { d.port } else { tree.port[v] };
-            t.set(v, d.lid, p);
+        let col = &mut cols[d.lid * n..(d.lid + 1) * n];
+        for (v, c) in col.iter_mut().enumerate() {
+            *c = if v == d.sw { d.port } else { tree.port[v] };
         }
         // Weight update: each link on the tree carries the LIDs of its subtree.
         for &v in tree.order.iter().rev() {
@@ -152,43 +148,73 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
             sub[p] += sub[v];
         }
     }
+    let t = Tables::from_columns(n, f.nlid, &cols);
 
     let sl = remove_deadlocks(f, &t, vls.clamp(1, 15))?;
     Ok((t, sl))
 }
 
+/// The min-hop DAG from one destination switch, in breadth-first order: for every switch
+/// (nearest first) the links from switches one hop nearer (compressed rows).
+#[derive(Default)]
+struct Layers {
+    order: Vec<u32>,
+    dist: Vec<u16>,
+    start: Vec<u32>,
+    /// (nearer switch u, flat id of the directed link u→v, port of v towards u).
+    pred: Vec<(u32, u32, u8)>,
+}
+
+impl Layers {
+    fn build(&mut self, f: &Fabric, g: &Graph, row: &[u8]) {
+        let n = g.n;
+        self.order.clear();
+        self.order.extend((0..n as u32).filter(|&v| row[v as usize] != u8::MAX));
+        self.order.sort_by_key(|&v| row[v as usize]);
+        self.dist.clear();
+        self.dist.extend(row.iter().map(|&d| d as u16));
+        self.start.clear();
+        self.pred.clear();
+        for &v in &self.order {
+            self.start.push(self.pred.len() as u32);
+            let dv = row[v as usize];
+            for (q, peer) in f.adj[v as usize].iter().enumerate() {
+                let Peer::Switch { sw: u, port: pu } = *peer else { continue };
+                if row[u as usize] != u8::MAX && row[u as usize] + 1 == dv {
+                    self.pred.push((u, (g.base[u as usize] + pu as usize) as u32, q as u8));
+                }
+            }
+        }
+        self.start.push(self.pred.len() as u32);
+    }
+}
+
 /// Min-hop layers from `src`, least accumulated load per switch (exact while the P² term
 /// dominates). Ties: the lowest port of the receiving switch.
-fn layered(f: &Fabric, g: &Graph, src: usize, tree: &mut Tree) {
-    for &v in &tree.order {
+fn layered(g: &Graph, src: usize, l: &Layers, tree: &mut Tree) {
+    tree.order.clear();
+    tree.order.extend_from_slice(&l.order);
+    tree.dist.copy_from_slice(&l.dist);
+    for (i, &v) in l.order.iter().enumerate() {
         let v = v as usize;
         tree.port[v] = NO_PATH;
         tree.edge[v] = usize::MAX;
         tree.pred[v] = NONE;
-        tree.acc[v] = u64::MAX;
         if v == src {
             tree.acc[v] = 0;
             continue;
         }
-        let dv = tree.dist[v];
-        if dv == u8::MAX as u16 {
-            continue;
-        }
-        for (q, peer) in f.adj[v].iter().enumerate() {
-            let Peer::Switch { sw: u, port: pu } = *peer else { continue };
-            let u = u as usize;
-            if tree.dist[u] + 1 != dv || tree.acc[u] == u64::MAX {
-                continue;
-            }
-            let e = g.base[u] + pu as usize;
-            let a = tree.acc[u] + g.load[e];
-            if a < tree.acc[v] {
-                tree.acc[v] = a;
-                tree.port[v] = q as u8;
-                tree.edge[v] = e;
-                tree.pred[v] = u as u32;
+        let mut best = u64::MAX;
+        for &(u, e, q) in &l.pred[l.start[i] as usize..l.start[i + 1] as usize] {
+            let a = tree.acc[u as usize].saturating_add(g.load[e as usize]);
+            if a < best {
+                best = a;
+                tree.port[v] = q;
+                tree.edge[v] = e as usize;
+                tree.pred[v] = u;
             }
         }
+        tree.acc[v] = best;
     }
 }
 
@@ -231,9 +257,7 @@ fn heap_dijkstra(f: &Fabric, g: &Graph, src: usize, tree: &mut Tree) {
     tree.order.clear();
     tree.order.extend((0..n as u32).filter(|&v| hops[v as usize] != u16::MAX));
     tree.order.sort_by_key(|&v| hops[v as usize]);
-    for v in 0..n {
-        tree.dist[v] = hops[v];
-    }
+    tree.dist[..n].copy_from_slice(&hops[..n]);
 }
 
 /// Dependency counts per switch: (in port, out port) → paths, for one VL.
@@ -305,8 +329,10 @@ fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8) -> Result<SlTable, Str
     // VL 0: every path, counted via the per-destination trees.
     let mut tree = DstTree::new(n);
     let mut sub = vec![0u64; n];
+    let cols = t.columns();
     for &lid in &dst_lids {
-        tree.build(f, t, lid);
+        let Owner::Ep(e) = f.owner[lid] else { continue };
+        tree.build_col(f, &cols[lid * n..(lid + 1) * n], Some(e));
         for &s in &tree.far_first {
             sub[s as usize] = weight[s as usize];
         }

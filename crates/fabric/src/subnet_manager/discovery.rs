@@ -51,6 +51,8 @@ pub struct SNode {
     pub path: Vec<u8>,
     /// Ports by number, `0..=nports` (CA port 0 unused).
     pub ports: Vec<SPort>,
+    /// SwitchInfo.PortStateChange was set (the SM clears it while programming).
+    pub port_state_change: bool,
 }
 
 /// The SM's picture of the subnet after a sweep.
@@ -157,12 +159,10 @@ pub fn route_to_port(sub: &Subnet, node: u32, port: u8) -> Vec<u8> {
 fn add_node(c: &mut Counted, sub: &mut Subnet, t: NodeType, nports: u8, guid: u64, sys_guid: u64, path: Vec<u8>) -> u32 {
     let desc = c.node_desc(&path).unwrap_or_default();
     let switch = t == NodeType::Switch;
-    if switch {
-        let _ = c.switch_info(&path);
-    }
+    let psc = switch && c.switch_info(&path).is_ok_and(|si| si.port_state_change);
     let i = sub.nodes.len() as u32;
     sub.depth = sub.depth.max(path.len());
-    sub.nodes.push(SNode { guid, sys_guid, switch, nports, desc, path, ports: vec![SPort::default(); nports as usize + 1] });
+    sub.nodes.push(SNode { guid, sys_guid, switch, nports, desc, path, ports: vec![SPort::default(); nports as usize + 1], port_state_change: psc });
     sub.by_guid.insert(guid, i);
     i
 }

@@ -65,18 +65,26 @@ struct Sw {
     down: Vec<usize>,
     sib: Vec<usize>,
     is_leaf: bool,
+    /// Every down group leads to a CA (a leaf): going down ends here at once.
+    only_ca_down: bool,
     min_counter_down: u32,
     counter_up_changed: bool,
 }
 
+/// Working state. `hops` and `lft` are LID-major (`lid · n + switch`): routing one
+/// LID touches every switch's entry for it, so this keeps those accesses together.
 struct Ft<'a> {
     f: &'a Fabric,
     sw: Vec<Sw>,
     g: Vec<Group>,
     hops: Vec<u8>,
-    lft: Tables,
-    nlid: usize,
+    lft: Vec<u8>,
+    n: usize,
+    /// Per group: the remote switch, or `CA` (kept apart from `g` for the hot loops).
+    gr: Vec<u32>,
 }
+
+const CA: u32 = u32::MAX;
 
 /// Fat-tree tables. `roots`: switch indices, empty = rank from the CAs.
 pub fn route(f: &Fabric, roots: &[usize], lmc: u8) -> Result<(Tables, Vec<usize>), String> {
@@ -118,18 +126,15 @@ pub fn route(f: &Fabric, roots: &[usize], lmc: u8) -> Result<(Tables, Vec<usize>
             let Remote::Ca(_) = ft.g[g].remote else { continue };
             let lid = ft.g[g].remote_lid as usize;
             let port = ft.g[g].ports[0].0;
-            ft.lft.set(leaf, lid, port);
-            ft.hops[leaf * ft.nlid + lid] = 1;
+            ft.set_route(leaf, lid, port, 1);
             ft.down_by_up(leaf, None, lid, true, 1);
             routed += 1;
         }
         for _ in routed..max_cn {
-            ft.hops[leaf * ft.nlid] = 1;
+            ft.hops[leaf] = 1;
             ft.down_by_up(leaf, None, 0, true, 1);
-            for s in 0..n {
-                ft.hops[s * ft.nlid] = NO_PATH;
-                ft.lft.set(s, 0, NO_PATH);
-            }
+            ft.hops[..n].fill(NO_PATH);
+            ft.lft[..n].fill(NO_PATH);
         }
     }
     // Switch LIDs, in GUID order, without counters.
@@ -137,15 +142,15 @@ pub fn route(f: &Fabric, roots: &[usize], lmc: u8) -> Result<(Tables, Vec<usize>
     by_guid.sort_by_key(|&s| super::lid::guid_order(f.sw_guid[s]));
     for s in by_guid {
         let lid = ft.sw[s].lid as usize;
-        if lid == 0 || lid >= ft.nlid {
+        if lid == 0 || lid >= f.nlid {
             continue;
         }
-        ft.lft.set(s, lid, 0);
-        ft.hops[s * ft.nlid + lid] = 0;
+        ft.set_route(s, lid, 0, 0);
         ft.down_by_up(s, None, lid, false, 0);
     }
     let roots_used: Vec<usize> = (0..n).filter(|&s| ft.sw[s].rank == 0).collect();
-    Ok((ft.lft, roots_used))
+    ft.lft[..n].fill(NO_PATH);
+    Ok((Tables::from_columns(n, f.nlid, &ft.lft), roots_used))
 }
 
 fn ranking(f: &Fabric, roots: &[usize]) -> Result<Vec<u32>, String> {
@@ -193,7 +198,7 @@ impl<'a> Ft<'a> {
     fn new(f: &'a Fabric, rank: Vec<u32>) -> Ft<'a> {
         let n = f.nsw();
         let mut sw: Vec<Sw> = (0..n)
-            .map(|s| Sw { rank: rank[s], tuple: UNSET, lid: f.sw_lid[s], up: vec![], down: vec![], sib: vec![], is_leaf: false, min_counter_down: 0, counter_up_changed: true })
+            .map(|s| Sw { rank: rank[s], tuple: UNSET, lid: f.sw_lid[s], up: vec![], down: vec![], sib: vec![], is_leaf: false, only_ca_down: false, min_counter_down: 0, counter_up_changed: true })
             .collect();
         let mut g: Vec<Group> = vec![];
         for s in 0..n {
@@ -232,7 +237,11 @@ impl<'a> Ft<'a> {
             }
         }
         let nlid = f.nlid;
-        Ft { f, sw, g, hops: vec![NO_PATH; n * nlid], lft: Tables::new(n, nlid), nlid }
+        let gr: Vec<u32> = g.iter().map(|x| if let Remote::Switch(r) = x.remote { r as u32 } else { CA }).collect();
+        for x in sw.iter_mut() {
+            x.only_ca_down = !x.down.is_empty() && x.sib.is_empty() && x.down.iter().all(|&k| gr[k] == CA);
+        }
+        Ft { f, sw, g, hops: vec![NO_PATH; n * nlid], lft: vec![NO_PATH; n * nlid], n, gr }
     }
 
     fn leaf_rank(&self, roots_given: bool) -> Result<u32, String> {
@@ -350,12 +359,18 @@ impl<'a> Ft<'a> {
 
     #[inline]
     fn hop(&self, s: usize, lid: usize) -> u8 {
-        self.hops[s * self.nlid + lid]
+        self.hops[lid * self.n + s]
     }
 
+    #[inline]
+    fn entry(&self, s: usize, lid: usize) -> u8 {
+        self.lft[lid * self.n + s]
+    }
+
+    #[inline]
     fn set_route(&mut self, s: usize, lid: usize, port: u8, hops: u8) {
-        self.lft.set(s, lid, port);
-        self.hops[s * self.nlid + lid] = hops;
+        self.lft[lid * self.n + s] = port;
+        self.hops[lid * self.n + s] = hops;
     }
 
     /// Index order of two groups' remote switches.
@@ -409,7 +424,7 @@ impl<'a> Ft<'a> {
     }
 
     /// `fabric_route_upgoing_by_going_down`.
-    fn up_by_down(&mut self, s: usize, prev: Option<usize>, lid: usize, main: bool, hops: u8) -> bool {
+    fn up_by_down(&mut self, s: usize, prev: Option<usize>, lid: usize, hops: u8) -> bool {
         if self.sw[s].down.is_empty() {
             return false;
         }
@@ -426,14 +441,25 @@ impl<'a> Ft<'a> {
         }
         let mut created = false;
         let nd = self.sw[s].down.len();
+        if self.sw[s].only_ca_down {
+            return true;
+        }
         let total = nd + if lid != 0 { self.sw[s].sib.len() } else { 0 };
         for k in 0..total {
             let gi = if k < nd { self.sw[s].down[k] } else { self.sw[s].sib[k - nd] };
-            let Remote::Switch(r) = self.g[gi].remote else {
+            let r = self.gr[gi];
+            if r == CA {
                 created = true;
                 continue;
-            };
+            }
+            let r = r as usize;
             if prev == Some(r) {
+                continue;
+            }
+            // OpenSM picks the least loaded port first; checking the hop count first
+            // gives the same result without touching the ports of skipped groups.
+            let least = self.hop(r, lid);
+            if least != NO_PATH && hops as u16 + 1 >= least as u16 {
                 continue;
             }
             let (mut best, mut best_load) = (0, u32::MAX);
@@ -443,13 +469,9 @@ impl<'a> Ft<'a> {
                     best_load = c;
                 }
             }
-            let least = self.hop(r, lid);
-            if least != NO_PATH && hops as u16 + 1 >= least as u16 {
-                continue;
-            }
             let rport = self.g[gi].ports[best].1;
             self.set_route(r, lid, rport, hops + 1);
-            let routed = self.up_by_down(r, None, lid, main, hops + 1);
+            let routed = self.up_by_down(r, None, lid, hops + 1);
             created |= routed;
             if routed {
                 self.g[gi].port_up[best] += 1;
@@ -463,7 +485,7 @@ impl<'a> Ft<'a> {
 
     /// `fabric_route_downgoing_by_going_up` (no reverse hops).
     fn down_by_up(&mut self, s: usize, prev: Option<usize>, lid: usize, main: bool, hops: u8) -> bool {
-        let mut created = self.up_by_down(s, prev, lid, main, hops);
+        let mut created = self.up_by_down(s, prev, lid, hops);
         if self.sw[s].rank == 0 || self.sw[s].up.is_empty() {
             return created;
         }
@@ -489,16 +511,18 @@ impl<'a> Ft<'a> {
             if self.g[min_g].counter_down == self.sw[r].min_counter_down + 1 {
                 self.recalc_min_down(r);
             }
-            if self.lft.get(r, lid) == NO_PATH || (hops as u16 + 1) < self.hop(r, lid) as u16 {
+            if self.entry(r, lid) == NO_PATH || (hops as u16 + 1) < self.hop(r, lid) as u16 {
                 let rport = self.g[min_g].ports[bp].1;
                 self.set_route(r, lid, rport, hops + 1);
             }
             created |= self.down_by_up(r, Some(s), lid, main, hops + 1);
         }
-        let ups = self.sw[s].up.clone();
-        for &gi in ups.iter().skip(if main { 1 } else { 0 }) {
+        // Recursion only reaches switches above `s` and below them other subtrees, never
+        // `s`'s own up groups, so they can be walked by index.
+        for k in usize::from(main)..self.sw[s].up.len() {
+            let gi = self.sw[s].up[k];
             let Remote::Switch(r) = self.g[gi].remote else { continue };
-            if self.lft.get(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r, lid) as u16 {
+            if self.entry(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r, lid) as u16 {
                 continue;
             }
             let bp = least_port(&self.g[gi]);
@@ -510,9 +534,10 @@ impl<'a> Ft<'a> {
             let mut v = std::mem::take(&mut self.sw[s].sib);
             self.bubble(&mut v, Self::cmp_down);
             self.sw[s].sib = v;
-            for gi in self.sw[s].sib.clone() {
+            for k in 0..self.sw[s].sib.len() {
+                let gi = self.sw[s].sib[k];
                 let Remote::Switch(r) = self.g[gi].remote else { continue };
-                if self.lft.get(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r, lid) as u16 {
+                if self.entry(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r, lid) as u16 {
                     continue;
                 }
                 let bp = least_port(&self.g[gi]);

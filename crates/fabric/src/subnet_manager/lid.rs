@@ -108,7 +108,8 @@ impl LidManager {
 }
 
 fn valid(l: u16, k: u16) -> bool {
-    l != 0 && l % k == 0 && l as u32 + k as u32 - 1 <= MAX_UCAST_LID as u32
+    // k is a power of two (2^LMC): aligned means the low LMC bits are zero.
+    l != 0 && l & (k - 1) == 0 && l as u32 + k as u32 - 1 <= MAX_UCAST_LID as u32
 }
 
 fn free(used: &[bool], l: u16, k: u16) -> bool {

@@ -34,6 +34,24 @@ pub trait Hops: Sync {
     /// Hops from `s` to `t` leaving through port `p` that leads to switch `u`
     /// (`u8::MAX` if that port may not be used).
     fn via(&self, s: usize, u: usize, t: usize) -> u8;
+
+    /// For switch `s` (fewer than 64 ports) and every destination switch `t`: bit `p`
+    /// of `masks[t]` set when port `p` is on a least-hop path. Row-wise, for speed; the
+    /// default goes through [`Hops::via`].
+    fn masks(&self, f: &Fabric, s: usize, masks: &mut [u128]) {
+        masks.fill(0);
+        for (t, m) in masks.iter_mut().enumerate().take(f.nsw()) {
+            let least = self.least(s, t);
+            if least == u8::MAX {
+                continue;
+            }
+            for (p, u, _) in f.sw_links(s) {
+                if self.via(s, u as usize, t) == least {
+                    *m |= 1 << p;
+                }
+            }
+        }
+    }
 }
 
 /// Plain shortest-path hop counts.
@@ -56,6 +74,20 @@ impl Hops for MinHops {
     #[inline]
     fn via(&self, _s: usize, u: usize, t: usize) -> u8 {
         self.d[u * self.n + t].saturating_add(1)
+    }
+    fn masks(&self, f: &Fabric, s: usize, masks: &mut [u128]) {
+        let n = self.n;
+        masks.fill(0);
+        let rs = &self.d[s * n..(s + 1) * n];
+        for (p, u, _) in f.sw_links(s) {
+            let ru = &self.d[u as usize * n..(u as usize + 1) * n];
+            let bit = 1u128 << p;
+            for ((m, &a), &b) in masks.iter_mut().zip(ru).zip(rs) {
+                if a.wrapping_add(1) == b && b != u8::MAX {
+                    *m |= bit;
+                }
+            }
+        }
     }
 }
 
@@ -139,6 +171,15 @@ fn build_switch(f: &Fabric, hops: &dyn Hops, old: Option<&Tables>, lmc: u8, orde
     };
     let fast = lmc == 0 && old.is_none();
     let mut used: HashMap<u32, Used> = HashMap::new();
+    let masks: Option<Vec<u128>> = (np < 128).then(|| {
+        let mut m = vec![0u128; f.nsw()];
+        hops.masks(f, s, &mut m);
+        m
+    });
+    let masks = masks.as_deref();
+    // Switch LIDs are not counted, so while only they remain, a candidate set always
+    // picks the same port: remember it.
+    let mut memo: Vec<(u128, u8)> = vec![];
     for offset in 0..1u16 << lmc {
         let mut i = 0;
         while i < order.len() {
@@ -153,7 +194,7 @@ fn build_switch(f: &Fabric, hops: &dyn Hops, old: Option<&Tables>, lmc: u8, orde
                             j += 1;
                         }
                         if t as usize != s {
-                            candidates(f, hops, s, t as usize, 1, &mut cands);
+                            candidates(f, hops, masks, s, t as usize, 1, &mut cands);
                             assign_run(f, &order[i..j], &cands, &mut counts, row);
                         } else {
                             for tg in &order[i..j] {
@@ -193,7 +234,23 @@ fn build_switch(f: &Fabric, hops: &dyn Hops, old: Option<&Tables>, lmc: u8, orde
                 Target::Ep(e) => e,
                 Target::Switch(_) => u32::MAX,
             };
-            let port = recommend(f, hops, old, lmc, s, tg, lid, start_from, &counts, &mut cands, used.entry(key).or_default(), &remote);
+            let memo_key = match (fast, tg, masks) {
+                (true, Target::Switch(w), Some(m)) if w as usize != s => Some(m[w as usize]),
+                _ => None,
+            };
+            let cached = memo_key.and_then(|k| memo.iter().find(|x| x.0 == k).map(|x| x.1));
+            let port = match cached {
+                Some(p) => p,
+                None => {
+                    let empty = Used::default();
+                    let u = if lmc > 0 { used.entry(key).or_default() } else { &empty };
+                    let p = recommend(f, hops, masks, old, lmc, s, tg, lid, start_from, &counts, &mut cands, u, &remote);
+                    if let Some(k) = memo_key {
+                        memo.push((k, p));
+                    }
+                    p
+                }
+            };
             row[lid] = port;
             if !is_sw && port != NO_PATH {
                 counts[port as usize] += 1;
@@ -212,13 +269,25 @@ fn build_switch(f: &Fabric, hops: &dyn Hops, old: Option<&Tables>, lmc: u8, orde
 
 /// Least-hop ports of `s` towards switch `t`, scanned from `start_from` (OpenSM scans
 /// `start_from .. start_from + num_ports` modulo `num_ports`, skipping port 0).
-fn candidates(f: &Fabric, hops: &dyn Hops, s: usize, t: usize, start_from: usize, out: &mut Vec<u8>) -> u8 {
+fn candidates(f: &Fabric, hops: &dyn Hops, masks: Option<&[u128]>, s: usize, t: usize, start_from: usize, out: &mut Vec<u8>) -> u8 {
     out.clear();
     let least = hops.least(s, t);
     if least == u8::MAX {
         return least;
     }
     let num_ports = f.nports[s] as usize + 1;
+    if let Some(m) = masks {
+        let m = m[t];
+        let start = start_from % num_ports;
+        let (hi, lo) = if start == 0 { (m, 0) } else { (m & !((1u128 << start) - 1), m & ((1u128 << start) - 1)) };
+        for mut x in [hi, lo] {
+            while x != 0 {
+                out.push(x.trailing_zeros() as u8);
+                x &= x - 1;
+            }
+        }
+        return least;
+    }
     for i in start_from..start_from + num_ports {
         let p = i % num_ports;
         if p == 0 {
@@ -268,6 +337,7 @@ fn assign_run(f: &Fabric, run: &[Target], cands: &[u8], counts: &mut [u32], row:
 fn recommend(
     f: &Fabric,
     hops: &dyn Hops,
+    masks: Option<&[u128]>,
     old: Option<&Tables>,
     lmc: u8,
     s: usize,
@@ -292,7 +362,7 @@ fn recommend(
             Some((w, _)) => w as usize,
         },
     };
-    let least = candidates(f, hops, s, t, start_from, cands);
+    let least = candidates(f, hops, masks, s, t, start_from, cands);
     if least == u8::MAX {
         return NO_PATH;
     }

@@ -248,8 +248,14 @@ impl Master {
     /// tables this master programmed last (OpenSM keeps existing LFTs except on its first
     /// sweep as master).
     pub fn sweep(&mut self, smi: &mut dyn Smi, sm_port: u8, cfg: &SmConfig, detect: SimDuration, keep_routes: bool) -> SweepResult {
+        let sub = discovery::discover(smi, sm_port);
+        self.configure(smi, sub, cfg, detect, keep_routes)
+    }
+
+    /// The rest of a heavy sweep once the subnet is discovered (`sub`, whose SMPs are
+    /// counted as the sweep step): LIDs, routing, programming.
+    pub fn configure(&mut self, smi: &mut dyn Smi, mut sub: Subnet, cfg: &SmConfig, detect: SimDuration, keep_routes: bool) -> SweepResult {
         let tm = &cfg.timing;
-        let mut sub = discovery::discover(smi, sm_port);
         let disc_smps = sub.smps;
         let mut steps = vec![StepTime { step: Step::Detect, start: SimDuration::ZERO, duration: detect, smps: 0 }];
         let mut t = detect;
@@ -288,7 +294,9 @@ impl Master {
             let path = sub.nodes[fabric.sw_node[s] as usize].path.clone();
             let row = routed.tables.row(s);
             let prev_row = prev.as_ref().map(|p| p.row(s));
-            if prev.as_ref().is_none_or(|p| p.nlid != fabric.nlid) {
+            // LinearFDBTop, and PortStateChange cleared (write-1-to-clear, IBTA Vol. 1
+            // §14.2.5.4), as OpenSM does during a heavy sweep.
+            if prev.as_ref().is_none_or(|p| p.nlid != fabric.nlid) || sub.nodes[fabric.sw_node[s] as usize].port_state_change {
                 let _ = c.set_switch_info(&path, (fabric.nlid - 1) as u16);
             }
             for b in 0..nblocks {
@@ -460,4 +468,68 @@ impl SubnetManager {
     pub fn state(&self) -> Option<&MasterState> {
         self.master.state.as_ref()
     }
+
+    /// Endpoint pairs (source, destination) the data plane cannot deliver between now:
+    /// the programmed tables walked over live links. Includes endpoints the SM could not
+    /// find at all (their link is down, so nothing routes to them).
+    pub fn unreachable(&self) -> Vec<(u32, u32)> {
+        unreachable_pairs(&self.agents.topo, &self.lft, |p| self.agents.link_up(p))
+    }
+}
+
+/// Endpoint pairs whose packets do not arrive when forwarded by `lft` over the links for
+/// which `up` holds. Per destination the walk is memoised per switch, so the cost is
+/// `switches × endpoints`, not `endpoints²`.
+pub fn unreachable_pairs(t: &Topology, lft: &Lft, up: impl Fn(PortId) -> bool) -> Vec<(u32, u32)> {
+    const UNKNOWN: u8 = 0;
+    const ACTIVE: u8 = 1;
+    const OK: u8 = 2;
+    const BAD: u8 = 3;
+    let mut state = vec![UNKNOWN; t.nodes.len()];
+    let mut stack = vec![];
+    let mut out = vec![];
+    let n = t.endpoints.len() as u32;
+    for d in 0..n {
+        state.fill(UNKNOWN);
+        let dst = t.endpoints[d as usize];
+        for s in 0..n {
+            if s == d {
+                continue;
+            }
+            let sp = t.ep_port(s);
+            let first = if up(sp) { t.port(sp).peer.map(|p| t.port(p).node) } else { None };
+            let ok = match first {
+                None => false,
+                Some(node) if node == dst => true,
+                Some(node) if !t.is_switch(node) => false,
+                Some(mut node) => {
+                    stack.clear();
+                    let verdict = loop {
+                        match state[node.0 as usize] {
+                            OK => break OK,
+                            BAD | ACTIVE => break BAD,
+                            _ => {}
+                        }
+                        state[node.0 as usize] = ACTIVE;
+                        stack.push(node);
+                        let next = lft.get(node, d).filter(|&p| up(p)).and_then(|p| t.port(p).peer).map(|p| t.port(p).node);
+                        match next {
+                            Some(m) if m == dst => break OK,
+                            Some(m) if t.is_switch(m) => node = m,
+                            _ => break BAD,
+                        }
+                    };
+                    for &x in &stack {
+                        state[x.0 as usize] = verdict;
+                    }
+                    verdict == OK
+                }
+            };
+            if !ok {
+                out.push((s, d));
+            }
+        }
+    }
+    out.sort_unstable();
+    out
 }

@@ -61,7 +61,16 @@ pub struct Fabric {
     pub owner: Vec<Owner>,
     /// Data VLs every port supports (min VLCap).
     pub data_vls: u8,
+    /// `adj` flattened for hot loops: `peer_flat[port_base[s] + p]` is the peer switch
+    /// index, [`PEER_EP`]` | ep` for a CA port, or [`PEER_NONE`].
+    pub port_base: Vec<u32>,
+    pub peer_flat: Vec<u32>,
 }
+
+/// Flag of a CA port in [`Fabric::peer_flat`].
+pub const PEER_EP: u32 = 1 << 31;
+/// Nothing behind the port, in [`Fabric::peer_flat`].
+pub const PEER_NONE: u32 = u32::MAX;
 
 impl Fabric {
     /// Builds the graph from a swept subnet whose LIDs are assigned.
@@ -145,7 +154,19 @@ impl Fabric {
                 owner[l as usize] = Owner::Ep(k as u32);
             }
         }
+        let mut port_base = vec![];
+        let mut peer_flat = vec![];
+        for row in &adj {
+            port_base.push(peer_flat.len() as u32);
+            peer_flat.extend(row.iter().map(|p| match *p {
+                Peer::Switch { sw, .. } => sw,
+                Peer::Ep { ep } => PEER_EP | ep,
+                Peer::None => PEER_NONE,
+            }));
+        }
         Fabric {
+            port_base,
+            peer_flat,
             sw_node: sws,
             sw_guid,
             sw_lid,
@@ -180,29 +201,51 @@ impl Fabric {
         }
     }
 
-    /// Hop distances between switches (`u8::MAX` = unreachable), `nsw × nsw`, row = from.
-    /// Breadth-first search from every switch.
+    /// Hop distances between switches (`u8::MAX` = unreachable, at most 254), `nsw ×
+    /// nsw`, row = from (links are bidirectional, so the matrix is symmetric).
+    /// Breadth-first search from 64 sources at once, one bit per source.
     pub fn switch_distances(&self) -> Vec<u8> {
         let n = self.nsw();
         let nbrs: Vec<Vec<u32>> = (0..n).map(|s| self.sw_links(s).map(|l| l.1).collect()).collect();
         let mut d = vec![u8::MAX; n * n];
-        let mut q = Vec::with_capacity(n);
-        for s in 0..n {
-            let row = &mut d[s * n..(s + 1) * n];
-            row[s] = 0;
-            q.clear();
-            q.push(s as u32);
-            let mut head = 0;
-            while head < q.len() {
-                let u = q[head] as usize;
-                head += 1;
-                let du = row[u];
-                for &v in &nbrs[u] {
-                    if row[v as usize] == u8::MAX {
-                        row[v as usize] = du.saturating_add(1).min(u8::MAX - 1);
-                        q.push(v);
+        let mut visited = vec![0u64; n];
+        let mut frontier = vec![0u64; n];
+        let mut next = vec![0u64; n];
+        for b0 in (0..n).step_by(64) {
+            let bn = (n - b0).min(64);
+            visited.fill(0);
+            frontier.fill(0);
+            for k in 0..bn {
+                visited[b0 + k] = 1 << k;
+                frontier[b0 + k] = 1 << k;
+                d[(b0 + k) * n + b0 + k] = 0;
+            }
+            let mut level = 0u8;
+            loop {
+                level = level.saturating_add(1).min(u8::MAX - 1);
+                let mut any = false;
+                for v in 0..n {
+                    let mut x = 0u64;
+                    for &u in &nbrs[v] {
+                        x |= frontier[u as usize];
+                    }
+                    next[v] = x & !visited[v];
+                    any |= next[v] != 0;
+                }
+                if !any {
+                    break;
+                }
+                for v in 0..n {
+                    let mut x = next[v];
+                    visited[v] |= x;
+                    // Symmetric: write row v at the sources' columns.
+                    while x != 0 {
+                        let k = x.trailing_zeros() as usize;
+                        x &= x - 1;
+                        d[v * n + b0 + k] = level;
                     }
                 }
+                std::mem::swap(&mut frontier, &mut next);
             }
         }
         d
@@ -230,6 +273,44 @@ impl Tables {
     }
     pub fn row(&self, s: usize) -> &[u8] {
         &self.lft[s * self.nlid..(s + 1) * self.nlid]
+    }
+
+    /// Tables from LID-major columns (`col[lid · nsw + s]`), the inverse of
+    /// [`Tables::columns`].
+    pub fn from_columns(nsw: usize, nlid: usize, col: &[u8]) -> Tables {
+        let mut lft = vec![NO_PATH; nsw * nlid];
+        const B: usize = 64;
+        for l0 in (0..nlid).step_by(B) {
+            for s0 in (0..nsw).step_by(B) {
+                for l in l0..(l0 + B).min(nlid) {
+                    let c = &col[l * nsw..(l + 1) * nsw];
+                    for s in s0..(s0 + B).min(nsw) {
+                        lft[s * nlid + l] = c[s];
+                    }
+                }
+            }
+        }
+        Tables { nlid, lft }
+    }
+
+    /// The tables transposed, LID-major: `col[lid · nsw + s]`. Walking all switches'
+    /// entries for one LID is then sequential (a cache-blocked transpose).
+    pub fn columns(&self) -> Vec<u8> {
+        let nlid = self.nlid;
+        let nsw = self.lft.len().checked_div(nlid).unwrap_or(0);
+        let mut col = vec![NO_PATH; self.lft.len()];
+        const B: usize = 64;
+        for s0 in (0..nsw).step_by(B) {
+            for l0 in (0..nlid).step_by(B) {
+                for s in s0..(s0 + B).min(nsw) {
+                    let row = &self.lft[s * nlid..(s + 1) * nlid];
+                    for l in l0..(l0 + B).min(nlid) {
+                        col[l * nsw + s] = row[l];
+                    }
+                }
+            }
+        }
+        col
     }
 }
 
@@ -266,7 +347,7 @@ pub struct PathStats {
     pub unreachable: Vec<(u32, u32)>,
     /// Per switch, per port: endport LIDs (all of each port's 2^LMC) routed out of it.
     pub port_routes: Vec<Vec<u64>>,
-    /// Entries that loop or lead into a dead end instead of the destination.
+    /// Pairs whose switches both exist but whose route loops or dead-ends.
     pub broken: u64,
 }
 
@@ -275,68 +356,45 @@ pub struct PathStats {
 pub fn path_stats(f: &Fabric, t: &Tables) -> PathStats {
     let nsw = f.nsw();
     let mut st = PathStats { port_routes: f.nports.iter().map(|&n| vec![0; n as usize + 1]).collect(), ..Default::default() };
-    // Switch hop count to the destination's switch, per source switch.
-    const UNKNOWN: u16 = u16::MAX;
-    const ACTIVE: u16 = u16::MAX - 1;
-    const DEAD: u16 = u16::MAX - 2;
-    let mut dist = vec![UNKNOWN; nsw];
-    let mut stack = vec![];
+    // Per-port route counts, row by row.
+    let ca_lids: Vec<usize> = f.eps.iter().flat_map(|e| e.lid as usize..e.lid as usize + (1 << e.lmc)).filter(|&l| l < f.nlid).collect();
+    for s in 0..nsw {
+        let row = t.row(s);
+        let pr = &mut st.port_routes[s];
+        for &l in &ca_lids {
+            let p = row[l];
+            if p != NO_PATH && p != 0 && (p as usize) < pr.len() {
+                pr[p as usize] += 1;
+            }
+        }
+    }
+    let cols = t.columns();
+    let mut tree = super::cdg::DstTree::new(nsw);
     for (d, e) in f.eps.iter().enumerate() {
-        for lid in e.lid as usize..e.lid as usize + (1 << e.lmc) {
-            for s in 0..nsw {
-                let p = t.get(s, lid);
-                if p != NO_PATH && p != 0 && (p as usize) < st.port_routes[s].len() {
-                    st.port_routes[s][p as usize] += 1;
-                }
-            }
-        }
         let lid = e.lid as usize;
-        dist.fill(UNKNOWN);
-        for s0 in 0..nsw {
-            if dist[s0] != UNKNOWN {
-                continue;
-            }
-            stack.clear();
-            let mut s = s0;
-            // `top`: the hop count of the last switch pushed.
-            let top = loop {
-                if dist[s] != UNKNOWN {
-                    break if dist[s] >= DEAD { DEAD } else { dist[s] + 1 };
-                }
-                dist[s] = ACTIVE;
-                stack.push(s);
-                let p = t.get(s, lid);
-                match f.adj[s].get(p as usize).copied().unwrap_or(Peer::None) {
-                    Peer::Ep { ep } if ep as usize == d => break 0,
-                    Peer::Switch { sw, .. } => s = sw as usize,
-                    _ => break DEAD,
-                }
-            };
-            let mut v = top;
-            while let Some(x) = stack.pop() {
-                dist[x] = v;
-                if v != DEAD {
-                    v += 1;
-                }
-            }
+        if lid >= f.nlid {
+            continue;
         }
+        tree.build_col(f, &cols[lid * nsw..(lid + 1) * nsw], Some(d as u32));
         for (s, on) in f.sw_eps.iter().enumerate() {
             let n = on.len() as u64 - on.contains(&(d as u32)) as u64;
             if n == 0 {
                 continue;
             }
-            let h = dist[s];
-            if h >= DEAD {
-                st.unreachable.extend(on.iter().filter(|&&x| x as usize != d).map(|&x| (x, d as u32)));
-                if e.sw.is_some() {
-                    st.broken += n;
+            match tree.hops(s) {
+                None => {
+                    st.unreachable.extend(on.iter().filter(|&&x| x as usize != d).map(|&x| (x, d as u32)));
+                    if e.sw.is_some() {
+                        st.broken += n;
+                    }
                 }
-            } else {
-                let links = h as usize + 2;
-                if st.hops.len() <= links {
-                    st.hops.resize(links + 1, 0);
+                Some(h) => {
+                    let links = h as usize + 2;
+                    if st.hops.len() <= links {
+                        st.hops.resize(links + 1, 0);
+                    }
+                    st.hops[links] += n;
                 }
-                st.hops[links] += n;
             }
         }
         for (src, se) in f.eps.iter().enumerate() {

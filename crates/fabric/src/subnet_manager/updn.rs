@@ -73,6 +73,30 @@ impl Hops for UpDownHops {
             INF
         }
     }
+    fn masks(&self, f: &Fabric, s: usize, masks: &mut [u128]) {
+        let n = self.n;
+        masks.fill(0);
+        let (ds, bs) = (&self.down[s * n..(s + 1) * n], &self.best[s * n..(s + 1) * n]);
+        for (p, u, _) in f.sw_links(s) {
+            let u = u as usize;
+            let bit = 1u128 << p;
+            if self.is_down(s, u) {
+                let du = &self.down[u * n..(u + 1) * n];
+                for ((m, &a), &b) in masks.iter_mut().zip(du).zip(ds) {
+                    if b != INF && a.wrapping_add(1) == b {
+                        *m |= bit;
+                    }
+                }
+            } else {
+                let bu = &self.best[u * n..(u + 1) * n];
+                for (((m, &a), &b), &dsv) in masks.iter_mut().zip(bu).zip(bs).zip(ds) {
+                    if dsv == INF && b != INF && a.wrapping_add(1) == b {
+                        *m |= bit;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Ranks: BFS distance from the nearest root (`u32::MAX` if unreachable).
@@ -105,13 +129,13 @@ pub fn auto_roots(f: &Fabric, minhop: &MinHops) -> Vec<usize> {
     let mut hist = [0u64; 64];
     for s in 0..n {
         hist.fill(0);
-        for t in 0..n {
-            if cas_per_sw[t] == 0 {
+        for (t, &cas) in cas_per_sw.iter().enumerate() {
+            if cas == 0 {
                 continue;
             }
             let h = minhop.least(s, t);
             if (h as usize) < hist.len() {
-                hist[h as usize] += cas_per_sw[t];
+                hist[h as usize] += cas;
             }
         }
         let over1 = hist.iter().filter(|&&c| c as f64 > thd1).count();

@@ -87,10 +87,10 @@ fn finish(file: &str, raw: RawFile) -> Result<IbTopology, TopoFileError> {
 /// ibsim option masks for a 4x link of `rate`, when it is an IB speed ibsim knows.
 fn rate_opts(rate: units::BitRate) -> &'static str {
     match rate.0 {
-        x if x == 400_000_000_000 => "\tw=2 e=8",
-        x if x == 200_000_000_000 => "\tw=2 e=4",
-        x if x == 100_000_000_000 => "\tw=2 e=2",
-        x if x == 32_000_000_000 => "\tw=2 s=4",
+        400_000_000_000 => "\tw=2 e=8",
+        200_000_000_000 => "\tw=2 e=4",
+        100_000_000_000 => "\tw=2 e=2",
+        32_000_000_000 => "\tw=2 s=4",
         _ => "",
     }
 }

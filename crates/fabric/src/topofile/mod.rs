@@ -330,6 +330,9 @@ pub(crate) struct Guids {
     pub sys: Vec<u64>,
 }
 
+/// One end's view of a link: peer (node, port), width, lane rate, ibsim masks, line.
+type Listing = (usize, u8, Option<u32>, Option<BitRate>, (Option<u32>, Option<u32>, Option<u32>), usize);
+
 /// Builds the topology and layout from parsed records.
 pub(crate) fn build(raw: &RawFile, guids: Guids, sm: Option<(usize, u8)>) -> Result<IbTopology, TopoFileError> {
     let mut by_id: HashMap<&str, usize> = HashMap::new();
@@ -340,7 +343,7 @@ pub(crate) fn build(raw: &RawFile, guids: Guids, sm: Option<(usize, u8)>) -> Res
         by_id.insert(&n.id, i);
     }
     // Links: (node, port) → (node, port, rate, line); both listings must agree.
-    let mut peer: HashMap<(usize, u8), (usize, u8, Option<u32>, Option<BitRate>, (Option<u32>, Option<u32>, Option<u32>), usize)> = HashMap::new();
+    let mut peer: HashMap<(usize, u8), Listing> = HashMap::new();
     for (i, n) in raw.nodes.iter().enumerate() {
         for p in &n.ports {
             let &j = by_id.get(p.peer.as_str()).ok_or_else(|| err(&n.file, p.line, format!("no node \"{}\" in this file; expected the id of a Switch or Ca record", p.peer)))?;
