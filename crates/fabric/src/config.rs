@@ -162,6 +162,12 @@ pub enum TopologySection {
         nodes: Vec<NodeCfg>,
         links: Vec<ExplicitLink>,
     },
+    /// A real fabric: `ibnetdiscover` output or an ibsim net file (path relative to the
+    /// scenario file). Speeds come from the file; cable length is not in either format.
+    File {
+        path: String,
+        cable: Length,
+    },
 }
 
 fn one() -> u32 {
@@ -350,6 +356,8 @@ pub struct World {
     pub reroute_delay: Option<Auto<SimDuration>>,
     /// InfiniBand routed by a subnet manager: its configuration.
     pub sm: Option<crate::subnet_manager::SmConfig>,
+    /// Names, GUIDs and port numbers of a fabric read from a topology file.
+    pub layout: Option<crate::subnet_manager::layout::IbLayout>,
     pub flows: Vec<FlowSpec>,
     pub headroom_cells: Vec<u64>,
     pub stop: Option<SimTime>,
@@ -429,7 +437,19 @@ fn check_speed(c: &Ctx, field: &str, s: BitRate) -> Result<(), ConfigError> {
 }
 
 fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
-    let topo = build_topology(c, &cfg.topology)?;
+    let (topo, layout) = match &cfg.topology {
+        TopologySection::File { path, cable } => {
+            let base = std::path::Path::new(c.file).parent().unwrap_or(std::path::Path::new("."));
+            let full = base.join(path);
+            let mut ibt = crate::topofile::read_any(&full).map_err(|e| c.err("topology.path", e.to_string()))?;
+            let prop = propagation(*cable, DEFAULT_PROPAGATION_PS_PER_M);
+            for p in &mut ibt.topo.ports {
+                p.prop = prop;
+            }
+            (ibt.topo, Some(ibt.layout))
+        }
+        t => (build_topology(c, t)?, None),
+    };
     let tech = match (cfg.scenario.technology.as_deref(), &cfg.roce, &cfg.infiniband) {
         (Some("roce"), Some(_), _) | (None, Some(_), None) => Tech::Roce,
         (Some("infiniband"), _, Some(_)) | (None, None, Some(_)) => Tech::Infiniband,
@@ -448,7 +468,7 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
             (p, h, n, None, None)
         }
         Tech::Infiniband => {
-            let (p, n, lft, sm) = compile_ib(c, cfg.infiniband.as_ref().expect("matched"), &topo, cfg.scenario.seed)?;
+            let (p, n, lft, sm) = compile_ib(c, cfg.infiniband.as_ref().expect("matched"), &topo, layout.as_ref(), cfg.scenario.seed)?;
             (p, vec![0; topo.ports.len()], n, Some(lft), sm)
         }
     };
@@ -458,7 +478,7 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
     if let (Some(sm), Some(ib)) = (&sm, &params.ib) {
         if sm.engine == crate::subnet_manager::Engine::Dfsssp {
             // dfsssp hands every path its SL (path records); SL2VL is the identity.
-            let mgr = sm_bring_up(&topo, sm, ib.data_vls);
+            let mgr = sm_bring_up(&topo, layout.as_ref(), sm, ib.data_vls);
             for f in &mut flows {
                 f.sl = mgr.path_sl(f.src, f.dst);
             }
@@ -478,6 +498,7 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
         return Err(c.err(f, "the scenario has faults: say how long re-routing takes after one (a time)"));
     }
     Ok(World {
+        layout,
         faults,
         reroute_delay,
         sm,
@@ -509,8 +530,16 @@ fn lifetime(c: &Ctx, field: &str, v: &str) -> Result<Option<SimDuration>, Config
 }
 
 /// Brings the fabric up with a subnet manager: discovery, LIDs, routing, LFTs.
-pub fn sm_bring_up(topo: &Topology, cfg: &crate::subnet_manager::SmConfig, data_vls: u8) -> crate::subnet_manager::SubnetManager {
-    let mut sm = crate::subnet_manager::SubnetManager::new(topo, cfg.clone());
+pub fn sm_bring_up(
+    topo: &Topology,
+    layout: Option<&crate::subnet_manager::layout::IbLayout>,
+    cfg: &crate::subnet_manager::SmConfig,
+    data_vls: u8,
+) -> crate::subnet_manager::SubnetManager {
+    let mut sm = match layout {
+        Some(l) => crate::subnet_manager::SubnetManager::with_layout(topo.clone(), l.clone(), cfg.clone()),
+        None => crate::subnet_manager::SubnetManager::new(topo, cfg.clone()),
+    };
     sm.agents.data_vls = data_vls;
     sm.bring_up();
     sm
@@ -521,6 +550,7 @@ fn compile_ib(
     c: &Ctx,
     r: &IbSection,
     topo: &Topology,
+    layout: Option<&crate::subnet_manager::layout::IbLayout>,
     seed: u64,
 ) -> Result<(Params, Vec<String>, crate::routing::Lft, Option<crate::subnet_manager::SmConfig>), ConfigError> {
     if !IB_MTUS.contains(&r.mtu.0) {
@@ -583,7 +613,10 @@ fn compile_ib(
                 .parse()
                 .map_err(|e: String| c.err("infiniband.routing", format!("{e}, or \"dest-hash\" (shortest paths hashed by destination, no SM)")))?;
             let cfg = crate::subnet_manager::SmConfig { engine, ..Default::default() };
-            let mut mgr = crate::subnet_manager::SubnetManager::new(topo, cfg.clone());
+            let mut mgr = match layout {
+                Some(l) => crate::subnet_manager::SubnetManager::with_layout(topo.clone(), l.clone(), cfg.clone()),
+                None => crate::subnet_manager::SubnetManager::new(topo, cfg.clone()),
+            };
             mgr.agents.data_vls = r.data_vls;
             let res = mgr.bring_up();
             if let Some(why) = &res.fallback {
@@ -976,6 +1009,7 @@ fn build_topology(c: &Ctx, t: &TopologySection) -> Result<Topology, ConfigError>
             Topology::fat_tree(*k, h, f)
         }
         TopologySection::Explicit { nodes, links } => return explicit(c, nodes, links),
+        TopologySection::File { .. } => unreachable!("read in compile"),
     };
     topo.map_err(|e| c.err("topology", e.to_string()))
 }

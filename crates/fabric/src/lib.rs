@@ -39,7 +39,7 @@ impl World {
     pub fn control_plane(&self) -> Option<Box<dyn sim::ControlPlane>> {
         let delay = self.reroute_delay?;
         if let (Some(cfg), Some(ib)) = (&self.sm, &self.params.ib) {
-            let sm = config::sm_bring_up(&self.topo, cfg, ib.data_vls);
+            let sm = config::sm_bring_up(&self.topo, self.layout.as_ref(), cfg, ib.data_vls);
             let fixed = match delay {
                 config::Auto::Auto => None,
                 config::Auto::Value(d) => Some(d),

@@ -59,7 +59,7 @@ fn subnet_manager_resweeps_after_a_link_failure() {
     let (name, idx) = link.split_once(':').unwrap();
     let node = t.nodes.iter().position(|n| n.name == name).unwrap();
     let port = fabric::topology::PortId(t.nodes[node].first_port + idx.parse::<u32>().unwrap());
-    let mut sm = fabric::config::sm_bring_up(t, w.sm.as_ref().unwrap(), 1);
+    let mut sm = fabric::config::sm_bring_up(t, None, w.sm.as_ref().unwrap(), 1);
     let sweep = sm.resweep(&[port]).total.ps();
     assert!(sweep > 0);
     check_recovery_with(&s, "timeout = 8", "auto", 40_000_000 + sweep);
