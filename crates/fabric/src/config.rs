@@ -319,6 +319,64 @@ pub enum Traffic {
     AllToAll { size: Bytes, start: Option<SimDuration>, dscp: Option<u8>, sl: Option<u8> },
     /// One RDMA WRITE.
     Message { src: u32, dst: u32, size: Bytes, at: SimDuration, dscp: Option<u8>, sl: Option<u8> },
+    /// A collective job (NCCL's algorithms, see the `workload` crate).
+    Collective(CollectiveCfg),
+}
+
+/// A collective job: which operation, on which hosts, how NCCL would run it.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct CollectiveCfg {
+    /// "all-reduce", "all-gather", "reduce-scatter", "broadcast" or "all-to-all".
+    pub op: String,
+    /// "ring" (default) or "tree" (all-reduce only).
+    #[serde(default)]
+    pub algorithm: Option<String>,
+    /// nccl-tests' S: see `workload::Collective` for what it means per operation.
+    pub size: Bytes,
+    /// Hosts the job runs on (default: all), each with all its NICs.
+    #[serde(default)]
+    pub hosts: Option<Vec<u32>>,
+    /// Ranks (default: one per NIC of the job's hosts).
+    #[serde(default)]
+    pub ranks: Option<u32>,
+    /// "linear" (default), "rail-aligned" or "random" (from the scenario seed).
+    #[serde(default)]
+    pub placement: Option<String>,
+    #[serde(default)]
+    pub channels: Option<u32>,
+    /// Largest single transfer (NCCL's buffer step; default 512KiB).
+    #[serde(default)]
+    pub chunk: Option<Bytes>,
+    /// Receive slots per connection (NCCL_STEPS; default 8).
+    #[serde(default)]
+    pub window: Option<u32>,
+    #[serde(default)]
+    pub root: Option<u32>,
+    #[serde(default)]
+    pub iterations: Option<u32>,
+    #[serde(default)]
+    pub start: Option<SimDuration>,
+    pub dscp: Option<u8>,
+    pub sl: Option<u8>,
+}
+
+/// A collective job as compiled: what it is and which flows carry it.
+#[derive(Clone, Debug)]
+pub struct Job {
+    /// Index of its `[[traffic]]` entry.
+    pub group: u32,
+    pub op: workload::Collective,
+    pub algorithm: workload::Algorithm,
+    pub ranks: u32,
+    pub size: u64,
+    pub channels: u32,
+    pub chunk: u64,
+    pub start: SimTime,
+    /// The barrier flow closing each iteration.
+    pub iteration_ends: Vec<u32>,
+    /// Endpoint of each rank.
+    pub endpoints: Vec<u32>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -359,6 +417,8 @@ pub struct World {
     /// Names, GUIDs and port numbers of a fabric read from a topology file.
     pub layout: Option<crate::subnet_manager::layout::IbLayout>,
     pub flows: Vec<FlowSpec>,
+    /// Collective jobs among the flows.
+    pub jobs: Vec<Job>,
     pub headroom_cells: Vec<u64>,
     pub stop: Option<SimTime>,
     pub sample_period: SimDuration,
@@ -472,7 +532,7 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
             (p, vec![0; topo.ports.len()], n, Some(lft), sm)
         }
     };
-    let flows = traffic(c, &cfg, &topo, tech)?;
+    let (flows, jobs) = traffic(c, &cfg, &topo, tech)?;
     let mut flows = flows;
     let mut notes = notes;
     if let (Some(sm), Some(ib)) = (&sm, &params.ib) {
@@ -508,6 +568,7 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
         params,
         lft,
         flows,
+        jobs,
         headroom_cells,
         stop: cfg.scenario.stop_time.map(|d| SimTime(d.ps())),
         sample_period: cfg.output.sample_period,
@@ -1103,7 +1164,7 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology) -> Result<Vec<crate::sim::
     Ok(out)
 }
 
-fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) -> Result<Vec<FlowSpec>, ConfigError> {
+fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) -> Result<(Vec<FlowSpec>, Vec<Job>), ConfigError> {
     let hosts = topo.hosts;
     // Rail-0 NIC of each host.
     let mut ep_of_host = vec![u32::MAX; hosts as usize];
@@ -1113,7 +1174,9 @@ fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) -> Result<V
         }
     }
     let mut flows = vec![];
+    let mut jobs = vec![];
     let mut rng = engine::Rng::new(cfg.scenario.seed, 0x7AFF_1C00);
+    let mut place_rng = engine::Rng::new(cfg.scenario.seed, 0x7AFF_1C01);
     for (g, t) in cfg.traffic.iter().enumerate() {
         let f = format!("traffic[{g}]");
         let host = |h: u32, field: &str| -> Result<u32, ConfigError> {
@@ -1138,10 +1201,16 @@ fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) -> Result<V
                 },
             }
         };
+        if let Traffic::Collective(j) = t {
+            let job = collective(c, &f, j, topo, &mut place_rng, g as u32, class(&j.dscp, &j.sl)?, &mut flows)?;
+            jobs.push(job);
+            continue;
+        }
         let mut push = |src: u32, dst: u32, size: Bytes, start: SimDuration, (dscp, sl): (u8, u8)| {
-            flows.push(FlowSpec { src, dst, size, start: SimTime(start.ps()), dscp, sl, group: g as u32 });
+            flows.push(FlowSpec::new(src, dst, size, SimTime(start.ps()), dscp, sl, g as u32));
         };
         match t {
+            Traffic::Collective(_) => unreachable!("handled above"),
             Traffic::Incast { receiver, senders, size, start, stagger, dscp, sl } => {
                 let d = host(*receiver, "receiver")?;
                 let dscp = class(dscp, sl)?;
@@ -1194,5 +1263,74 @@ fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) -> Result<V
     if flows.is_empty() && cfg.scenario.stop_time.is_none() {
         return Err(c.err("traffic", "no traffic and no scenario.stop_time: nothing would ever happen"));
     }
-    Ok(flows)
+    Ok((flows, jobs))
+}
+
+/// Compiles a collective job into flows (appended to `flows`).
+#[allow(clippy::too_many_arguments)]
+fn collective(
+    c: &Ctx,
+    f: &str,
+    j: &CollectiveCfg,
+    topo: &Topology,
+    rng: &mut engine::Rng,
+    group: u32,
+    (dscp, sl): (u8, u8),
+    flows: &mut Vec<FlowSpec>,
+) -> Result<Job, ConfigError> {
+    use workload::{Algorithm, Collective};
+    let op = Collective::parse(&j.op).ok_or_else(|| {
+        c.err(&format!("{f}.op"), format!("unknown collective `{}`; expected all-reduce, all-gather, reduce-scatter, broadcast or all-to-all", j.op))
+    })?;
+    let algorithm = match j.algorithm.as_deref() {
+        None | Some("ring") => Algorithm::Ring,
+        Some("tree") => Algorithm::Tree,
+        Some(o) => return Err(c.err(&format!("{f}.algorithm"), format!("unknown algorithm `{o}`; expected \"ring\" or \"tree\""))),
+    };
+    let hosts: Vec<u32> = match &j.hosts {
+        Some(h) => {
+            let mut seen = std::collections::BTreeSet::new();
+            for &x in h {
+                if x >= topo.hosts {
+                    return Err(c.err(&format!("{f}.hosts"), format!("host {x} does not exist (the topology has {} hosts, numbered from 0)", topo.hosts)));
+                }
+                if !seen.insert(x) {
+                    return Err(c.err(&format!("{f}.hosts"), format!("host {x} is listed twice")));
+                }
+            }
+            h.clone()
+        }
+        None => (0..topo.hosts).collect(),
+    };
+    let placement = match j.placement.as_deref() {
+        None => crate::driver::Placement::Linear,
+        Some(p) => crate::driver::Placement::parse(p)
+            .ok_or_else(|| c.err(&format!("{f}.placement"), format!("unknown placement `{p}`; expected \"linear\", \"rail-aligned\" or \"random\"")))?,
+    };
+    let slots = crate::driver::host_nics(topo, &hosts).iter().map(|v| v.len() as u32).sum::<u32>();
+    let ranks = j.ranks.unwrap_or(slots);
+    let eps = crate::driver::place(topo, &hosts, ranks, placement, rng).map_err(|e| c.err(&format!("{f}.ranks"), e))?;
+    let mut spec = workload::Spec::new(op, algorithm, ranks, j.size.0);
+    spec.channels = j.channels.unwrap_or(spec.channels);
+    spec.chunk = j.chunk.map_or(spec.chunk, |b| b.0);
+    spec.window = j.window.unwrap_or(spec.window);
+    spec.root = j.root.unwrap_or(spec.root);
+    spec.iterations = j.iterations.unwrap_or(spec.iterations);
+    let dag = workload::build(&spec).map_err(|e| c.err(f, e))?;
+    let start = SimTime(j.start.unwrap_or_default().ps());
+    // Jobs get disjoint connection ids: one QP per (job, lane, peer pair).
+    let conn_base = flows.iter().filter_map(|x| x.conn).max().map_or(0, |m| m + 1);
+    let ids = crate::driver::append(flows, &dag, &eps, start, dscp, sl, group, conn_base);
+    Ok(Job {
+        group,
+        op,
+        algorithm,
+        ranks,
+        size: spec.size,
+        channels: spec.channels,
+        chunk: spec.chunk,
+        start,
+        iteration_ends: dag.iteration_ends.iter().map(|&i| ids[i as usize]).collect(),
+        endpoints: eps,
+    })
 }

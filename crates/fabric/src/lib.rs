@@ -5,6 +5,7 @@
 pub mod config;
 pub mod control;
 pub mod dcqcn;
+pub mod driver;
 pub mod ibcc;
 pub mod params;
 pub mod report;

@@ -147,6 +147,26 @@ pub struct FlowSpec {
     pub sl: u8,
     /// The traffic entry it came from (index in the scenario's `traffic` list).
     pub group: u32,
+    /// Flows (indices into the same list) whose data must all have been delivered to their
+    /// receivers before this one is posted: a workload's dependency graph. The flow is
+    /// posted at `max(start, last delivery + delay)`.
+    pub after: Vec<u32>,
+    /// Time between the last of `after` being delivered and the post (e.g. a reduction).
+    pub delay: units::SimDuration,
+    /// Flows with the same `conn` share one RC queue pair (same source, destination and
+    /// class; messages go out in posting order, as on one QP of a real NIC). `None`: a QP
+    /// of its own.
+    pub conn: Option<u32>,
+    /// A barrier, not a transfer: it sends nothing and is delivered the moment all of
+    /// `after` are (a workload's "iteration done").
+    pub join: bool,
+}
+
+impl FlowSpec {
+    /// A flow with no dependencies on a QP of its own.
+    pub fn new(src: u32, dst: u32, size: Bytes, start: SimTime, dscp: u8, sl: u8, group: u32) -> FlowSpec {
+        FlowSpec { src, dst, size, start, dscp, sl, group, after: vec![], delay: units::SimDuration::ZERO, conn: None, join: false }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -26,7 +26,32 @@ pub struct Report {
     pub ports: Vec<PortReport>,
     pub nics: Vec<NicReport>,
     pub flow_records: Vec<FlowReport>,
+    /// Collective jobs, reported as nccl-tests does.
+    pub collectives: Vec<CollectiveReport>,
     pub notes: Vec<String>,
+}
+
+/// One collective job's result in nccl-tests' terms (nccl-tests `doc/PERFORMANCE.md`):
+/// time per iteration, algbw = S / t and busbw = algbw × `bus_factor`, in GB/s = 10^9 B/s.
+#[derive(Serialize, Debug, Clone)]
+pub struct CollectiveReport {
+    pub op: String,
+    pub algorithm: String,
+    pub ranks: u32,
+    pub size_bytes: u64,
+    pub channels: u32,
+    pub chunk_bytes: u64,
+    /// Each iteration's time, from its start (the job's start or the previous iteration's
+    /// end) to the moment every rank has all its data; `None` if it never finished.
+    pub iteration_ps: Vec<Option<u64>>,
+    /// Mean over the completed iterations.
+    pub time_ps: Option<u64>,
+    pub algbw_gbs: f64,
+    pub busbw_gbs: f64,
+    pub bus_factor: f64,
+    /// The most busbw can be: the slowest rank NIC's line rate × payload/wire bytes of
+    /// a full path-MTU packet, in GB/s.
+    pub busbw_bound_gbs: f64,
 }
 
 #[derive(Serialize, Debug)]
@@ -223,6 +248,9 @@ pub fn build(w: &World, sim: &Sim) -> Report {
     let mut slow = vec![];
     let (mut first, mut lastf, mut bytes) = (u64::MAX, 0u64, 0u64);
     for (fi, f) in st.flows.iter().enumerate() {
+        if f.join {
+            continue;
+        }
         let ideal = ideal_fct(w, sim, fi as u32, f.src, Bytes(f.size)).ps();
         let fct = f.finish.map(|e| e - f.start);
         let sd = fct.map(|x| if ideal > 0 { x as f64 / ideal as f64 } else { 0.0 });
@@ -247,9 +275,9 @@ pub fn build(w: &World, sim: &Sim) -> Report {
     fcts.sort_unstable();
     slow.sort_by(|a, b| a.total_cmp(b));
     let flows = FlowSummary {
-        count: st.flows.len(),
+        count: st.flows.iter().filter(|f| !f.join).count(),
         completed: fcts.len(),
-        failed: st.flows.iter().filter(|f| f.failed).count(),
+        failed: st.flows.iter().filter(|f| f.failed && !f.join).count(),
         fct_p50_ps: pct(&fcts, 0.5),
         fct_p99_ps: pct(&fcts, 0.99),
         fct_max_ps: fcts.last().copied().unwrap_or(0),
@@ -353,8 +381,59 @@ pub fn build(w: &World, sim: &Sim) -> Report {
         ports,
         nics,
         flow_records,
+        collectives: collectives(w, sim),
         notes: w.notes.clone(),
     }
+}
+
+/// Payload efficiency of the data path: path-MTU payload over the wire bytes of a full
+/// RDMA WRITE middle packet (headers, trailers, preamble, IFG or IB framing).
+pub fn payload_efficiency(sim: &Sim) -> f64 {
+    let mtu = sim.params().mtu.0;
+    let frame = sim.frame_of(Transport::WriteRest, mtu) as u64;
+    mtu as f64 / sim.wire_of(frame).0 as f64
+}
+
+fn collectives(w: &World, sim: &Sim) -> Vec<CollectiveReport> {
+    let st = &sim.stats;
+    let eff = payload_efficiency(sim);
+    w.jobs
+        .iter()
+        .map(|j| {
+            let mut from = Some(j.start.0);
+            let iteration_ps: Vec<Option<u64>> = j
+                .iteration_ends
+                .iter()
+                .map(|&e| {
+                    let end = st.flows[e as usize].delivered;
+                    let t = match (from, end) {
+                        (Some(a), Some(b)) => Some(b - a),
+                        _ => None,
+                    };
+                    from = end;
+                    t
+                })
+                .collect();
+            let done: Vec<u64> = iteration_ps.iter().flatten().copied().collect();
+            let time_ps = (!done.is_empty()).then(|| done.iter().sum::<u64>() / done.len() as u64);
+            let row = time_ps.map(|t| workload::NcclRow::new(j.op, j.ranks, j.size, t));
+            let slowest = j.endpoints.iter().map(|&ep| w.topo.port(w.topo.ep_port(ep)).rate.0).min().unwrap_or(0);
+            CollectiveReport {
+                op: j.op.name().into(),
+                algorithm: j.algorithm.name().into(),
+                ranks: j.ranks,
+                size_bytes: j.size,
+                channels: j.channels,
+                chunk_bytes: j.chunk,
+                iteration_ps,
+                time_ps,
+                algbw_gbs: row.as_ref().map_or(0.0, |r| r.algbw_gbs),
+                busbw_gbs: row.as_ref().map_or(0.0, |r| r.busbw_gbs),
+                bus_factor: workload::bus_factor(j.op, j.ranks),
+                busbw_bound_gbs: slowest as f64 * eff / 8e9,
+            }
+        })
+        .collect()
 }
 
 fn cause_name(c: crate::stats::DropCause) -> String {
@@ -410,6 +489,18 @@ pub fn text(r: &Report) -> String {
     let _ = writeln!(s, "  completion time  p50 {}  p99 {}  max {}", d(f.fct_p50_ps), d(f.fct_p99_ps), d(f.fct_max_ps));
     let _ = writeln!(s, "  slowdown         p50 {:.3}  p99 {:.3}  max {:.3}", f.slowdown_p50, f.slowdown_p99, f.slowdown_max);
     let _ = writeln!(s, "  goodput          {:.2} Gb/s", f.goodput_gbps);
+    if !r.collectives.is_empty() {
+        let _ = writeln!(s, "\ncollectives (nccl-tests: GB/s = 10^9 B/s; time = mean per iteration)");
+        let _ = writeln!(s, "  {:<15} {:<5} {:>5} {:>14} {:>5} {:>12} {:>9} {:>9} {:>7} {:>9}", "op", "algo", "ranks", "size (B)", "iters", "time (us)", "algbw", "busbw", "factor", "bound");
+        for c in &r.collectives {
+            let time = c.time_ps.map_or("unfinished".to_string(), |t| format!("{:.2}", t as f64 / 1e6));
+            let _ = writeln!(
+                s,
+                "  {:<15} {:<5} {:>5} {:>14} {:>5} {:>12} {:>9.2} {:>9.2} {:>7.4} {:>9.2}",
+                c.op, c.algorithm, c.ranks, c.size_bytes, c.iteration_ps.len(), time, c.algbw_gbs, c.busbw_gbs, c.bus_factor, c.busbw_bound_gbs
+            );
+        }
+    }
     let t = &r.totals;
     let _ = writeln!(
         s,

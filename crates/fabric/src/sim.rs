@@ -257,6 +257,8 @@ struct Qp {
     nak_sent: bool,
     unacked: u32,
     last_cnp: u64,
+    /// Flows posted on this QP and not yet fully received, in PSN order.
+    rx_msgs: VecDeque<u32>,
 }
 
 struct Nic {
@@ -294,6 +296,13 @@ pub struct Sim {
     nics: Vec<Nic>,
     qps: Vec<Qp>,
     flows: Vec<FlowSpec>,
+    /// The QP each flow is posted on.
+    flow_qp: Vec<u32>,
+    /// Dependencies of each flow not yet delivered, and the flows waiting on each flow
+    /// (`dependents[dep_first[f]..dep_first[f + 1]]`).
+    waiting: Vec<u32>,
+    dep_first: Vec<u32>,
+    dependents: Vec<u32>,
     pkts: Vec<Packet>,
     free: Vec<u32>,
     ecn_rng: Vec<Rng>,
@@ -405,7 +414,27 @@ impl Sim {
         let mut qps = Vec::with_capacity(flows.len());
         let mut q = EventQueue::new();
         let mut qp_rng = Rng::new(seed, 0x0000_9000);
+        let mut flow_qp = Vec::with_capacity(flows.len());
+        // Lookup only (QP numbers follow flow order): connection id → (QP, its first flow).
+        let mut conn_qp: std::collections::HashMap<u32, (u32, usize)> = std::collections::HashMap::new();
         for (fi, f) in flows.iter().enumerate() {
+            if f.join {
+                flow_qp.push(NONE);
+                continue;
+            }
+            if let Some(c) = f.conn {
+                if let Some(&(qi, first)) = conn_qp.get(&c) {
+                    let first = &flows[first];
+                    assert!(
+                        first.src == f.src && first.dst == f.dst && first.dscp == f.dscp && first.sl == f.sl,
+                        "flows sharing connection {c} must have one source, destination and class"
+                    );
+                    flow_qp.push(qi);
+                    continue;
+                }
+                conn_qp.insert(c, (qps.len() as u32, fi));
+            }
+            flow_qp.push(qps.len() as u32);
             let line = topo.ports[topo.ep_port(f.src).0 as usize].rate.0;
             let class = match &p.ib {
                 Some(ibc) => ibc.sl_to_vl[f.sl as usize],
@@ -435,13 +464,38 @@ impl Sim {
                 nak_sent: false,
                 unacked: 0,
                 last_cnp: NEVER,
+                rx_msgs: VecDeque::new(),
             });
-            q.schedule(f.start, Ev::Post(fi as u32));
+        }
+        // The dependency graph, as counts and a compressed adjacency list.
+        let nf = flows.len();
+        let mut waiting = vec![0u32; nf];
+        let mut dep_first = vec![0u32; nf + 1];
+        for (fi, f) in flows.iter().enumerate() {
+            waiting[fi] = f.after.len() as u32;
+            for &d in &f.after {
+                assert!((d as usize) < nf && d as usize != fi, "flow {fi} depends on flow {d}, which does not exist");
+                dep_first[d as usize + 1] += 1;
+            }
+        }
+        for i in 0..nf {
+            dep_first[i + 1] += dep_first[i];
+        }
+        let mut dependents = vec![0u32; dep_first[nf] as usize];
+        let mut fill = dep_first.clone();
+        for (fi, f) in flows.iter().enumerate() {
+            for &d in &f.after {
+                dependents[fill[d as usize] as usize] = fi as u32;
+                fill[d as usize] += 1;
+            }
+            if f.after.is_empty() {
+                q.schedule(f.start, Ev::Post(fi as u32));
+            }
         }
         let ecn_rng = (0..np as u64).map(|i| Rng::new(seed, 0x0001_0000_0000 + i)).collect();
         let mut stats = Stats::new(&topo, flows.len());
         for (fi, f) in flows.iter().enumerate() {
-            stats.flows[fi] = FlowRecord { src: f.src, dst: f.dst, size: f.size.0, start: f.start.0, ..Default::default() };
+            stats.flows[fi] = FlowRecord { src: f.src, dst: f.dst, size: f.size.0, start: f.start.0, join: f.join, ..Default::default() };
         }
         if let Some(sp) = sample_period {
             if sp.ps() > 0 {
@@ -479,6 +533,10 @@ impl Sim {
             nics,
             qps,
             flows,
+            flow_qp,
+            waiting,
+            dep_first,
+            dependents,
             pkts: Vec::new(),
             free: Vec::new(),
             ecn_rng,
@@ -1249,11 +1307,26 @@ impl Sim {
     fn on_post(&mut self, now: u64, f: u32) {
         let fl = &self.flows[f as usize];
         let (n, last) = segments(fl.size, self.p.mtu);
-        let qp = &mut self.qps[f as usize];
+        let qpi = self.flow_qp[f as usize];
+        self.stats.flows[f as usize].start = now;
+        if qpi == NONE {
+            // A barrier: done as soon as it is released.
+            self.stats.flows[f as usize].finish = Some(now);
+            self.remaining -= 1;
+            self.on_delivered(now, f);
+            return;
+        }
+        let qp = &mut self.qps[qpi as usize];
+        if qp.failed {
+            // The QP is in the error state: the post completes with an error at once.
+            self.fail_flows(&[f]);
+            return;
+        }
         qp.msgs.push_back(Msg { flow: f, first_psn: qp.snd_max, npkts: n as u32, size: fl.size.0, last_payload: last.0 as u32 });
+        qp.rx_msgs.push_back(f);
         qp.snd_max += n as u32;
         let ep = qp.src;
-        self.activate(ep, f);
+        self.activate(ep, qpi);
         let port = self.nics[ep as usize].port;
         self.try_tx(now, port);
     }
@@ -1494,6 +1567,10 @@ impl Sim {
                 qp.unacked = 0;
                 reply = Some((Kind::Ack, qp.epsn - 1));
             }
+            if pk.last {
+                let f = qp.rx_msgs.pop_front().expect("a last packet ends a posted message");
+                self.on_delivered(now, f);
+            }
         } else if pk.psn > qp.epsn {
             self.stats.nics[dst as usize].rx_discarded_payload += pk.payload as u64;
             if !qp.nak_sent {
@@ -1554,6 +1631,37 @@ impl Sim {
         }
     }
 
+    /// Flow `f`'s data is all at its receiver: release the flows waiting for it.
+    fn on_delivered(&mut self, now: u64, f: u32) {
+        self.stats.flows[f as usize].delivered = Some(now);
+        let (a, b) = (self.dep_first[f as usize] as usize, self.dep_first[f as usize + 1] as usize);
+        for i in a..b {
+            let d = self.dependents[i] as usize;
+            self.waiting[d] -= 1;
+            if self.waiting[d] == 0 {
+                let fl = &self.flows[d];
+                let at = (now + fl.delay.ps()).max(fl.start.0);
+                self.q.schedule(SimTime(at), Ev::Post(d as u32));
+            }
+        }
+    }
+
+    /// Marks flows failed (their QP went to the error state), and every flow that depends
+    /// on them, directly or not: those will never be posted.
+    fn fail_flows(&mut self, failed: &[u32]) {
+        let mut stack = failed.to_vec();
+        while let Some(f) = stack.pop() {
+            let rec = &mut self.stats.flows[f as usize];
+            if rec.failed {
+                continue;
+            }
+            rec.failed = true;
+            self.remaining -= 1;
+            let (a, b) = (self.dep_first[f as usize] as usize, self.dep_first[f as usize + 1] as usize);
+            stack.extend_from_slice(&self.dependents[a..b]);
+        }
+    }
+
     fn on_rto(&mut self, now: u64, qpi: u32) {
         let rto = self.p.rto.ps();
         let retry_cnt = self.p.retry_cnt;
@@ -1576,11 +1684,9 @@ impl Sim {
         if qp.retries > retry_cnt {
             qp.failed = true;
             qp.rto_deadline = NEVER;
-            let n = qp.msgs.len();
-            for m in qp.msgs.drain(..) {
-                self.stats.flows[m.flow as usize].failed = true;
-            }
-            self.remaining -= n;
+            let failed: Vec<u32> = qp.msgs.drain(..).map(|m| m.flow).collect();
+            qp.rx_msgs.clear();
+            self.fail_flows(&failed);
             return;
         }
         qp.snd_nxt = qp.snd_una;
@@ -1885,9 +1991,9 @@ impl Sim {
         self.finish(end);
     }
 
-    /// The output port a switch picks for the packets of flow `flow` (each flow has its QP).
+    /// The output port a switch picks for the packets of flow `flow`.
     pub fn route(&self, sw: NodeId, flow: u32) -> Option<PortId> {
-        let q = &self.qps[flow as usize];
+        let q = &self.qps[self.flow_qp[flow as usize] as usize];
         match &self.fwd {
             Forwarder::Ecmp(r) => r.next_hop(sw, q.src, q.dst, q.sport),
             Forwarder::Lft(l) => l.get(sw, q.dst),

@@ -103,9 +103,15 @@ pub struct FlowRecord {
     pub src: u32,
     pub dst: u32,
     pub size: u64,
+    /// When it was posted (for a dependent flow: when its dependencies allowed it).
     pub start: u64,
+    /// When the requester saw the last ACK (the send completion).
     pub finish: Option<u64>,
+    /// When the responder had received all of it in order (what a dependent waits for).
+    pub delivered: Option<u64>,
     pub failed: bool,
+    /// A workload barrier, not a transfer (left out of completion-time statistics).
+    pub join: bool,
 }
 
 #[derive(Clone, Debug)]

@@ -1,0 +1,133 @@
+//! Workloads as dependency graphs of RDMA transfers between ranks.
+//!
+//! A [`Dag`] is a list of nodes: a [`Node::Send`] is one RDMA WRITE from rank `src` to
+//! rank `dst`, posted once every node in its `after` list has been *delivered* (all of
+//! its data at its receiver, which is when a GPU can reduce or forward it); a
+//! [`Node::Join`] is a zero-cost barrier that completes when all its `after` nodes have.
+//! Sends with the same `conn` share one RC queue pair (NCCL keeps one connection per
+//! peer and channel for the life of a communicator). This crate knows nothing of the
+//! fabric: a driver maps ranks to NICs and nodes to the simulator's flows.
+//!
+//! The collectives follow NCCL's algorithms (NCCL source `src/device/all_reduce.h` and
+//! friends, and the nccl-tests `doc/PERFORMANCE.md` arithmetic), at the granularity of
+//! the transfers NCCL's network proxy posts:
+//! * the data of each channel is cut into transfers of at most `chunk` bytes (NCCL posts
+//!   one network send per buffer step: `NCCL_BUFFSIZE` 4 MiB / `NCCL_STEPS` 8 = 512 KiB,
+//!   the default chunk here);
+//! * a connection has `window` buffer slots (`NCCL_STEPS` = 8): its m-th send is posted
+//!   only after its (m − window)-th was delivered, so a rank runs ahead of its peer by at
+//!   most the receive buffer, as NCCL's flow control between GPUs allows;
+//! * what is left out: GPU compute (a reduction is instantaneous), NVLink inside a host
+//!   (every transfer crosses the fabric), NCCL's LL/LL128 protocols (only Simple), and
+//!   launch latencies.
+
+mod collective;
+mod nccl;
+
+pub use collective::{build, Algorithm, Collective, Spec};
+pub use nccl::{bus_factor, size_sweep, NcclRow};
+
+/// One node of a workload graph.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Node {
+    /// An RDMA WRITE of `bytes` from rank `src` to rank `dst` on connection `conn`.
+    Send { src: u32, dst: u32, bytes: u64, conn: u32, after: Vec<u32> },
+    /// A barrier: done when every node in `after` is.
+    Join { after: Vec<u32> },
+}
+
+impl Node {
+    pub fn after(&self) -> &[u32] {
+        match self {
+            Node::Send { after, .. } | Node::Join { after } => after,
+        }
+    }
+}
+
+/// A workload: nodes in an order where every dependency comes first.
+#[derive(Clone, Debug, Default)]
+pub struct Dag {
+    pub ranks: u32,
+    pub nodes: Vec<Node>,
+    /// Connections used (ids `0..conns`).
+    pub conns: u32,
+    /// The join node that closes each iteration.
+    pub iteration_ends: Vec<u32>,
+}
+
+impl Dag {
+    /// Bytes sent by each rank (what busbw measures, per rank).
+    pub fn bytes_sent(&self) -> Vec<u64> {
+        let mut v = vec![0; self.ranks as usize];
+        for n in &self.nodes {
+            if let Node::Send { src, bytes, .. } = n {
+                v[*src as usize] += bytes;
+            }
+        }
+        v
+    }
+
+    /// Number of sends.
+    pub fn sends(&self) -> usize {
+        self.nodes.iter().filter(|n| matches!(n, Node::Send { .. })).count()
+    }
+}
+
+/// Builds a graph node by node, adding each connection's window dependency.
+pub(crate) struct Builder {
+    pub dag: Dag,
+    window: u32,
+    /// Per connection: its sends in program order.
+    conn_sends: Vec<Vec<u32>>,
+    conn_ids: std::collections::BTreeMap<(u32, u32, u32), u32>,
+}
+
+impl Builder {
+    pub fn new(ranks: u32, window: u32) -> Builder {
+        Builder { dag: Dag { ranks, ..Dag::default() }, window, conn_sends: vec![], conn_ids: Default::default() }
+    }
+
+    /// The connection of (`lane`, `src`, `dst`): one QP per peer and lane (channel, tree).
+    pub fn conn(&mut self, lane: u32, src: u32, dst: u32) -> u32 {
+        let next = self.conn_ids.len() as u32;
+        let id = *self.conn_ids.entry((lane, src, dst)).or_insert(next);
+        if id as usize == self.conn_sends.len() {
+            self.conn_sends.push(vec![]);
+        }
+        id
+    }
+
+    /// Adds a send after `after`, and after the send `window` places earlier on its
+    /// connection (a free receive slot). Returns its index.
+    pub fn send(&mut self, lane: u32, src: u32, dst: u32, bytes: u64, mut after: Vec<u32>) -> u32 {
+        let conn = self.conn(lane, src, dst);
+        let id = self.dag.nodes.len() as u32;
+        let prior = &self.conn_sends[conn as usize];
+        if self.window > 0 && prior.len() >= self.window as usize {
+            let slot = prior[prior.len() - self.window as usize];
+            if !after.contains(&slot) {
+                after.push(slot);
+            }
+        }
+        self.conn_sends[conn as usize].push(id);
+        self.dag.nodes.push(Node::Send { src, dst, bytes, conn, after });
+        id
+    }
+
+    pub fn join(&mut self, after: Vec<u32>) -> u32 {
+        let id = self.dag.nodes.len() as u32;
+        self.dag.nodes.push(Node::Join { after });
+        id
+    }
+
+    pub fn finish(mut self) -> Dag {
+        self.dag.conns = self.conn_ids.len() as u32;
+        self.dag
+    }
+}
+
+/// Splits `total` into `parts` near-equal pieces (the first ones one larger).
+pub(crate) fn split(total: u64, parts: u64) -> impl Iterator<Item = u64> {
+    let (q, r) = (total / parts, total % parts);
+    (0..parts).map(move |i| q + u64::from(i < r))
+}
