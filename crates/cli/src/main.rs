@@ -33,12 +33,21 @@ enum Cmd {
     },
     /// Run the InfiniBand subnet manager on a topology: LIDs, forwarding tables, checks.
     Sm(sm::SmArgs),
+    /// Run one scenario on InfiniBand and on RoCEv2 and print the results side by side.
+    Compare {
+        /// Scenario file (TOML) with a [roce] section; [infiniband] is optional (defaults).
+        file: PathBuf,
+        /// Print one JSON document instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Sm(a) => sm::run(a),
+        Cmd::Compare { file, json } => compare(&file, json),
         Cmd::Run { file, json, out } => {
             let world = match fabric::load(&file) {
                 Ok(w) => w,
@@ -100,6 +109,36 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
     }
+}
+
+fn compare(file: &std::path::Path, json: bool) -> ExitCode {
+    let name = file.display().to_string();
+    let src = match std::fs::read_to_string(file) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {name}: cannot read: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (cmp, _ib, _roce) = match fabric::compare::run(&name, &src, false) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if json {
+        match serde_json::to_string_pretty(&cmp) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("error: cannot serialise the comparison: {e}");
+                return ExitCode::from(1);
+            }
+        }
+    } else {
+        print!("{}", fabric::compare::text(&cmp));
+    }
+    ExitCode::SUCCESS
 }
 
 /// Peak resident set size from /proc (Linux), for benchmark output.

@@ -434,20 +434,22 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn err(&self, field: &str, msg: impl Into<String>) -> ConfigError {
-        let key = field.rsplit('.').next().unwrap_or(field);
-        let key = key.split('[').next().unwrap_or(key);
-        let line = self
-            .src
-            .lines()
-            .position(|l| {
-                let t = l.trim_start();
-                t.starts_with(key) && t[key.len()..].trim_start().starts_with('=')
-                    || t.contains(&format!("{key} ="))
-                    || t.starts_with(&format!("[{key}"))
-            })
-            .map(|i| i + 1);
-        ConfigError { file: self.file.to_string(), line, field: field.to_string(), msg: msg.into() }
+        ConfigError { file: self.file.to_string(), line: locate(self.src, field), field: field.to_string(), msg: msg.into() }
     }
+}
+
+/// The line of `src` where `field` (a dotted path) is most likely written.
+pub fn locate(src: &str, field: &str) -> Option<usize> {
+    let key = field.rsplit('.').next().unwrap_or(field);
+    let key = key.split('[').next().unwrap_or(key);
+    src.lines()
+        .position(|l| {
+            let t = l.trim_start();
+            t.starts_with(key) && t[key.len()..].trim_start().starts_with('=')
+                || t.contains(&format!("{key} ="))
+                || t.starts_with(&format!("[{key}"))
+        })
+        .map(|i| i + 1)
 }
 
 /// Parses and validates a scenario file's text.

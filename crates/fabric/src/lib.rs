@@ -2,6 +2,7 @@
 //! ECN), NICs running the RDMA RC transport with DCQCN, and the scenario files that
 //! describe them. See `sim` for what the packet-level model includes and leaves out.
 
+pub mod compare;
 pub mod config;
 pub mod control;
 pub mod dcqcn;
@@ -15,6 +16,7 @@ pub mod stats;
 pub mod subnet_manager;
 pub mod topofile;
 pub mod topology;
+pub mod variant;
 
 pub use config::{load, load_str, ConfigError, World};
 pub use sim::Sim;

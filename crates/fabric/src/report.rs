@@ -13,7 +13,7 @@ use crate::config::World;
 use crate::sim::Sim;
 use crate::stats::DROP_CAUSES;
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, Clone)]
 pub struct Report {
     pub scenario: String,
     pub seed: u64,
@@ -28,7 +28,28 @@ pub struct Report {
     pub flow_records: Vec<FlowReport>,
     /// Collective jobs, reported as nccl-tests does.
     pub collectives: Vec<CollectiveReport>,
+    pub victims: VictimSummary,
     pub notes: Vec<String>,
+}
+
+/// Flows hurt by link-level flow control they did not cause. A port is *blocked* when it
+/// spent time paused by PFC (RoCE) or waiting for credits (IB PortXmitWait). A
+/// *congestion root* is a switch egress that built a standing queue (at least four
+/// maximum frames) without ever being blocked itself: it is slow because its own link is
+/// full, not because something downstream stopped it. A flow that crosses a root
+/// *contributes* to the congestion; a flow that crosses a blocked port but no root is a
+/// *victim* (PFC's head-of-line blocking, Guo et al., "RDMA over Commodity Ethernet at
+/// Scale", SIGCOMM 2016, §4; IB's congestion spreading, IBTA Vol. 1 Annex A10.1).
+#[derive(Serialize, Debug, Default, Clone)]
+pub struct VictimSummary {
+    pub blocked_ports: usize,
+    pub congestion_roots: Vec<String>,
+    pub contributors: usize,
+    pub victims: usize,
+    /// Flow indices of the victims (their `flow_records`).
+    pub victim_flows: Vec<u32>,
+    pub victim_slowdown_p50: f64,
+    pub victim_slowdown_max: f64,
 }
 
 /// One collective job's result in nccl-tests' terms (nccl-tests `doc/PERFORMANCE.md`):
@@ -54,7 +75,7 @@ pub struct CollectiveReport {
     pub busbw_bound_gbs: f64,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, Clone)]
 pub struct Settings {
     pub mtu_bytes: u64,
     pub forwarding: crate::params::Forwarding,
@@ -66,7 +87,7 @@ pub struct Settings {
     pub infiniband: Option<IbSettings>,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, Clone)]
 pub struct IbSettings {
     pub data_vls: u8,
     pub vl_buffer_bytes: u64,
@@ -79,7 +100,7 @@ pub struct IbSettings {
     pub adaptive_routing: bool,
 }
 
-#[derive(Serialize, Debug, Default)]
+#[derive(Serialize, Debug, Default, Clone)]
 pub struct FlowSummary {
     pub count: usize,
     pub completed: usize,
@@ -94,7 +115,7 @@ pub struct FlowSummary {
     pub goodput_gbps: f64,
 }
 
-#[derive(Serialize, Debug, Default)]
+#[derive(Serialize, Debug, Default, Clone)]
 pub struct Totals {
     pub pfc_frames: u64,
     pub ecn_marks: u64,
@@ -115,7 +136,7 @@ pub struct Totals {
     pub reroutes_installed_ps: Vec<u64>,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, Clone)]
 pub struct PortReport {
     pub node: String,
     pub port: u32,
@@ -139,7 +160,7 @@ pub struct PortReport {
     pub peak_vl_blocks: u32,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, Clone)]
 pub struct NicReport {
     pub name: String,
     pub cnp_tx: u64,
@@ -150,8 +171,10 @@ pub struct NicReport {
     pub timeouts: u64,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, Clone)]
 pub struct FlowReport {
+    /// Index among the scenario's flows.
+    pub flow: u32,
     pub src: String,
     pub dst: String,
     pub size_bytes: u64,
@@ -167,26 +190,16 @@ pub struct FlowReport {
 /// return: the reference for slowdown. Exact for the path the flow's first packet takes.
 pub fn ideal_fct(w: &World, sim: &Sim, flow: u32, src: u32, size: Bytes) -> SimDuration {
     let t = &w.topo;
-    // Hops along the ECMP path of a representative packet: (rate, prop, latency_if_switch).
-    let mut hops = vec![];
-    let mut port = t.ep_port(src);
-    loop {
-        let p = t.port(port);
-        let peer = p.peer.expect("cabled");
-        let node = t.port(peer).node;
-        let sw = t.is_switch(node);
-        hops.push((p.rate, p.prop, sw));
-        if !sw {
-            break;
-        }
-        match sim.route(node, flow) {
-            Some(out) => port = out,
-            None => return SimDuration::ZERO,
-        }
-        if hops.len() > 64 {
-            return SimDuration::ZERO;
-        }
-    }
+    let Some(path) = flow_path(w, sim, flow, src) else { return SimDuration::ZERO };
+    // Hops along the path: (rate, prop, whether the far end is a switch).
+    let hops: Vec<_> = path
+        .iter()
+        .map(|&pid| {
+            let p = t.port(pid);
+            let far = t.port(p.peer.expect("cabled")).node;
+            (p.rate, p.prop, t.is_switch(far))
+        })
+        .collect();
     let p = &w.params;
     let (n, last) = model::frame::segments(size, p.mtu);
     let frames: Vec<u64> = (0..n)
@@ -230,6 +243,22 @@ pub fn ideal_fct(w: &World, sim: &Sim, flow: u32, src: u32, size: Bytes) -> SimD
     SimDuration(last_arrival + back)
 }
 
+/// The egress ports a flow's packets leave by, from its NIC to the last switch, under the
+/// forwarding state at the end of the run; `None` if the route is broken or loops.
+pub fn flow_path(w: &World, sim: &Sim, flow: u32, src: u32) -> Option<Vec<crate::topology::PortId>> {
+    let t = &w.topo;
+    let mut path = vec![];
+    let mut port = t.ep_port(src);
+    loop {
+        path.push(port);
+        let node = t.port(t.port(port).peer?).node;
+        if !t.is_switch(node) || path.len() > 64 {
+            return (!t.is_switch(node)).then_some(path);
+        }
+        port = sim.route(node, flow)?;
+    }
+}
+
 /// Nearest-rank percentile `q` of an ascending slice (zero when empty).
 fn pct<T: Copy + Default>(sorted: &[T], q: f64) -> T {
     if sorted.is_empty() {
@@ -262,6 +291,7 @@ pub fn build(w: &World, sim: &Sim) -> Report {
             bytes += f.size;
         }
         flow_records.push(FlowReport {
+            flow: fi as u32,
             src: name(f.src),
             dst: name(f.dst),
             size_bytes: f.size,
@@ -352,6 +382,7 @@ pub fn build(w: &World, sim: &Sim) -> Report {
         });
     }
     let p = &w.params;
+    let victims = victims(w, sim, &flow_records);
     Report {
         scenario: w.name.clone(),
         seed: w.seed,
@@ -382,8 +413,45 @@ pub fn build(w: &World, sim: &Sim) -> Report {
         nics,
         flow_records,
         collectives: collectives(w, sim),
+        victims,
         notes: w.notes.clone(),
     }
+}
+
+fn victims(w: &World, sim: &Sim, records: &[FlowReport]) -> VictimSummary {
+    let st = &sim.stats;
+    let t = &w.topo;
+    let blocked: Vec<bool> = st.ports.iter().map(|p| p.paused_ps.iter().any(|&x| x > 0) || p.xmit_wait_ps > 0).collect();
+    let max_frame = sim.frame_of(Transport::WriteFirst, w.params.mtu.0) as u64;
+    let root: Vec<bool> = (0..st.ports.len())
+        .map(|pi| t.is_switch(t.ports[pi].node) && !blocked[pi] && st.ports[pi].max_queue >= 4 * max_frame)
+        .collect();
+    let mut out = VictimSummary {
+        blocked_ports: blocked.iter().filter(|&&b| b).count(),
+        congestion_roots: (0..root.len())
+            .filter(|&pi| root[pi])
+            .map(|pi| format!("{}:{}", t.node(t.ports[pi].node).name, t.ports[pi].index))
+            .collect(),
+        ..VictimSummary::default()
+    };
+    let mut slow = vec![];
+    for r in records {
+        let f = &st.flows[r.flow as usize];
+        let Some(path) = flow_path(w, sim, r.flow, f.src) else { continue };
+        if path.iter().any(|p| root[p.0 as usize]) {
+            out.contributors += 1;
+        } else if path.iter().any(|p| blocked[p.0 as usize]) {
+            out.victims += 1;
+            out.victim_flows.push(r.flow);
+            if let Some(s) = r.slowdown {
+                slow.push(s);
+            }
+        }
+    }
+    slow.sort_by(|a, b| a.total_cmp(b));
+    out.victim_slowdown_p50 = pct(&slow, 0.5);
+    out.victim_slowdown_max = slow.last().copied().unwrap_or(0.0);
+    out
 }
 
 /// Payload efficiency of the data path: path-MTU payload over the wire bytes of a full

@@ -1,0 +1,190 @@
+//! `compare`: one scenario run on InfiniBand and on RoCEv2 with the same topology, link
+//! speeds and traffic, and the figures a practitioner reads, side by side.
+
+use serde::Serialize;
+
+use crate::config::{ConfigError, World};
+use crate::params::Tech;
+use crate::report::{self, Report};
+use crate::stats::Stats;
+
+/// One fabric's run: the compiled scenario, its report and the raw statistics (time series
+/// for plots).
+pub struct Side {
+    pub world: World,
+    pub report: Report,
+    pub stats: Stats,
+}
+
+/// One line of the side-by-side table.
+#[derive(Serialize, Debug, Clone)]
+pub struct Row {
+    pub metric: String,
+    pub unit: String,
+    pub infiniband: Option<f64>,
+    pub roce: Option<f64>,
+}
+
+/// The comparison as `--json` prints it.
+#[derive(Serialize, Debug)]
+pub struct Comparison {
+    pub scenario: String,
+    pub seed: u64,
+    pub rows: Vec<Row>,
+    /// What the models leave out that matters to this comparison.
+    pub limitations: Vec<String>,
+    pub infiniband: Report,
+    pub roce: Report,
+}
+
+/// What fabriclab does not model and a reader of a comparison should know.
+pub const LIMITATIONS: [&str; 5] = [
+    "InfiniBand adaptive routing (NVIDIA Quantum AR) is not modelled: IB packets follow the subnet manager's static tables, RoCE packets ECMP hashing",
+    "SHARP in-network reduction is not modelled yet: IB collectives use the same host-based algorithms as RoCE",
+    "NICs drain received data at once (no receive-side back-pressure); GPU compute and NVLink inside a host are not modelled (every rank-to-rank transfer crosses the fabric)",
+    "packets are switched whole (no flit-level credits); the IB per-VL input buffer and the RoCE shared buffer come from the scenario",
+    "NCCL is modelled at its network-transfer granularity (Simple protocol; no LL/LL128, no launch latency)",
+];
+
+/// Compiles `src` for both fabrics (filling a missing `[infiniband]` with stated
+/// defaults), runs both (in parallel), and builds the comparison.
+pub fn run(file: &str, src: &str, sample: bool) -> Result<(Comparison, Side, Side), ConfigError> {
+    let compile = |tech: Tech| -> Result<World, ConfigError> {
+        let (edits, notes) = crate::variant::for_technology(src, tech)
+            .map_err(|msg| ConfigError { file: file.to_string(), line: None, field: "-".into(), msg })?;
+        let mut w = crate::variant::load_variant(file, src, &edits)?;
+        w.notes.extend(notes);
+        Ok(w)
+    };
+    let ib = compile(Tech::Infiniband)?;
+    let roce = compile(Tech::Roce)?;
+    let simulate = |w: World| -> Side {
+        let (mut sim, report) = w.run(sample);
+        let stats = std::mem::take(&mut sim.stats);
+        Side { world: w, report, stats }
+    };
+    let (ib, roce) = std::thread::scope(|s| {
+        let h = s.spawn(|| simulate(ib));
+        let r = simulate(roce);
+        (h.join().expect("the InfiniBand run panicked"), r)
+    });
+    let cmp = Comparison {
+        scenario: roce.report.scenario.clone(),
+        seed: roce.report.seed,
+        rows: rows(&ib, &roce),
+        limitations: LIMITATIONS.iter().map(|s| s.to_string()).collect(),
+        infiniband: ib.report.clone(),
+        roce: roce.report.clone(),
+    };
+    Ok((cmp, ib, roce))
+}
+
+/// Link-level flow-control wait of a port: paused time over all priorities (RoCE) or
+/// PortXmitWait (IB).
+fn fc_wait(p: &report::PortReport) -> u64 {
+    p.paused_ps.iter().copied().max().unwrap_or(0).max(p.xmit_wait_ps)
+}
+
+fn rows(ib: &Side, roce: &Side) -> Vec<Row> {
+    let mut rows = vec![];
+    let mut add = |metric: String, unit: &str, f: &dyn Fn(&Report) -> Option<f64>| {
+        rows.push(Row { metric, unit: unit.into(), infiniband: f(&ib.report), roce: f(&roce.report) });
+    };
+    for (i, c) in roce.report.collectives.iter().enumerate() {
+        let label = format!("{} {} {} B, {} ranks", c.op, c.algorithm, c.size_bytes, c.ranks);
+        add(format!("{label}: busbw"), "GB/s", &|r| r.collectives.get(i).filter(|c| c.time_ps.is_some()).map(|c| c.busbw_gbs));
+        add(format!("{label}: time per iteration"), "us", &|r| r.collectives.get(i).and_then(|c| c.time_ps).map(|t| t as f64 / 1e6));
+        add(format!("{label}: busbw bound"), "GB/s", &|r| r.collectives.get(i).map(|c| c.busbw_bound_gbs));
+    }
+    add("flows completed".into(), "flows", &|r| Some(r.flows.completed as f64));
+    add("flows failed".into(), "flows", &|r| Some(r.flows.failed as f64));
+    add("completion time p50".into(), "us", &|r| Some(r.flows.fct_p50_ps as f64 / 1e6));
+    add("completion time p99".into(), "us", &|r| Some(r.flows.fct_p99_ps as f64 / 1e6));
+    add("completion time max".into(), "us", &|r| Some(r.flows.fct_max_ps as f64 / 1e6));
+    add("slowdown p50".into(), "x", &|r| Some(r.flows.slowdown_p50));
+    add("slowdown p99".into(), "x", &|r| Some(r.flows.slowdown_p99));
+    add("goodput".into(), "Gb/s", &|r| Some(r.flows.goodput_gbps));
+    add("max queue depth (any port)".into(), "B", &|r| r.ports.iter().map(|p| p.max_queue_bytes).max().map(|x| x as f64));
+    add("mean queue depth (deepest port)".into(), "B", &|r| {
+        r.ports.iter().max_by(|a, b| a.max_queue_bytes.cmp(&b.max_queue_bytes).then(b.node.cmp(&a.node))).map(|p| p.mean_queue_bytes)
+    });
+    add("PFC pause frames sent (RoCE)".into(), "frames", &|r| (r.fabric == Tech::Roce).then_some(r.totals.pfc_frames as f64));
+    add("flow-control wait: paused (RoCE) / PortXmitWait (IB), summed".into(), "us", &|r| {
+        Some(r.ports.iter().map(fc_wait).sum::<u64>() as f64 / 1e6)
+    });
+    add("flow-control wait: most-blocked port, share of the run".into(), "%", &|r| {
+        let worst = r.ports.iter().map(fc_wait).max().unwrap_or(0);
+        Some(if r.end_ps > 0 { 100.0 * worst as f64 / r.end_ps as f64 } else { 0.0 })
+    });
+    add("ports blocked by flow control".into(), "ports", &|r| Some(r.victims.blocked_ports as f64));
+    add("drops".into(), "packets", &|r| Some(r.totals.drops as f64));
+    add("drops in lossless classes".into(), "packets", &|r| Some(r.totals.lossless_drops as f64));
+    for (i, (cause, _)) in roce.report.totals.drops_by_cause.iter().enumerate() {
+        let any = |r: &Report| r.totals.drops_by_cause.get(i).is_some_and(|x| x.1 > 0);
+        if any(&roce.report) || any(&ib.report) {
+            add(format!("  drops: {cause}"), "packets", &|r| r.totals.drops_by_cause.get(i).map(|x| x.1 as f64));
+        }
+    }
+    add("ECN marks (RoCE) / FECN marks (IB)".into(), "packets", &|r| Some(r.totals.ecn_marks as f64));
+    add("CNPs (RoCE) / BECNs (IB)".into(), "packets", &|r| Some(r.totals.cnps as f64));
+    add("retransmitted".into(), "B", &|r| Some(r.totals.retransmitted_bytes as f64));
+    add("transport timeouts".into(), "events", &|r| Some(r.totals.timeouts as f64));
+    add("victim flows (blocked, not contributing)".into(), "flows", &|r| Some(r.victims.victims as f64));
+    add("victim slowdown p50".into(), "x", &|r| (r.victims.victims > 0).then_some(r.victims.victim_slowdown_p50));
+    add("victim slowdown max".into(), "x", &|r| (r.victims.victims > 0).then_some(r.victims.victim_slowdown_max));
+    add("deadlock detected".into(), "", &|r| Some(if r.totals.deadlock.is_some() { 1.0 } else { 0.0 }));
+    add("simulated time".into(), "us", &|r| Some(r.end_ps as f64 / 1e6));
+    rows
+}
+
+fn cell(v: Option<f64>, unit: &str) -> String {
+    match v {
+        None => "-".into(),
+        Some(x) if unit == "" => if x > 0.0 { "yes".into() } else { "no".into() },
+        Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
+        Some(x) if x.abs() >= 100.0 => format!("{x:.1}"),
+        Some(x) => format!("{x:.3}"),
+    }
+}
+
+/// The readable side-by-side table.
+pub fn text(c: &Comparison) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(s, "compare {}  (seed {}): the same topology, link speeds and traffic on both fabrics\n", c.scenario, c.seed);
+    let ib_set = &c.infiniband.settings;
+    let ro_set = &c.roce.settings;
+    if let Some(ib) = &ib_set.infiniband {
+        let _ = writeln!(
+            s,
+            "InfiniBand: MTU {} B, {} data VL(s), {} B input buffer per VL, routing {}, {:?}",
+            ib_set.mtu_bytes, ib.data_vls, ib.vl_buffer_bytes, ib.routing, ib_set.forwarding
+        );
+    }
+    let _ = writeln!(
+        s,
+        "RoCEv2:     MTU {} B, PFC {}, DCQCN {}, buffer {} B in {} B cells, {:?}\n",
+        ro_set.mtu_bytes,
+        if ro_set.pfc { "on" } else { "off" },
+        ro_set.dcqcn.as_deref().unwrap_or("off"),
+        ro_set.buffer_bytes,
+        ro_set.cell_bytes,
+        ro_set.forwarding
+    );
+    let w = c.rows.iter().map(|r| r.metric.len() + r.unit.len() + 3).max().unwrap_or(20).max(20);
+    let _ = writeln!(s, "{:<w$} {:>16} {:>16}", "", "InfiniBand", "RoCEv2");
+    for r in &c.rows {
+        let label = if r.unit.is_empty() { r.metric.clone() } else { format!("{} ({})", r.metric, r.unit) };
+        let _ = writeln!(s, "{:<w$} {:>16} {:>16}", label, cell(r.infiniband, &r.unit), cell(r.roce, &r.unit));
+    }
+    let _ = writeln!(s, "\nlimitations:");
+    for l in &c.limitations {
+        let _ = writeln!(s, "  - {l}");
+    }
+    for (name, r) in [("InfiniBand", &c.infiniband), ("RoCEv2", &c.roce)] {
+        for n in &r.notes {
+            let _ = writeln!(s, "note ({name}): {n}");
+        }
+    }
+    s
+}
