@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod nccl;
 mod sm;
 
 #[derive(Parser)]
@@ -26,6 +27,16 @@ enum Cmd {
         /// Write CSV time series (queues, QP rates, pause state) and the pause log here.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// nccl-tests size sweep of the scenario's collective: smallest size (8, 64K, 1M, 8G
+        /// as nccl-tests reads them: K/M/G are powers of 2^10).
+        #[arg(short = 'b', long = "minbytes", requires = "maxbytes")]
+        minbytes: Option<String>,
+        /// Largest size of the sweep.
+        #[arg(short = 'e', long = "maxbytes", requires = "minbytes")]
+        maxbytes: Option<String>,
+        /// Size multiplier between sweep steps.
+        #[arg(short = 'f', long = "stepfactor", default_value = "2")]
+        stepfactor: String,
     },
     /// Simulate a benchmark scenario and print wall time, events/s and transmissions/s.
     Bench {
@@ -48,7 +59,8 @@ fn main() -> ExitCode {
     match cli.cmd {
         Cmd::Sm(a) => sm::run(a),
         Cmd::Compare { file, json } => compare(&file, json),
-        Cmd::Run { file, json, out } => {
+        Cmd::Run { file, json, out: _, minbytes: Some(b), maxbytes: Some(e), stepfactor } => nccl::run(&file, &b, &e, &stepfactor, json),
+        Cmd::Run { file, json, out, .. } => {
             let world = match fabric::load(&file) {
                 Ok(w) => w,
                 Err(e) => {

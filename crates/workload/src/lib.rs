@@ -25,7 +25,7 @@ mod collective;
 mod nccl;
 
 pub use collective::{build, Algorithm, Collective, Spec};
-pub use nccl::{bus_factor, size_sweep, NcclRow};
+pub use nccl::{bus_factor, parse_nccl_size, size_sweep, NcclRow};
 
 /// One node of a workload graph.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -35,6 +35,19 @@ pub fn size_sweep(begin: u64, end: u64, factor: u64) -> Result<Vec<u64>, String>
     Ok(v)
 }
 
+/// A size as nccl-tests' `-b`/`-e` read it: a number of bytes with an optional `K`, `M`
+/// or `G` suffix, each a power of 2^10 (nccl-tests `parsesize`: `8G` = 8 GiB).
+pub fn parse_nccl_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.char_indices().last()? {
+        (i, 'K' | 'k') => (&s[..i], 1u64 << 10),
+        (i, 'M' | 'm') => (&s[..i], 1 << 20),
+        (i, 'G' | 'g') => (&s[..i], 1 << 30),
+        _ => (s, 1),
+    };
+    num.parse::<u64>().ok()?.checked_mul(mult)
+}
+
 /// One row of nccl-tests' table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NcclRow {
@@ -82,6 +95,16 @@ mod tests {
         assert!(size_sweep(0, 8, 2).is_err());
         assert!(size_sweep(8, 4, 2).is_err());
         assert!(size_sweep(8, 16, 1).is_err());
+    }
+
+    #[test]
+    fn sizes_read_as_nccl_tests_does() {
+        assert_eq!(parse_nccl_size("8"), Some(8));
+        assert_eq!(parse_nccl_size("128M"), Some(128 << 20));
+        assert_eq!(parse_nccl_size("8G"), Some(8 << 30));
+        assert_eq!(parse_nccl_size("4k"), Some(4096));
+        assert_eq!(parse_nccl_size("8MB"), None);
+        assert_eq!(parse_nccl_size("x"), None);
     }
 
     #[test]
