@@ -52,7 +52,14 @@ pub fn run(file: &str, src: &str, sample: bool) -> Result<(Comparison, Side, Sid
     let compile = |tech: Tech| -> Result<World, ConfigError> {
         let (edits, notes) = crate::variant::for_technology(src, tech)
             .map_err(|msg| ConfigError { file: file.to_string(), line: None, field: "-".into(), msg })?;
-        let mut w = crate::variant::load_variant(file, src, &edits)?;
+        let side = match tech {
+            Tech::Roce => "RoCEv2 side",
+            Tech::Infiniband => "InfiniBand side",
+        };
+        let mut w = crate::variant::load_variant(file, src, &edits).map_err(|mut e| {
+            e.file = format!("{file} ({side})");
+            e
+        })?;
         w.notes.extend(notes);
         Ok(w)
     };

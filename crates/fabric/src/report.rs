@@ -462,6 +462,16 @@ pub fn payload_efficiency(sim: &Sim) -> f64 {
     mtu as f64 / sim.wire_of(frame).0 as f64
 }
 
+/// [`payload_efficiency`] of a compiled scenario, from the `model` formulas directly.
+pub fn payload_efficiency_of(w: &World) -> f64 {
+    let p = &w.params;
+    let wire = match &p.ib {
+        None => model::frame::wire(model::frame::roce_frame(p.encap, Transport::WriteRest, p.mtu)),
+        Some(ib) => model::ib::ib_wire(model::ib::ib_packet(ib.grh, Transport::WriteRest, p.mtu)),
+    };
+    p.mtu.0 as f64 / wire.0 as f64
+}
+
 fn collectives(w: &World, sim: &Sim) -> Vec<CollectiveReport> {
     let st = &sim.stats;
     let eff = payload_efficiency(sim);
