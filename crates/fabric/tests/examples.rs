@@ -9,7 +9,7 @@ fn run(name: &str) -> fabric::report::Report {
 
 #[test]
 fn lossless_examples_complete_without_drops() {
-    for name in ["roce-incast.toml", "roce-permutation.toml", "ib-incast.toml", "ib-from-ibnetdiscover.toml"] {
+    for name in ["roce-incast.toml", "roce-permutation.toml", "ib-incast.toml", "ib-from-ibnetdiscover.toml", "allreduce-compare.toml"] {
         let r = run(name);
         assert_eq!(r.flows.completed, r.flows.count, "{name}");
         assert_eq!(r.totals.drops, 0, "{name}");
@@ -29,4 +29,12 @@ fn ib_incast_waits_for_credits_where_roce_pauses() {
 fn misconfigured_example_drops_in_the_lossless_class() {
     let r = run("roce-misconfigured.toml");
     assert!(r.totals.lossless_drops > 0);
+}
+
+#[test]
+fn allreduce_example_reaches_the_link_payload_rate() {
+    let r = run("allreduce-compare.toml");
+    let c = &r.collectives[0];
+    assert_eq!(c.iteration_ps.len(), 2);
+    assert!(c.busbw_gbs <= c.busbw_bound_gbs && c.busbw_gbs > 0.95 * c.busbw_bound_gbs, "{} of {}", c.busbw_gbs, c.busbw_bound_gbs);
 }
