@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod nccl;
 mod sm;
+mod sweep;
 
 #[derive(Parser)]
 #[command(name = "fabriclab", version, about = "Packet-level InfiniBand vs RoCEv2 fabric simulator")]
@@ -44,6 +45,10 @@ enum Cmd {
     },
     /// Run the InfiniBand subnet manager on a topology: LIDs, forwarding tables, checks.
     Sm(sm::SmArgs),
+    /// Run a scenario over a grid of parameter values (all cores): CSV, SVG plot, table.
+    Sweep(sweep::SweepArgs),
+    /// Join the shard files of a sweep run with --shard into sweep.csv and sweep.svg.
+    Merge(sweep::MergeArgs),
     /// Run one scenario on InfiniBand and on RoCEv2 and print the results side by side.
     Compare {
         /// Scenario file (TOML) with a [roce] section; [infiniband] is optional (defaults).
@@ -58,6 +63,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Sm(a) => sm::run(a),
+        Cmd::Sweep(a) => sweep::run(a),
+        Cmd::Merge(a) => sweep::merge(a),
         Cmd::Compare { file, json } => compare(&file, json),
         Cmd::Run { file, json, out: _, minbytes: Some(b), maxbytes: Some(e), stepfactor } => nccl::run(&file, &b, &e, &stepfactor, json),
         Cmd::Run { file, json, out, .. } => {
