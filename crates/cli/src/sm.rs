@@ -5,7 +5,11 @@
 //! `lids` (node name → base LID), `lft` (switch name → LID as a decimal string → output
 //! port), `routing`, `unreachable` ([source, destination] names), `cdg_acyclic`, `cycle`
 //! (null or [[switch, port], …]), `path_hops` (links → pairs), `port_routes` (switch →
-//! port → CA LIDs routed out of it). Ports are IB port numbers everywhere: switch ports
+//! port → CA LIDs routed out of it), `vl_cdg_acyclic` (one flag per VL whose channel
+//! dependency graph was checked: one for single-VL engines, one per VL in use for
+//! dfsssp), `path_vl` (dfsssp only, else null: source switch with CAs → destination CA LID
+//! → the path's first VL; it spreads over VLs `v .. v + vls.split[v]`, SL2VL being the
+//! identity). Ports are IB port numbers everywhere: switch ports
 //! 1..N, 0 = the switch itself; a scenario's port `i` (0-based in the TOML) is IB port
 //! `i + 1`, exactly as `--emit-net` writes it. Names are the file's node ids.
 
@@ -209,6 +213,8 @@ struct Report<'a> {
     resweep: Option<&'a SweepResult>,
     names: Names,
     cdg: cdg::CdgCheck,
+    /// Per VL: no cycle in its dependency graph.
+    vl_acyclic: Vec<bool>,
     file: String,
     sm_name: String,
     /// Unreachable endpoint pairs of the topology (data plane, over live links).
@@ -229,9 +235,10 @@ impl<'a> Report<'a> {
     ) -> Report<'a> {
         let names = Names::new(x, &st.fabric, st);
         let cdg = cdg::check(&st.fabric, &st.routed.tables, st.routed.sl.as_ref());
+        let vl_acyclic = cdg::build(&st.fabric, &st.routed.tables, st.routed.sl.as_ref()).iter().map(|g| cdg::find_cycle(&st.fabric, g).is_none()).collect();
         let (n, p) = sm.sm_at;
         let sm_name = format!("{} port {p}", x.layout.nodes[n as usize].name);
-        Report { st, cfg, up, resweep, names, cdg, file: path.display().to_string(), sm_name, unreachable }
+        Report { st, cfg, up, resweep, names, cdg, vl_acyclic, file: path.display().to_string(), sm_name, unreachable }
     }
 
     fn lids(&self) -> BTreeMap<String, u16> {
@@ -269,6 +276,19 @@ impl<'a> Report<'a> {
 
     fn cycle(&self) -> Option<Vec<(String, u8)>> {
         self.cdg.cycle.as_ref().map(|(_, c)| c.iter().map(|&(s, p)| (self.names.sw[s as usize].clone(), p)).collect())
+    }
+
+    /// dfsssp's VL per (source switch with CAs, destination CA LID), as the JSON's `path_vl`.
+    fn path_vl(&self) -> Option<Value> {
+        let f = &self.st.fabric;
+        let sl = self.st.routed.sl.as_ref()?;
+        let mut m = serde_json::Map::new();
+        for s in (0..f.nsw()).filter(|&s| !f.sw_eps[s].is_empty()) {
+            let row: serde_json::Map<String, Value> =
+                (1..f.nlid).filter(|&l| matches!(f.owner[l], Owner::Ep(_))).map(|l| (l.to_string(), json!(sl.vl[s * sl.nlid + l]))).collect();
+            m.insert(self.names.sw[s].clone(), Value::Object(row));
+        }
+        Some(Value::Object(m))
     }
 
     fn json(&self) -> Value {
@@ -327,6 +347,8 @@ impl<'a> Report<'a> {
             "cycle": self.cycle().map(|c| c.into_iter().map(|(s, p)| json!([s, p])).collect::<Vec<_>>()),
             "cycle_vl": self.cdg.cycle.as_ref().map(|c| c.0),
             "vls": self.st.routed.sl.as_ref().map(|sl| json!({"needed": sl.vls_needed, "split": sl.split})),
+            "vl_cdg_acyclic": self.vl_acyclic,
+            "path_vl": self.path_vl(),
             "path_hops": hops,
             "port_routes": port_routes,
             "port_balance": {"min": min, "mean": mean, "max": max, "busiest": busiest.iter().map(|b| json!([b.0, b.1, b.2])).collect::<Vec<_>>()},
