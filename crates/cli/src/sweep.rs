@@ -797,6 +797,7 @@ fn table(meta: &Meta, rows: &[Row]) -> String {
         ("ecn_marks", "ECN marks"),
         ("cnps", "CNPs"),
         ("paused_us", "paused us"),
+        ("xmit_wait_us", "xmit wait us"),
     ]);
     let mut head: Vec<String> = vec!["variant".into()];
     head.extend(meta.params.iter().cloned());
