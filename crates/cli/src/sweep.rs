@@ -545,7 +545,9 @@ pub fn run(a: SweepArgs) -> ExitCode {
     let meta = Meta { scenario, metric, params: params.iter().map(|p| p.name.clone()).collect(), variants, modes };
 
     // The simulations this shard runs, without duplicates, and the rows they fill.
-    let mine = |v: usize| shard.map_or(true, |(i, n)| v % n == i);
+    // Shard I of N runs variants I, I + N, I + 2N, ..; the single runs belong to shard 0.
+    let (me, of) = shard.unwrap_or((0, 1));
+    let mine = |v: usize| v % of == me;
     let mut tasks: Vec<Task> = vec![];
     let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
     let mut rows: Vec<(Row, usize)> = vec![];
@@ -567,7 +569,7 @@ pub fn run(a: SweepArgs) -> ExitCode {
             add(f, Some(v), values.clone(), edits, label.clone());
         }
     }
-    if shard.map_or(true, |(i, _)| i == 0) {
+    if me == 0 {
         for f in Fabric::ALL.into_iter().filter(|&f| meta.mode(f) == Mode::Once) {
             add(f, None, vec![String::new(); params.len()], tech_edits[f as usize].clone(), "reference".into());
         }
@@ -679,8 +681,11 @@ fn csv_text(meta: &Meta, rows: &[Row], shard: Option<(usize, usize)>) -> String 
     s + &body
 }
 
+/// A sweep CSV read back: its header, its shard (I, N) if it is one, its rows.
+type Parsed = (Meta, Option<(usize, usize)>, Vec<Row>);
+
 /// Parses a CSV written by `csv_text`.
-fn parse_csv(file: &str, text: &str) -> Result<(Meta, Option<(usize, usize)>, Vec<Row>), String> {
+fn parse_csv(file: &str, text: &str) -> Result<Parsed, String> {
     let mut kv: BTreeMap<&str, &str> = BTreeMap::new();
     let mut lines = text.lines().peekable();
     if lines.next() != Some("# fabriclab sweep") {
@@ -700,7 +705,7 @@ fn parse_csv(file: &str, text: &str) -> Result<(Meta, Option<(usize, usize)>, Ve
         modes[f as usize] = Mode::parse(get(f.key())?).ok_or_else(|| format!("{file}: `# {}=` is not per-variant, once or off", f.key()))?;
     }
     let shard = kv.get("shard").map(|s| parse_shard(s).map_err(|m| format!("{file}: {m}"))).transpose()?;
-    let mut rd = csv::ReaderBuilder::new().has_headers(true).from_reader(text[body_start.min(text.len())..].as_bytes());
+    let mut rd = csv::ReaderBuilder::new().has_headers(true).from_reader(&text.as_bytes()[body_start.min(text.len())..]);
     let header: Vec<String> = rd.headers().map_err(|e| format!("{file}: {e}"))?.iter().map(str::to_string).collect();
     let k = header.len().checked_sub(COLUMNS.len() + 2).ok_or_else(|| format!("{file}: too few columns"))?;
     if header[0] != "variant" || header[k + 1] != "fabric" || header[k + 2..] != COLUMNS {
@@ -1055,8 +1060,10 @@ fn plot(meta: &Meta, rows: &[Row]) -> String {
     let step = nice_step(hi - lo, 5.0);
     lo = (lo / step).floor() * step;
     hi = (hi / step).ceil() * step;
-    let (w, h) = (780.0, 440.0);
     let (l, r, t, b) = (84.0, 560.0, 58.0, 380.0);
+    // Room right of the plot for the longest legend entry (about 6.3 px a character).
+    let longest = series.iter().map(|s| s.label.chars().count()).chain(refs.iter().map(|(f, _)| f.title().len() + 24)).max().unwrap_or(0);
+    let (w, h) = ((r + 64.0 + 6.3 * longest as f64).max(780.0).round(), 440.0);
     let sx = |i: usize| -> f64 {
         match &numeric {
             Some(v) => l + 20.0 + (v[i] - v[0]) / (v[v.len() - 1] - v[0]) * (r - l - 40.0),

@@ -54,8 +54,11 @@ fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-/// The CSV's rows as (column name → cell) maps, the `# key=value` lines as pairs.
-fn parse(csv: &str) -> (Vec<(String, String)>, Vec<Vec<(String, String)>>) {
+/// (key, value) or (column, cell) pairs.
+type Pairs = Vec<(String, String)>;
+
+/// The `# key=value` lines, and the rows as (column name, cell) pairs.
+fn parse(csv: &str) -> (Pairs, Vec<Pairs>) {
     let meta = csv.lines().take_while(|l| l.starts_with('#')).filter_map(|l| l[1..].trim().split_once('=')).map(|(k, v)| (k.into(), v.into())).collect();
     let mut body = csv.lines().skip_while(|l| l.starts_with('#'));
     let head: Vec<&str> = body.next().expect("header row").split(',').collect();
