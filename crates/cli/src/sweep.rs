@@ -34,8 +34,8 @@ use fabric::variant::{for_technology, load_variant, Edit};
 use toml::{Table, Value};
 
 const SHORTCUTS: &str = "\
-Each --vary is PATH=V1,V2,..: a field path of the scenario file as `compare` and variants
-read it (roce.ecn[0].kmin, buffer.headroom, traffic[0].size, topology.leaves) and its
+Each --vary is PATH=V1,V2,..: a field of the scenario file by its path (roce.ecn[0].kmin,
+buffer.headroom, traffic[0].size, topology.leaves; a missing field is added) and its
 values, split on commas outside brackets and quotes ([3, 4] is one value). Several --vary
 form their Cartesian product, the first outermost; the plot's x axis is the first one.
 Shortcuts:
