@@ -519,21 +519,21 @@ pub fn run(a: SweepArgs) -> ExitCode {
         }
         let ib_ref = f == Fabric::Infiniband && has_roce;
         match for_technology(&src, f.tech()) {
-            Ok((e, n)) => {
-                tech_edits[f as usize] = e;
+            Ok((edits, n)) => {
+                if ib_ref {
+                    if let Err(e) = load_variant(&name, &src, &edits) {
+                        eprintln!("note: no InfiniBand side: the file does not compile for InfiniBand: {}: {}", e.field, e.msg);
+                        continue;
+                    }
+                }
+                tech_edits[f as usize] = edits;
                 notes.extend(n);
             }
             Err(m) if ib_ref => {
-                eprintln!("note: no InfiniBand reference: {m}");
+                eprintln!("note: no InfiniBand side: {m}");
                 continue;
             }
             Err(m) => return fail(format!("{name}: {m}")),
-        }
-        if ib_ref {
-            if let Err(e) = load_variant(&name, &src, &tech_edits[f as usize]) {
-                eprintln!("note: no InfiniBand reference: the file does not compile for InfiniBand: {e}");
-                continue;
-            }
         }
         let varies = params.iter().any(|p| p.edits.iter().flatten().any(|e| f.applies(&e.path)));
         modes[f as usize] = if varies { Mode::PerVariant } else { Mode::Once };

@@ -229,6 +229,23 @@ fn bad_arguments_are_errors_that_name_the_problem() {
 }
 
 #[test]
+fn a_file_without_an_infiniband_side_is_swept_on_roce_alone() {
+    let dir = scratch("no-ib");
+    let file = quick(&dir);
+    // 25 Gb/s is no InfiniBand speed: the IB side cannot be compiled.
+    std::fs::write(&file, read(&file).replace("100Gbps", "25Gbps")).unwrap();
+    let out = dir.join("out");
+    let (code, _, err) = fabriclab(&["sweep", file.to_str().unwrap(), "--vary", KMIN, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("no InfiniBand side") && err.contains("25Gbps"), "{err}");
+    let (meta, rows) = parse(&read(&out.join("sweep.csv")));
+    assert!(meta.contains(&("infiniband".into(), "off".into())));
+    assert_eq!(rows.len(), 3);
+    assert!(rows.iter().all(|r| cell(r, "fabric") == "roce"));
+    assert!(!read(&out.join("sweep.svg")).contains("infiniband"));
+}
+
+#[test]
 fn the_same_sweep_twice_writes_the_same_bytes() {
     let dir = scratch("determinism");
     let file = quick(&dir);
