@@ -510,6 +510,9 @@ pub fn run(a: SweepArgs) -> ExitCode {
 
     // Which fabrics run, and how.
     let has_roce = table.contains_key("roce");
+    if !has_roce && !table.contains_key("infiniband") {
+        return fail(format!("{name}: expected a [roce] or an [infiniband] section"));
+    }
     let mut tech_edits: [Vec<Edit>; 2] = [vec![], vec![]];
     let mut modes = [Mode::Off; 2];
     let mut notes = vec![];
@@ -616,12 +619,16 @@ pub fn run(a: SweepArgs) -> ExitCode {
     let results = par_map(workers, tasks.len(), |i| {
         let t = &tasks[i];
         bar.set_message(format!("{} {}", t.fabric.title(), t.label));
-        let world = load_variant(&name, &src, &t.edits).expect("compiled in the check above");
-        let (_, report) = world.run(false);
+        // Compiled once already; only a topology file changed meanwhile could fail here.
+        let r = load_variant(&name, &src, &t.edits).map(|w| cells(&w.run(false).1));
         bar.inc(1);
-        cells(&report)
+        r
     });
     bar.finish_and_clear();
+    let results = match results.into_iter().collect::<Result<Vec<_>, _>>() {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
     let mut rows: Vec<Row> = rows
         .into_iter()
         .map(|(mut r, t)| {
