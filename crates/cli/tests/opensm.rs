@@ -5,9 +5,11 @@
 //! --emit-net` routes it and writes it as an ibsim net file (same node names and GUIDs).
 //! ibsim serves that file and OpenSM, attached through `LD_PRELOAD=libumad2sim.so`, routes
 //! it once with the same engine and dumps its forwarding tables (`opensm-lfts.dump`, written
-//! when the ROUTING log level 0x40 is on). Both sets of tables are walked here over the
-//! same cabling, OpenSM's LIDs mapped to nodes through port GUIDs, for every ordered pair
-//! of CAs, and checked:
+//! when the ROUTING log level 0x40 is on). The failed link is taken down after bring-up on
+//! both sides: `--down` re-sweeps fabriclab's SM, and ibsim's console `Unlink` makes the
+//! running OpenSM re-sweep on the switches' trap 128. Both sets of tables are walked here
+//! over the same cabling, OpenSM's LIDs mapped to nodes through port GUIDs, for every
+//! ordered pair of CAs, and checked:
 //! - `minhop`: every pair's hop count equals OpenSM's;
 //! - `updn`, `ftree`: no path, ours or OpenSM's, goes down and then up again — ranks are
 //!   breadth-first distances from the top tier (spines, cores; a named root on the ring and
@@ -103,8 +105,8 @@ struct Guard {
 }
 
 impl Guard {
-    fn spawn(cmd: &mut Command, what: &'static str) -> Result<Guard, String> {
-        cmd.stdin(Stdio::null()).spawn().map(|child| Guard { child, what }).map_err(|e| format!("cannot start {what}: {e}"))
+    fn spawn(cmd: &mut Command, what: &'static str, stdin: bool) -> Result<Guard, String> {
+        cmd.stdin(if stdin { Stdio::piped() } else { Stdio::null() }).spawn().map(|child| Guard { child, what }).map_err(|e| format!("cannot start {what}: {e}"))
     }
 
     fn wait(&mut self, limit: Duration) -> Result<ExitStatus, String> {
@@ -169,9 +171,31 @@ struct OsmRun {
     secs: f64,
 }
 
-/// Runs ibsim on `net` and OpenSM once on it with `engine`; `roots` (switch GUIDs) go to
-/// OpenSM's `root_guid_file`.
-fn run_opensm(t: &Tools, dir: &Path, fabric: &Net, net: &Path, engine: &str, roots: &[u64]) -> Result<OsmRun, String> {
+/// Waits until `pat` appears in OpenSM's log after byte `from`; returns the offset past it.
+fn wait_log(osm: &mut Guard, log: &Path, from: usize, pat: &str, limit: Duration) -> Result<usize, String> {
+    let t0 = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if let Some(i) = text.get(from..).and_then(|t| t.find(pat)) {
+            return Ok(from + i + pat.len());
+        }
+        if let Ok(Some(st)) = osm.child.try_wait() {
+            return Err(format!("opensm exited ({st}) before logging `{pat}`:\n{}", tail(log)));
+        }
+        if t0.elapsed() > limit {
+            return Err(format!("opensm did not log `{pat}` within {limit:?}:\n{}", tail(log)));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs ibsim on `net` and OpenSM on it with `engine`; `roots` (switch GUIDs) go to
+/// OpenSM's `root_guid_file`. Without `unlink` OpenSM configures the subnet once and exits.
+/// With `unlink` (node, port) it stays up: after its first sweep ibsim's console unlinks
+/// that port, the switches' trap 128 makes OpenSM re-sweep, and the tables are those of
+/// the re-sweep — what `fabriclab sm --down` models, existing routes kept where still
+/// valid (`ignore_existing_lfts` off in both).
+fn run_opensm(t: &Tools, dir: &Path, fabric: &Net, net: &Path, engine: &str, roots: &[u64], unlink: Option<(&str, u8)>) -> Result<OsmRun, String> {
     let run = dir.join(format!("opensm-{engine}"));
     std::fs::create_dir_all(&run).map_err(|e| e.to_string())?;
     // Per test process, fabric and engine: parallel tests never share a simulator.
@@ -180,9 +204,14 @@ fn run_opensm(t: &Tools, dir: &Path, fabric: &Net, net: &Path, engine: &str, roo
     let ibsim_log = run.join("ibsim.log");
     let log = std::fs::File::create(&ibsim_log).map_err(|e| e.to_string())?;
     // Local abstract sockets only: IBSIM_SERVER_NAME would switch ibsim's clients to inet.
+    // `-n` (no console) unless the console is needed to unlink a port.
+    let mut ibsim_cmd = Command::new(&t.ibsim);
+    ibsim_cmd.arg("-s");
+    if unlink.is_none() {
+        ibsim_cmd.arg("-n");
+    }
     let mut ibsim = Guard::spawn(
-        Command::new(&t.ibsim)
-            .args(["-s", "-n"])
+        ibsim_cmd
             .arg(net)
             .current_dir(&run)
             .env("IBSIM_SOCKNAME", &sock)
@@ -191,6 +220,7 @@ fn run_opensm(t: &Tools, dir: &Path, fabric: &Net, net: &Path, engine: &str, roo
             .stdout(log.try_clone().map_err(|e| e.to_string())?)
             .stderr(log),
         "ibsim",
+        unlink.is_some(),
     )?;
     while !ibsim_listening(&sock) {
         if let Ok(Some(st)) = ibsim.child.try_wait() {
@@ -202,11 +232,16 @@ fn run_opensm(t: &Tools, dir: &Path, fabric: &Net, net: &Path, engine: &str, roo
         std::thread::sleep(Duration::from_millis(10));
     }
     // An empty config file keeps /etc/opensm/opensm.conf out; the ROUTING log level (0x40)
-    // makes OpenSM dump its tables to --dump_files_dir.
+    // makes OpenSM dump its tables to --dump_files_dir after every heavy sweep, before it
+    // logs "SUBNET UP"; `-d 2` flushes the log at every line.
     let conf = run.join("opensm.conf");
     std::fs::write(&conf, "").map_err(|e| e.to_string())?;
-    let mut args: Vec<String> = vec!["-F".into(), conf.display().to_string(), "--once".into(), "-s".into(), "0".into(), "-R".into(), engine.into()];
-    args.extend(["-f".into(), run.join("opensm.log").display().to_string(), "-D".into(), "0x43".into(), "--dump_files_dir".into(), run.display().to_string()]);
+    let osm_log = run.join("opensm.log");
+    let mut args: Vec<String> = vec!["-F".into(), conf.display().to_string(), "-s".into(), "0".into(), "-R".into(), engine.into()];
+    args.extend(["-f".into(), osm_log.display().to_string(), "-D".into(), "0x43".into(), "-d".into(), "2".into(), "--dump_files_dir".into(), run.display().to_string()]);
+    if unlink.is_none() {
+        args.push("--once".into());
+    }
     if !roots.is_empty() {
         let f = run.join("roots.guids");
         std::fs::write(&f, roots.iter().map(|g| format!("{g:#018x}\n")).collect::<String>()).map_err(|e| e.to_string())?;
@@ -227,20 +262,35 @@ fn run_opensm(t: &Tools, dir: &Path, fabric: &Net, net: &Path, engine: &str, roo
             .stdout(out.try_clone().map_err(|e| e.to_string())?)
             .stderr(out),
         "opensm",
+        false,
     )?;
-    let st = osm.wait(Duration::from_secs(120)).map_err(|e| format!("{e}; log:\n{}", tail(&run.join("opensm.log"))))?;
+    let limit = Duration::from_secs(120);
+    // The log from which the routing that produced the dump is reported.
+    let mut routed_from = 0;
+    match unlink {
+        None => {
+            let st = osm.wait(limit).map_err(|e| format!("{e}; log:\n{}", tail(&osm_log)))?;
+            if !st.success() {
+                return Err(format!("opensm failed ({st}):\n{}\n{}", tail(&run.join("opensm.out")), tail(&osm_log)));
+            }
+        }
+        Some((node, port)) => {
+            let up = wait_log(&mut osm, &osm_log, 0, "SUBNET UP", limit)?;
+            let stdin = ibsim.child.stdin.as_mut().ok_or("no ibsim console")?;
+            writeln!(stdin, "Unlink \"{node}\"[{port}]").and_then(|_| stdin.flush()).map_err(|e| format!("ibsim console: {e}"))?;
+            routed_from = wait_log(&mut osm, &osm_log, up, "num:128", Duration::from_secs(20))?;
+            wait_log(&mut osm, &osm_log, routed_from, "SUBNET UP", limit)?;
+        }
+    }
     drop(osm);
     drop(ibsim);
     let secs = t0.elapsed().as_secs_f64();
-    if !st.success() {
-        return Err(format!("opensm failed ({st}):\n{}\n{}", tail(&run.join("opensm.out")), tail(&run.join("opensm.log"))));
-    }
-    let osm_log = std::fs::read_to_string(run.join("opensm.log")).unwrap_or_default();
-    if !osm_log.contains(&format!("{engine} tables configured on all switches")) {
-        return Err(format!("OpenSM did not route with {engine} (fell back?):\n{}", tail(&run.join("opensm.log"))));
+    let text = std::fs::read_to_string(&osm_log).unwrap_or_default();
+    if !text[routed_from.min(text.len())..].contains(&format!("{engine} tables configured on all switches")) {
+        return Err(format!("OpenSM did not route with {engine} (fell back?):\n{}", tail(&osm_log)));
     }
     let dump = std::fs::read_to_string(run.join("opensm-lfts.dump")).map_err(|e| format!("no opensm-lfts.dump: {e}"))?;
-    let vls_needed = osm_log.lines().find_map(|l| l.split("Virtual Lanes needed: ").nth(1)).and_then(|n| n.trim().parse().ok());
+    let vls_needed = text[routed_from.min(text.len())..].lines().find_map(|l| l.split("Virtual Lanes needed: ").nth(1)).and_then(|n| n.trim().parse().ok());
     Ok(OsmRun { tables: Tables::from_opensm(fabric, &dump)?, vls_needed, secs })
 }
 
@@ -340,10 +390,9 @@ impl Net {
     }
 
     /// Drops the link at `node:port` (both ends).
-    fn cut(&mut self, node: usize, port: u8) -> (usize, u8) {
+    fn cut(&mut self, node: usize, port: u8) {
         let (n, q) = self.nodes[node].peer[port as usize].take().expect("a cabled port");
         self.nodes[n].peer[q as usize] = None;
-        (n, q)
     }
 
     /// Breadth-first switch ranks from `roots` (u32::MAX: unreachable).
@@ -364,28 +413,6 @@ impl Net {
         }
         rank
     }
-}
-
-/// Removes both lines of the link at `a` and `b` (node, port) from a net file's text.
-fn net_without(text: &str, net: &Net, a: (usize, u8), b: (usize, u8)) -> String {
-    let mut out = String::new();
-    let mut cur = None;
-    for line in text.lines() {
-        let l = line.trim();
-        if l.starts_with("Switch") || l.starts_with("Hca") {
-            cur = quoted(l).map(|(n, _)| net.node(n));
-        } else if l.starts_with('[') {
-            let p = bracketed(l).map(|(p, _)| p);
-            if let (Some(c), Some(p)) = (cur, p) {
-                if (c, p) == a || (c, p) == b {
-                    continue;
-                }
-            }
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    out
 }
 
 // ---------------------------------------------------------------- forwarding tables
@@ -637,14 +664,12 @@ fn check(tools: &Tools, f: &Fabric) -> String {
     fabriclab(&[inp, "--emit-net", em]);
     let text = std::fs::read_to_string(&emitted).expect("emitted net file");
     let mut net = Net::parse(&text);
-    let mut osm_net = emitted.clone();
-    if let Some(d) = f.down {
+    let unlink = f.down.map(|d| {
         let (name, port) = d.rsplit_once(':').expect("NODE:PORT");
-        let a = (net.node(name), port.parse().expect("port"));
-        let b = net.cut(a.0, a.1);
-        osm_net = dir.0.join("fabric-down.net");
-        std::fs::write(&osm_net, net_without(&text, &net, a, b)).expect("write net");
-    }
+        let port: u8 = port.parse().expect("port");
+        net.cut(net.node(name), port);
+        (name, port)
+    });
     let cas = net.cas();
     let switches: Vec<usize> = (0..net.nodes.len()).filter(|&i| net.nodes[i].switch).collect();
     let roots: Vec<usize> = switches.iter().copied().filter(|&s| net.nodes[s].name.starts_with(f.top)).collect();
@@ -676,7 +701,7 @@ fn check(tools: &Tools, f: &Fabric) -> String {
             fail(format!("fabriclab left {} pairs unreachable", j["unreachable_count"]));
         }
         let ours = Tables::from_ours(&net, &j);
-        let osm = match run_opensm(tools, &dir.0, &net, &osm_net, engine, &root_guids) {
+        let osm = match run_opensm(tools, &dir.0, &net, &emitted, engine, &root_guids, unlink) {
             Ok(o) => o,
             Err(e) => {
                 fail(format!("OpenSM: {e}"));
@@ -696,6 +721,10 @@ fn check(tools: &Tools, f: &Fabric) -> String {
                 continue;
             }
         };
+
+        // Forwarding entries (switch, CA) that differ from OpenSM's: shown, not asserted.
+        let lft_diff: usize = ours.out.iter().zip(&osm.tables.out).map(|(a, b)| a.iter().zip(b).filter(|(x, y)| x != y).count()).sum();
+        let lft_total: usize = osm.tables.out.iter().map(|r| r.iter().filter(|&&p| p != NONE).count()).sum();
 
         // Hop counts (asserted for minhop; shown for the others).
         let mism: Vec<usize> = (0..w_ours.hops.len()).filter(|&i| w_ours.hops[i] != w_osm.hops[i]).collect();
@@ -772,7 +801,7 @@ fn check(tools: &Tools, f: &Fabric) -> String {
         }
         let _ = writeln!(
             table,
-            "{:<34} {:<7} pairs {npairs:>6}  hop mismatches {:>5} ({longer} longer)  busiest ours {b_ours:>5} ({at_ours}) OpenSM {b_osm:>5} ({at_osm})  down→up ours {} OpenSM {}{vl_note}  [fabriclab {ours_secs:.2} s, ibsim+OpenSM {:.2} s]",
+            "{:<20} {:<7} pairs {npairs:>6}  hop mismatches {:>5} ({longer} longer)  LFT entries differing {lft_diff:>5} of {lft_total:>6}  busiest ours {b_ours:>5} ({at_ours}) OpenSM {b_osm:>5} ({at_osm})  down→up ours {} OpenSM {}{vl_note}  [fabriclab {ours_secs:.2} s, ibsim+OpenSM {:.2} s]",
             f.tag,
             engine,
             mism.len(),
