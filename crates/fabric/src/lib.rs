@@ -7,6 +7,7 @@ pub mod config;
 pub mod control;
 pub mod dcqcn;
 pub mod driver;
+pub mod html;
 pub mod ibcc;
 pub mod params;
 pub mod report;
