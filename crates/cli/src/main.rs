@@ -28,6 +28,9 @@ enum Cmd {
         /// Write CSV time series (queues, QP rates, pause state) and the pause log here.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Write a self-contained HTML report with plots (queues, rates, pauses, CDF) here.
+        #[arg(long, value_name = "PATH", conflicts_with = "minbytes")]
+        html: Option<PathBuf>,
         /// nccl-tests size sweep of the scenario's collective: smallest size (8, 64K, 1M, 8G
         /// as nccl-tests reads them: K/M/G are powers of 2^10).
         #[arg(short = 'b', long = "minbytes", requires = "maxbytes")]
@@ -56,6 +59,9 @@ enum Cmd {
         /// Print one JSON document instead of the table.
         #[arg(long)]
         json: bool,
+        /// Also write a self-contained HTML report with plots of both fabrics here.
+        #[arg(long, value_name = "PATH")]
+        html: Option<PathBuf>,
     },
 }
 
@@ -65,9 +71,9 @@ fn main() -> ExitCode {
         Cmd::Sm(a) => sm::run(a),
         Cmd::Sweep(a) => sweep::run(a),
         Cmd::Merge(a) => sweep::merge(a),
-        Cmd::Compare { file, json } => compare(&file, json),
-        Cmd::Run { file, json, out: _, minbytes: Some(b), maxbytes: Some(e), stepfactor } => nccl::run(&file, &b, &e, &stepfactor, json),
-        Cmd::Run { file, json, out, .. } => {
+        Cmd::Compare { file, json, html } => compare(&file, json, html.as_deref()),
+        Cmd::Run { file, json, out: _, html: _, minbytes: Some(b), maxbytes: Some(e), stepfactor } => nccl::run(&file, &b, &e, &stepfactor, json),
+        Cmd::Run { file, json, out, html, .. } => {
             let world = match fabric::load(&file) {
                 Ok(w) => w,
                 Err(e) => {
@@ -75,11 +81,16 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let (sim, report) = world.run(out.is_some());
+            let (sim, report) = world.run(out.is_some() || html.is_some());
             if let Some(dir) = &out {
                 if let Err(e) = fabric::report::write_csv(dir, &world, &sim, &report) {
                     eprintln!("error: {}: cannot write: {e}", dir.display());
                     return ExitCode::from(1);
+                }
+            }
+            if let Some(path) = &html {
+                if let Err(code) = write_html(path, &fabric::html::run_page(&world, &report, &sim.stats)) {
+                    return code;
                 }
             }
             if json {
@@ -130,7 +141,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn compare(file: &std::path::Path, json: bool) -> ExitCode {
+fn compare(file: &std::path::Path, json: bool, html: Option<&std::path::Path>) -> ExitCode {
     let name = file.display().to_string();
     let src = match std::fs::read_to_string(file) {
         Ok(s) => s,
@@ -139,13 +150,18 @@ fn compare(file: &std::path::Path, json: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (cmp, _ib, _roce) = match fabric::compare::run(&name, &src, false) {
+    let (cmp, ib, roce) = match fabric::compare::run(&name, &src, html.is_some()) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
+    if let Some(path) = html {
+        if let Err(code) = write_html(path, &fabric::html::compare_page(&cmp, &ib, &roce)) {
+            return code;
+        }
+    }
     if json {
         match serde_json::to_string_pretty(&cmp) {
             Ok(s) => println!("{s}"),
@@ -158,6 +174,14 @@ fn compare(file: &std::path::Path, json: bool) -> ExitCode {
         print!("{}", fabric::compare::text(&cmp));
     }
     ExitCode::SUCCESS
+}
+
+/// Writes an HTML report; an error names the path.
+fn write_html(path: &std::path::Path, page: &str) -> Result<(), ExitCode> {
+    std::fs::write(path, page).map_err(|e| {
+        eprintln!("error: {}: cannot write the HTML report: {e}", path.display());
+        ExitCode::from(1)
+    })
 }
 
 /// Peak resident set size from /proc (Linux), for benchmark output.
