@@ -190,7 +190,7 @@ th{background:#f0f0f0}th.ib{color:IB_COLOUR}th.roce{color:ROCE_COLOUR}td.num{tex
 .small{font-size:12.5px;color:#444}pre{font-size:12px;background:#fff;padding:8px;overflow:auto}
 .pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(560px,1fr));gap:16px;align-items:start}
 .fig{margin:0;background:#fff;padding:6px 8px 8px;box-shadow:0 1px 2px rgba(0,0,0,.08)}
-.fig.wide{max-width:680px}
+.fig.wide,.single .fig{max-width:680px}.single .fig{margin-bottom:16px}
 svg.chart{display:block;width:100%;height:auto}
 svg.chart text{font-size:12px;fill:#333;font-family:system-ui,'DejaVu Sans',sans-serif}
 svg.chart text.title{font-size:14px;font-weight:600;fill:#111}svg.chart text.axl{font-size:12.5px;fill:#444}
@@ -306,8 +306,9 @@ fn charts(s: &mut String, fabrics: &[Fabric]) {
     s.push_str("<h2>Completion time</h2>\n");
     s.push_str(&cdf_chart(fabrics));
 
-    let pair = if fabrics.len() > 1 { "<div class=\"pair\">\n" } else { "<div>\n" };
-    let _ = writeln!(s, "<h2>Egress queue depth on the hottest ports</h2>\n<p class=\"note\">Sampled every {period}; the same scales on every chart.</p>");
+    let pair = if fabrics.len() > 1 { "<div class=\"pair\">\n" } else { "<div class=\"single\">\n" };
+    let shared = if fabrics.len() > 1 { "; both fabrics on the same scales" } else { "" };
+    let _ = writeln!(s, "<h2>Egress queue depth on the hottest ports</h2>\n<p class=\"note\">Sampled every {period}{shared}.</p>");
     s.push_str(pair);
     let hot: Vec<Vec<usize>> = fabrics.iter().map(hottest).collect();
     let qmax = fabrics.iter().zip(&hot).flat_map(|(f, h)| h.iter().map(|&i| f.stats.ports[i].max_queue)).max().unwrap_or(0);
@@ -660,8 +661,8 @@ fn cdf_chart(fabrics: &[Fabric]) -> String {
     }
     let x = if hi / lo > 100.0 { Scale::log(lo, hi) } else { Scale::linear(hi) };
     let y = Scale { hi: 1.0, log: false, lo: 0.0, ticks: vec![0.0, 0.25, 0.5, 0.75, 1.0], step: 0.25 };
-    let class = if fabrics.len() > 1 { "both wide" } else { fabrics[0].key };
-    line_chart("cdf", class, title, "completion time (µs)", "fraction of flows", &x, &y, &lines, true, "")
+    let class = if fabrics.len() > 1 { "both wide".to_string() } else { format!("{} wide", fabrics[0].key) };
+    line_chart("cdf", &class, title, "completion time (µs)", "fraction of flows", &x, &y, &lines, true, "")
 }
 
 // ------------------------------------------------------------------ drawing
