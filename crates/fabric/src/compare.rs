@@ -144,10 +144,11 @@ fn rows(ib: &Side, roce: &Side) -> Vec<Row> {
     rows
 }
 
-fn cell(v: Option<f64>, unit: &str) -> String {
+/// A table cell: "-" for no value, yes/no for a flag (empty unit), integers as integers.
+pub fn cell(v: Option<f64>, unit: &str) -> String {
     match v {
         None => "-".into(),
-        Some(x) if unit == "" => if x > 0.0 { "yes".into() } else { "no".into() },
+        Some(x) if unit.is_empty() => (if x > 0.0 { "yes" } else { "no" }).into(),
         Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
         Some(x) if x.abs() >= 100.0 => format!("{x:.1}"),
         Some(x) => format!("{x:.3}"),

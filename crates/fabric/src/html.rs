@@ -22,7 +22,7 @@
 
 use std::fmt::Write as _;
 
-use crate::compare::{Comparison, Side};
+use crate::compare::{cell, Comparison, Side};
 use crate::config::World;
 use crate::params::Tech;
 use crate::report::Report;
@@ -245,16 +245,6 @@ fn settings_line(r: &Report) -> String {
 }
 
 /// A table cell, formatted as `compare::text` does.
-fn cell(v: Option<f64>, unit: &str) -> String {
-    match v {
-        None => "-".into(),
-        Some(x) if unit.is_empty() => (if x > 0.0 { "yes" } else { "no" }).into(),
-        Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
-        Some(x) if x.abs() >= 100.0 => format!("{x:.1}"),
-        Some(x) => format!("{x:.3}"),
-    }
-}
-
 fn collectives(s: &mut String, fabrics: &[Fabric]) {
     s.push_str("<h2>Collectives</h2>\n<table class=\"cmp\">\n<thead><tr><th>operation</th><th>algorithm</th><th>ranks</th><th>size (B)</th><th>channels</th>");
     for f in fabrics {
