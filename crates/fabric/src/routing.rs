@@ -18,7 +18,13 @@ pub struct Routes {
     nsw: usize,
     /// Switch node → dense switch index (u32::MAX for NICs).
     sw_index: Vec<u32>,
-    /// `(switch index · nsw + destination switch index)` → range in `ports`.
+    /// `(switch index · nsw + destination switch index)` → the switch's local group
+    /// number (`group_base[switch] + local` indexes `groups`). Identical port lists are
+    /// stored once per switch (a fat tree's switch has a handful of distinct groups), so
+    /// the per-packet lookups stay in cache: 2 bytes per (switch, destination switch).
+    group_of: Vec<u16>,
+    group_base: Vec<u32>,
+    /// Distinct groups: range in `ports`. Local group 0 of every switch is empty.
     groups: Vec<(u32, u32)>,
     ports: Vec<PortId>,
     /// Endpoint → (its leaf's switch index, the leaf port facing it).
@@ -62,10 +68,15 @@ impl Routes {
                     .collect()
             })
             .collect();
-        let mut groups = vec![(0u32, 0u32); nsw * nsw];
-        let mut ports = vec![];
+        // Each switch numbers its distinct groups in destination order (local 0: empty).
+        // The maps are for lookups only, so the tables do not depend on hashing.
+        let mut group_of = vec![0u16; nsw * nsw];
+        let mut sw_groups: Vec<Vec<Vec<PortId>>> = vec![vec![vec![]]; nsw];
+        let mut local: Vec<std::collections::HashMap<Vec<PortId>, u16>> = vec![Default::default(); nsw];
         let mut dist = vec![u32::MAX; nsw];
         let mut queue = std::collections::VecDeque::new();
+        let mut g = vec![];
+        let mut last_dst = vec![0u32; nsw];
         for d in 0..nsw {
             dist.fill(u32::MAX);
             dist[d] = 0;
@@ -83,17 +94,44 @@ impl Routes {
                 if s == d || dist[s] == u32::MAX {
                     continue;
                 }
-                let start = ports.len() as u32;
-                for &(v, p) in &adj[s] {
-                    if dist[v as usize] + 1 == dist[s] {
-                        ports.push(p);
-                    }
+                g.clear();
+                g.extend(adj[s].iter().filter(|&&(v, _)| dist[v as usize] + 1 == dist[s]).map(|&(_, p)| p));
+                if g.is_empty() {
+                    continue;
                 }
-                groups[s * nsw + d] = (start, ports.len() as u32 - start);
+                // Most destinations reuse the group the previous one used (the up links).
+                let last = group_of[s * nsw + last_dst[s] as usize];
+                group_of[s * nsw + d] = if last != 0 && sw_groups[s][last as usize] == g {
+                    last
+                } else if let Some(&n) = local[s].get(&g) {
+                    n
+                } else {
+                    let n = u16::try_from(sw_groups[s].len()).expect("at most 65,535 ECMP groups per switch");
+                    sw_groups[s].push(g.clone());
+                    local[s].insert(g.clone(), n);
+                    n
+                };
+                last_dst[s] = d as u32;
+            }
+        }
+        let mut group_base = Vec::with_capacity(nsw);
+        let mut groups = vec![];
+        let mut ports = vec![];
+        for list in &sw_groups {
+            group_base.push(groups.len() as u32);
+            for g in list {
+                groups.push((ports.len() as u32, g.len() as u32));
+                ports.extend_from_slice(g);
             }
         }
         let seeds = (0..nsw as u64).map(|i| engine::Rng::new(seed, 0x5157_0000 + i).next_u64()).collect();
-        Routes { nsw, sw_index, groups, ports, ep_leaf, seeds }
+        Routes { nsw, sw_index, group_of, group_base, groups, ports, ep_leaf, seeds }
+    }
+
+    /// The ECMP group (range in `ports`) at switch index `s` towards destination switch `d`.
+    #[inline]
+    fn group(&self, s: usize, d: usize) -> (u32, u32) {
+        self.groups[self.group_base[s] as usize + self.group_of[s * self.nsw + d] as usize]
     }
 
     /// Output port at switch `sw` for a packet to endpoint `dst`, hashing the 5-tuple.
@@ -105,7 +143,7 @@ impl Routes {
         if s == leaf as usize {
             return Some(leaf_port);
         }
-        let (start, len) = self.groups[s * self.nsw + leaf as usize];
+        let (start, len) = self.group(s, leaf as usize);
         match len {
             0 => None,
             1 => Some(self.ports[start as usize]),
@@ -133,7 +171,7 @@ impl Routes {
                 let port = if s == leaf as usize {
                     Some(leaf_port)
                 } else {
-                    let (start, len) = self.groups[s * self.nsw + leaf as usize];
+                    let (start, len) = self.group(s, leaf as usize);
                     (len > 0).then(|| {
                         let h = hash5(self.seeds[s], 0, dst, 0);
                         self.ports[(start + ((h as u128 * len as u128) >> 64) as u32) as usize]
@@ -152,7 +190,7 @@ impl Routes {
         if s == leaf as usize {
             1
         } else {
-            self.groups[s * self.nsw + leaf as usize].1
+            self.group(s, leaf as usize).1
         }
     }
 }
