@@ -7,7 +7,7 @@
 //! * A link is a FIFO in each direction. A port serialises one frame at a time at line
 //!   rate, counting preamble, SFD and inter-frame gap; the frame reaches the peer after the
 //!   cable's propagation delay (plus the switch pipeline latency when the peer is a
-//!   switch). A link keeps its frames in flight in its own ring and has at most one event
+//!   switch). A link keeps its frames in flight in its own FIFO and has at most one event
 //!   in the global queue.
 //! * PFC frames (IEEE 802.1Qbb) are inserted at the next frame boundary, ahead of any
 //!   queued data; they are never paused and take no buffer. A received pause takes effect
@@ -43,7 +43,7 @@ use std::collections::VecDeque;
 use engine::{EventQueue, Rng};
 use model::frame::{roce_frame, segments, wire, Transport, PFC_FRAME};
 use model::ib;
-use units::{serialization, Bytes, SimDuration, SimTime};
+use units::{serialization, BitRate, Bytes, SimDuration, SimTime};
 
 use crate::dcqcn::Dcqcn;
 use crate::params::{FlowSpec, Forwarding, Params, Resume, Sched, Tech, Trigger};
@@ -60,39 +60,59 @@ enum Kind {
     Ack,
     Nak,
     Cnp,
+    /// A PFC frame: `tc` holds its priority-enable vector; its pause times wait, in link
+    /// order, in the sending port's `pfc_sent`.
+    Pfc,
+    /// An IB flow-control packet: `tc` is its VL, `psn` its FCCL (its FCTBS is implied:
+    /// links never lose packets here).
+    Fcp,
 }
 
-/// A packet in the simulation: header fields that matter, no bytes.
+/// Packet flags.
+const ECN_CAPABLE: u8 = 1;
+const CE: u8 = 2;
+const FIRST: u8 = 4; // read by the pcap tap (planned)
+const LAST: u8 = 8;
+
+/// A frame in the simulation: header fields that matter, no bytes. Frames live in a slab
+/// (`Sim::pkts`) and move by id; a port's class queues and the frames on its link are
+/// singly linked lists through `next`. 32 bytes, two to a cache line: addresses and the
+/// UDP source port are the QP's ([`Sim::addr`]), not copied into every packet.
 #[derive(Clone, Copy, Debug)]
 struct Packet {
     kind: Kind,
-    src: u32,
-    dst: u32,
+    /// Traffic class (IB: VL).
+    tc: u8,
+    /// Ingress PG at the switch currently holding it (for buffer release).
+    in_pg: u8,
+    flags: u8,
+    frame: u16,
+    payload: u16,
     qp: u32,
     psn: u32,
-    payload: u32,
-    frame: u32,
-    tc: u8,
-    ecn_capable: bool,
-    ce: bool,
-    #[allow(dead_code)] // read by the pcap tap (planned)
-    first: bool,
-    last: bool,
-    sport: u16,
-    /// Ingress port and PG at the switch currently holding it (for buffer release).
+    /// Ingress port at the switch currently holding it (`NONE` elsewhere).
     in_port: u32,
-    in_pg: u8,
-    cells: u32,
-    /// When it entered the switch now holding it (IB lifetime limits).
-    t_in: u64,
+    /// The next frame in the same queue or on the same link.
+    next: u32,
+    /// On a link: when the frame behind it (`next`) arrives. In an IB switch: when it
+    /// entered (lifetime limits).
+    t: u64,
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Frame {
-    Pkt(u32),
-    Pfc { mask: u8, quanta: [u16; 8] },
-    /// IB flow-control packet for one VL (its FCTBS is implied: links never lose packets here).
-    Fcp { vl: u8, fccl: u16 },
+const _: () = assert!(std::mem::size_of::<Packet>() == 32);
+
+impl Packet {
+    fn ctrl(kind: Kind, tc: u8, psn: u32) -> Packet {
+        Packet { kind, tc, in_pg: 0, flags: 0, frame: 0, payload: 0, qp: NONE, psn, in_port: NONE, next: NONE, t: 0 }
+    }
+    #[inline]
+    fn is_pkt(&self) -> bool {
+        !matches!(self.kind, Kind::Pfc | Kind::Fcp)
+    }
+    #[inline]
+    fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -159,22 +179,68 @@ impl ControlPlane for EcmpControl {
     }
 }
 
-#[derive(Default)]
+/// Port flags (fixed by the topology).
+const P_SWITCH: u8 = 1;
+const P_PEER_SWITCH: u8 = 2;
+const P_PEER_CUT_THROUGH: u8 = 4;
+
+/// What every frame through a port touches, in one cache line; per-class state is in
+/// [`ClassQ`], rarely used state in separate arrays.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
 struct PortState {
-    busy: bool,
-    chan: VecDeque<(u64, Frame)>,
-    pfc_mask: u8,
-    pfc_quanta: [u16; 8],
-    pause_from: [u64; 8],
-    pause_until: [u64; 8],
-    kick_at: u64,
-    queues: [VecDeque<u32>; 8],
-    qbytes: [u64; 8],
-    deficit: [i64; 8],
-    rr: u8,
     /// Bytes queued at this egress (all classes), and when that last changed.
     qtotal: u64,
     q_changed: u64,
+    /// Cable propagation delay, plus the pipeline latency when the peer is a switch.
+    delay: u64,
+    rate: u64,
+    /// Frames on the link, oldest first (a list through `Packet::next`).
+    chan_head: u32,
+    chan_tail: u32,
+    /// The node of a switch port, the endpoint of a NIC port.
+    owner: u32,
+    /// The peer port (`NONE`: uncabled) and the peer's node (switch) or endpoint (NIC).
+    peer: u32,
+    peer_owner: u32,
+    busy: bool,
+    flags: u8,
+    pfc_mask: u8,
+    rr: u8,
+    /// Classes with queued frames.
+    nonempty: u8,
+    /// Classes with a non-zero DRR deficit.
+    deficit_nz: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<PortState>() == 64);
+
+/// One egress queue (port, class): a list through `Packet::next`, its bytes, DRR deficit
+/// and PFC pause interval. One cache line.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct ClassQ {
+    head: u32,
+    tail: u32,
+    qbytes: u64,
+    deficit: i64,
+    pause_from: u64,
+    pause_until: u64,
+}
+
+impl Default for ClassQ {
+    fn default() -> Self {
+        ClassQ { head: NONE, tail: NONE, qbytes: 0, deficit: 0, pause_from: 0, pause_until: 0 }
+    }
+}
+
+/// A QP's addresses as its packets carry them (data requester → responder; ACK, NAK and
+/// CNP the other way) and its UDP source port (ECMP entropy).
+#[derive(Clone, Copy)]
+struct QpAddr {
+    src: u32,
+    dst: u32,
+    sport: u16,
 }
 
 /// One port's credit state per VL (IBTA Vol. 1 §7.9): as a sender towards its peer (FCTBS,
@@ -287,6 +353,16 @@ pub struct Sim {
     pending_fwd: Option<Forwarder>,
     fwd_gen: u32,
     ports: Vec<PortState>,
+    /// Egress queues, `port * 8 + class`.
+    cls: Vec<ClassQ>,
+    /// Per port: the earliest pending Kick (NEVER: none).
+    kick: Vec<u64>,
+    /// Per port: pause times of the next PFC frame, and those of PFC frames on the link.
+    pfc_quanta: Vec<[u16; 8]>,
+    pfc_sent: Vec<VecDeque<[u16; 8]>>,
+    /// Classes served strictly / by DRR.
+    strict_mask: u8,
+    weighted_mask: u8,
     pgs: Vec<PgState>,
     mmus: Vec<Mmu>,
     /// Headroom cap per (port, PG), in cells.
@@ -295,6 +371,7 @@ pub struct Sim {
     quantum: Vec<u64>,
     nics: Vec<Nic>,
     qps: Vec<Qp>,
+    qp_addr: Vec<QpAddr>,
     flows: Vec<FlowSpec>,
     /// The QP each flow is posted on.
     flow_qp: Vec<u32>,
@@ -309,7 +386,6 @@ pub struct Sim {
     pub stats: Stats,
     stop: Option<SimTime>,
     remaining: usize,
-    cut_through: Vec<bool>,
     sample_period: Option<SimDuration>,
 }
 
@@ -343,12 +419,6 @@ impl Sim {
                     st.fccl[vl] = first;
                 }
             }
-        }
-        let mut ports: Vec<PortState> = (0..np).map(|_| PortState::default()).collect();
-        for ps in &mut ports {
-            ps.kick_at = NEVER;
-            ps.pause_from = [0; 8];
-            ps.pause_until = [0; 8];
         }
         let b = &p.buffer;
         let mut mmus = vec![Mmu::default(); topo.nodes.len()];
@@ -393,7 +463,7 @@ impl Sim {
             .iter()
             .map(|pt| if pt.rate.0 > 0 { model::headroom::quantum(pt.rate).ps() } else { 0 })
             .collect();
-        let cut_through = topo
+        let cut_through: Vec<bool> = topo
             .nodes
             .iter()
             .map(|n| {
@@ -403,6 +473,58 @@ impl Sim {
                 }
             })
             .collect();
+        let owner = |n: NodeId| match topo.node(n).kind {
+            NodeKind::Switch => (n.0, true),
+            NodeKind::Nic { ep, .. } => (ep, false),
+        };
+        let ports: Vec<PortState> = topo
+            .ports
+            .iter()
+            .map(|pt| {
+                let (own, sw) = owner(pt.node);
+                let mut flags = if sw { P_SWITCH } else { 0 };
+                let (mut peer, mut peer_owner, mut delay) = (NONE, NONE, pt.prop.ps());
+                if let Some(pp) = pt.peer {
+                    let pn = topo.ports[pp.0 as usize].node;
+                    let (po, psw) = owner(pn);
+                    peer = pp.0;
+                    peer_owner = po;
+                    if psw {
+                        flags |= P_PEER_SWITCH;
+                        delay += p.switch_latency.ps();
+                        if cut_through[pn.0 as usize] {
+                            flags |= P_PEER_CUT_THROUGH;
+                        }
+                    }
+                }
+                PortState {
+                    qtotal: 0,
+                    q_changed: 0,
+                    delay,
+                    rate: pt.rate.0,
+                    chan_head: NONE,
+                    chan_tail: NONE,
+                    owner: own,
+                    peer,
+                    peer_owner,
+                    busy: false,
+                    flags,
+                    pfc_mask: 0,
+                    rr: 0,
+                    nonempty: 0,
+                    deficit_nz: 0,
+                }
+            })
+            .collect();
+        let mask = |f: fn(Sched) -> bool| (0..8).filter(|&tc| f(p.sched[tc])).fold(0u8, |m, tc| m | 1 << tc);
+        let strict_mask = mask(|s| s == Sched::Strict);
+        let weighted_mask = mask(|s| matches!(s, Sched::Weighted(_)));
+        // Packets carry frame and payload sizes as u16 (path MTUs are at most 4096 B).
+        let max_frame = match &p.ib {
+            None => roce_frame(p.encap, Transport::WriteFirst, p.mtu).0,
+            Some(ibc) => ib::ib_packet(ibc.grh, Transport::WriteFirst, p.mtu).0,
+        };
+        assert!(max_frame <= u16::MAX as u64, "MTU {} too large for the packet model", p.mtu.0);
         let nics = topo
             .endpoints
             .iter()
@@ -412,6 +534,7 @@ impl Sim {
             })
             .collect();
         let mut qps = Vec::with_capacity(flows.len());
+        let mut qp_addr = Vec::with_capacity(flows.len());
         let mut q = EventQueue::new();
         let mut qp_rng = Rng::new(seed, 0x0000_9000);
         let mut flow_qp = Vec::with_capacity(flows.len());
@@ -440,12 +563,14 @@ impl Sim {
                 Some(ibc) => ibc.sl_to_vl[f.sl as usize],
                 None => p.dscp_to_tc[f.dscp as usize],
             };
+            // RoCEv2 source ports come from the dynamic range 49152–65535 (Annex A17.5.1.1).
+            let sport = 49152 + qp_rng.below(16384) as u16;
+            qp_addr.push(QpAddr { src: f.src, dst: f.dst, sport });
             qps.push(Qp {
                 src: f.src,
                 dst: f.dst,
                 tc: class,
-                // RoCEv2 source ports come from the dynamic range 49152–65535 (Annex A17.5.1.1).
-                sport: 49152 + qp_rng.below(16384) as u16,
+                sport,
                 msgs: VecDeque::new(),
                 snd_una: 0,
                 snd_nxt: 0,
@@ -525,6 +650,12 @@ impl Sim {
             pending_fwd: None,
             fwd_gen: 0,
             ports,
+            cls: vec![ClassQ::default(); np * 8],
+            kick: vec![NEVER; np],
+            pfc_quanta: vec![[0; 8]; np],
+            pfc_sent: (0..np).map(|_| VecDeque::new()).collect(),
+            strict_mask,
+            weighted_mask,
             pgs: vec![PgState::default(); np * 8],
             mmus,
             hdrm_cap,
@@ -532,6 +663,7 @@ impl Sim {
             quantum,
             nics,
             qps,
+            qp_addr,
             flows,
             flow_qp,
             waiting,
@@ -543,7 +675,6 @@ impl Sim {
             stats,
             stop,
             remaining,
-            cut_through,
             sample_period,
         }
     }
@@ -590,9 +721,9 @@ impl Sim {
                 self.try_tx(now, port);
             }
             Ev::Kick(port) => {
-                let ps = &mut self.ports[port as usize];
-                if ps.kick_at == now {
-                    ps.kick_at = NEVER;
+                let k = &mut self.kick[port as usize];
+                if *k == now {
+                    *k = NEVER;
                 }
                 self.try_tx(now, port);
             }
@@ -647,36 +778,40 @@ impl Sim {
 
     // ---------------------------------------------------------------- links
 
-    fn send(&mut self, now: u64, port: u32, frame: Frame, frame_bytes: u64) {
+    /// Puts frame `id` (`frame_bytes` long; `pkt`: a packet, not PFC/FCP) on the link.
+    fn send(&mut self, now: u64, port: u32, id: u32, frame_bytes: u64, pkt: bool) {
         let pi = port as usize;
-        let pt = self.topo.ports[pi];
-        let peer = pt.peer.expect("send on an uncabled port");
-        let dur = serialization(self.wire_of(frame_bytes), pt.rate).ps();
-        let peer_node = self.topo.ports[peer.0 as usize].node;
-        let mut arrive = now + dur + pt.prop.ps();
-        if self.topo.is_switch(peer_node) {
-            arrive += self.p.switch_latency.ps();
-            if self.cut_through[peer_node.0 as usize] && matches!(frame, Frame::Pkt(_)) {
-                // Headers (the first 64 bytes, after the preamble/SFD or start delimiter)
-                // suffice to start forwarding.
-                let hdr = serialization(self.cut_through_header(), pt.rate).ps();
-                arrive = arrive - dur + hdr.min(dur);
-            }
+        let ps = &self.ports[pi];
+        assert!(ps.peer != NONE, "send on an uncabled port");
+        let rate = BitRate(ps.rate);
+        let dur = serialization(self.wire_of(frame_bytes), rate).ps();
+        let mut arrive = now + ps.delay + dur;
+        if ps.flags & P_PEER_CUT_THROUGH != 0 && pkt {
+            // Headers (the first 64 bytes, after the preamble/SFD or start delimiter)
+            // suffice to start forwarding.
+            let hdr = serialization(self.cut_through_header(), rate).ps();
+            arrive = now + ps.delay + hdr.min(dur);
         }
+        self.pkts[id as usize].next = NONE;
         let ps = &mut self.ports[pi];
         ps.busy = true;
-        let was_empty = ps.chan.is_empty();
-        debug_assert!(ps.chan.back().is_none_or(|&(t, _)| t <= arrive));
-        ps.chan.push_back((arrive, frame));
-        if was_empty {
+        let tail = ps.chan_tail;
+        ps.chan_tail = id;
+        if tail == NONE {
+            ps.chan_head = id;
             self.q.schedule(SimTime(arrive), Ev::Arrive(port));
+        } else {
+            let t = &mut self.pkts[tail as usize];
+            debug_assert!(self.q.now().0 <= arrive);
+            t.next = id;
+            t.t = arrive;
         }
         self.q.schedule(SimTime(now + dur), Ev::TxDone(port));
         let st = &mut self.stats.ports[pi];
         st.tx_frames += 1;
         st.tx_bytes += frame_bytes;
         st.busy_ps += dur;
-        if matches!(frame, Frame::Pkt(_)) {
+        if pkt {
             self.moved += 1;
         }
     }
@@ -708,53 +843,66 @@ impl Sim {
     }
 
     fn on_arrive(&mut self, now: u64, port: u32) {
-        let ps = &mut self.ports[port as usize];
-        let (t, frame) = ps.chan.pop_front().expect("arrival on an empty link");
-        debug_assert_eq!(t, now);
-        if let Some(&(next, _)) = ps.chan.front() {
-            self.q.schedule(SimTime(next), Ev::Arrive(port));
+        let pi = port as usize;
+        let ps = &mut self.ports[pi];
+        let id = ps.chan_head;
+        assert!(id != NONE, "arrival on an empty link");
+        let pk = self.pkts[id as usize];
+        ps.chan_head = pk.next;
+        if pk.next == NONE {
+            ps.chan_tail = NONE;
+        } else {
+            self.q.schedule(SimTime(pk.t), Ev::Arrive(port));
         }
-        let peer = self.topo.ports[port as usize].peer.expect("cabled").0;
-        if !self.link_up[port as usize] {
-            // The link died with this frame on it.
-            if let Frame::Pkt(id) = frame {
-                self.drop_pkt(port, id, DropCause::PortDown);
+        let (peer, peer_owner, flags) = (ps.peer, ps.peer_owner, ps.flags);
+        if pk.kind == Kind::Pfc {
+            let quanta = self.pfc_sent[pi].pop_front().expect("PFC frame on the link");
+            self.free_pkt(id);
+            if self.link_up[pi] {
+                self.on_pfc(now, peer, pk.tc, quanta);
             }
             return;
         }
-        match frame {
-            Frame::Pfc { mask, quanta } => self.on_pfc(now, peer, mask, quanta),
-            Frame::Fcp { vl, fccl } => self.on_fcp(now, peer, vl, fccl),
-            Frame::Pkt(id) => {
-                if !self.ib.is_empty() && !self.ib_receive(now, peer, id) {
-                    return;
-                }
-                let node = self.topo.ports[peer as usize].node;
-                match self.topo.node(node).kind {
-                    NodeKind::Switch => self.switch_rx(now, node, peer, id),
-                    NodeKind::Nic { ep, .. } => self.nic_rx(now, ep, id),
-                }
+        if pk.kind == Kind::Fcp {
+            self.free_pkt(id);
+            if self.link_up[pi] {
+                self.on_fcp(now, peer, pk.tc, pk.psn as u16);
             }
+            return;
+        }
+        if !self.link_up[pi] {
+            // The link died with this packet on it.
+            self.drop_pkt(port, id, DropCause::PortDown);
+            return;
+        }
+        if !self.ib.is_empty() && !self.ib_receive(now, peer, id) {
+            return;
+        }
+        if flags & P_PEER_SWITCH != 0 {
+            self.switch_rx(now, NodeId(peer_owner), peer, id);
+        } else {
+            self.nic_rx(now, peer_owner, id);
         }
     }
 
     /// Starts the next frame on `port` if it is idle: PFC first, then data.
     fn try_tx(&mut self, now: u64, port: u32) {
         let pi = port as usize;
-        if self.ports[pi].busy || !self.link_up[pi] {
+        let ps = &self.ports[pi];
+        if ps.busy || !self.link_up[pi] {
             return;
         }
-        if self.ports[pi].pfc_mask != 0 {
-            let ps = &mut self.ports[pi];
+        if ps.pfc_mask != 0 {
             let mask = ps.pfc_mask;
-            let quanta = ps.pfc_quanta;
-            ps.pfc_mask = 0;
+            self.ports[pi].pfc_mask = 0;
             for p in 0..8 {
                 if mask & (1 << p) != 0 {
                     self.stats.ports[pi].pfc_tx[p] += 1;
                 }
             }
-            self.send(now, port, Frame::Pfc { mask, quanta }, PFC_FRAME);
+            self.pfc_sent[pi].push_back(self.pfc_quanta[pi]);
+            let id = self.alloc(Packet::ctrl(Kind::Pfc, mask, 0));
+            self.send(now, port, id, PFC_FRAME, false);
             return;
         }
         if !self.ib.is_empty() && self.ib[pi].fcp_pending != 0 {
@@ -763,14 +911,11 @@ impl Sim {
             st.fcp_pending &= !(1 << vl);
             let fccl = ib::fccl(st.abr[vl as usize], st.free[vl as usize]);
             self.stats.ports[pi].fcp_tx += 1;
-            self.send(now, port, Frame::Fcp { vl, fccl }, ib::FCP);
+            let id = self.alloc(Packet::ctrl(Kind::Fcp, vl, fccl as u32));
+            self.send(now, port, id, ib::FCP, false);
             return;
         }
-        let node = self.topo.ports[pi].node;
-        let picked = match self.topo.node(node).kind {
-            NodeKind::Switch => self.switch_pick(now, port),
-            NodeKind::Nic { ep, .. } => self.nic_pick(now, ep),
-        };
+        let picked = if ps.flags & P_SWITCH != 0 { self.switch_pick(now, port) } else { self.nic_pick(now, ps.owner) };
         if let Some(id) = picked {
             let frame = self.pkts[id as usize].frame as u64;
             if !self.ib.is_empty() {
@@ -782,7 +927,7 @@ impl Sim {
                     st.wait_from = NEVER;
                 }
             }
-            self.send(now, port, Frame::Pkt(id), frame);
+            self.send(now, port, id, frame, true);
         }
     }
 
@@ -791,9 +936,9 @@ impl Sim {
     #[inline]
     fn may_send(&self, pi: usize, tc: usize, frame: u32, now: u64) -> Result<(), u64> {
         if self.ib.is_empty() {
-            let ps = &self.ports[pi];
-            if ps.pause_from[tc] <= now && now < ps.pause_until[tc] {
-                return Err(ps.pause_until[tc]);
+            let c = &self.cls[pi * 8 + tc];
+            if c.pause_from <= now && now < c.pause_until {
+                return Err(c.pause_until);
             }
             Ok(())
         } else {
@@ -831,7 +976,7 @@ impl Sim {
         let before = ib::fccl(st.abr[vl], st.free[vl]);
         st.abr[vl] = ((st.abr[vl] as u32 + b) % ib::CREDIT_MODULUS) as u16;
         // A switch holds the packet until it leaves; an HCA consumes it at once.
-        if self.topo.is_switch(self.topo.ports[pi].node) {
+        if self.ports[pi].flags & P_SWITCH != 0 {
             st.free[vl] -= b;
             let cap = self.p.ib.as_ref().expect("ib").vl_buffer_blocks;
             let s = &mut self.stats.ports[pi];
@@ -861,14 +1006,14 @@ impl Sim {
     }
 
     fn paused(&self, port: usize, tc: usize, now: u64) -> bool {
-        let ps = &self.ports[port];
-        ps.pause_from[tc] <= now && now < ps.pause_until[tc]
+        let c = &self.cls[port * 8 + tc];
+        c.pause_from <= now && now < c.pause_until
     }
 
     fn kick_at(&mut self, port: u32, at: u64) {
-        let ps = &mut self.ports[port as usize];
-        if at < ps.kick_at {
-            ps.kick_at = at;
+        let k = &mut self.kick[port as usize];
+        if at < *k {
+            *k = at;
             self.q.schedule(SimTime(at), Ev::Kick(port));
         }
     }
@@ -884,19 +1029,19 @@ impl Sim {
                 continue;
             }
             self.stats.ports[pi].pfc_rx[p] += 1;
-            let ps = &mut self.ports[pi];
-            let (from, until) = (ps.pause_from[p], ps.pause_until[p]);
+            let c = &mut self.cls[pi * 8 + p];
+            let (from, until) = (c.pause_from, c.pause_until);
             if from < until && x >= until {
                 self.stats.ports[pi].paused_ps[p] += until - from;
-                ps.pause_from[p] = x;
+                c.pause_from = x;
             } else if from >= until {
-                ps.pause_from[p] = x;
+                c.pause_from = x;
             }
             let new_until = x + quanta[p] as u64 * self.quantum[pi];
             if quanta[p] == 0 {
                 wake = true;
             }
-            ps.pause_until[p] = new_until;
+            c.pause_until = new_until;
             if self.stats.pause_log.len() < crate::stats::PAUSE_LOG_CAP {
                 self.stats.pause_log.push((now, port, p as u8, quanta[p]));
             }
@@ -907,11 +1052,11 @@ impl Sim {
     }
 
     fn queue_pfc(&mut self, now: u64, port: u32, pg: u8, quanta: u16) {
-        let ps = &mut self.ports[port as usize];
+        let pi = port as usize;
         for tc in 0..8 {
             if self.p.tc_to_pg[tc] == pg && self.p.lossless[tc] {
-                ps.pfc_mask |= 1 << tc;
-                ps.pfc_quanta[tc] = quanta;
+                self.ports[pi].pfc_mask |= 1 << tc;
+                self.pfc_quanta[pi][tc] = quanta;
             }
         }
         self.try_tx(now, port);
@@ -948,11 +1093,33 @@ impl Sim {
         }
     }
 
+    /// A packet's (source endpoint, destination endpoint, UDP source port).
+    #[inline]
+    fn addr(&self, pk: &Packet) -> (u32, u32, u16) {
+        let a = self.qp_addr[pk.qp as usize];
+        if pk.kind == Kind::Data {
+            (a.src, a.dst, a.sport)
+        } else {
+            (a.dst, a.src, a.sport)
+        }
+    }
+
     #[inline]
     fn next_hop(&self, node: NodeId, pk: &Packet) -> Option<PortId> {
+        let (src, dst, sport) = self.addr(pk);
         match &self.fwd {
-            Forwarder::Ecmp(r) => r.next_hop(node, pk.src, pk.dst, pk.sport),
-            Forwarder::Lft(l) => l.get(node, pk.dst),
+            Forwarder::Ecmp(r) => r.next_hop(node, src, dst, sport),
+            Forwarder::Lft(l) => l.get(node, dst),
+        }
+    }
+
+    /// Buffer cells a packet holds in a switch (none on InfiniBand, which counts blocks).
+    #[inline]
+    fn cells_of(&self, pk: &Packet) -> u64 {
+        if self.ib.is_empty() {
+            Bytes(pk.frame as u64).cells(self.p.buffer.cell)
+        } else {
+            0
         }
     }
 
@@ -962,7 +1129,7 @@ impl Sim {
             Some(o) if self.link_up[o.0 as usize] => o,
             hop => {
                 if !self.ib.is_empty() {
-                    self.ib_release(now, in_port, pk.tc, pk.frame);
+                    self.ib_release(now, in_port, pk.tc, pk.frame as u32);
                 }
                 match hop {
                     None => self.drop_pkt(in_port, id, DropCause::NoRoute),
@@ -975,8 +1142,7 @@ impl Sim {
             let p = &mut self.pkts[id as usize];
             p.in_port = in_port;
             p.in_pg = p.tc;
-            p.t_in = now;
-            p.cells = 0;
+            p.t = now;
             self.fecn_mark(out.0, id);
             self.enqueue(now, out.0, id);
             self.try_tx(now, out.0);
@@ -1037,17 +1203,16 @@ impl Sim {
         let p = &mut self.pkts[id as usize];
         p.in_port = in_port;
         p.in_pg = pg;
-        p.cells = cells as u32;
         // ECN at egress enqueue, by the RED rule on the instantaneous queue.
         if let Some(red) = self.p.ecn[tc] {
-            if p.ecn_capable && !p.ce {
-                let qlen = Bytes(self.ports[out.0 as usize].qbytes[tc]);
+            if p.has(ECN_CAPABLE) && !p.has(CE) {
+                let qlen = Bytes(self.cls[out.0 as usize * 8 + tc].qbytes);
                 let prob = red.mark_probability(qlen);
                 let bin = crate::stats::ecn_bin(qlen, red.kmax);
                 let st = &mut self.stats.ports[out.0 as usize];
                 st.ecn_seen[bin] += 1;
                 if prob > 0.0 && (prob >= 1.0 || self.ecn_rng[out.0 as usize].f64() < prob) {
-                    self.pkts[id as usize].ce = true;
+                    self.pkts[id as usize].flags |= CE;
                     st.ecn_marked += 1;
                     st.ecn_marked_bins[bin] += 1;
                 }
@@ -1057,17 +1222,70 @@ impl Sim {
         self.try_tx(now, out.0);
     }
 
+    /// Appends packet `id` to queue (`pi`, `tc`).
+    #[inline]
+    fn push_q(&mut self, pi: usize, tc: usize, id: u32) {
+        self.pkts[id as usize].next = NONE;
+        let c = &mut self.cls[pi * 8 + tc];
+        if c.tail == NONE {
+            c.head = id;
+            self.ports[pi].nonempty |= 1 << tc;
+        } else {
+            self.pkts[c.tail as usize].next = id;
+        }
+        c.tail = id;
+    }
+
+    /// Removes the head of the non-empty queue (`pi`, `tc`).
+    #[inline]
+    fn pop_q(&mut self, pi: usize, tc: usize) -> u32 {
+        let c = &mut self.cls[pi * 8 + tc];
+        let id = c.head;
+        debug_assert!(id != NONE, "pop from an empty queue");
+        let next = self.pkts[id as usize].next;
+        c.head = next;
+        if next == NONE {
+            c.tail = NONE;
+            self.ports[pi].nonempty &= !(1 << tc);
+        }
+        id
+    }
+
+    /// The packets queued at (`pi`, `tc`), head first.
+    fn queued(&self, pi: usize, tc: usize) -> impl Iterator<Item = u32> + '_ {
+        let mut id = self.cls[pi * 8 + tc].head;
+        std::iter::from_fn(move || {
+            (id != NONE).then(|| {
+                let cur = id;
+                id = self.pkts[cur as usize].next;
+                cur
+            })
+        })
+    }
+
+    /// The frames on the link leaving `pi`, oldest first.
+    fn on_link(&self, pi: usize) -> impl Iterator<Item = u32> + '_ {
+        let mut id = self.ports[pi].chan_head;
+        std::iter::from_fn(move || {
+            (id != NONE).then(|| {
+                let cur = id;
+                id = self.pkts[cur as usize].next;
+                cur
+            })
+        })
+    }
+
     fn enqueue(&mut self, now: u64, port: u32, id: u32) {
         let pk = &self.pkts[id as usize];
         let (tc, bytes) = (pk.tc as usize, pk.frame as u64);
         let pi = port as usize;
         self.account_queue(now, pi);
-        let ps = &mut self.ports[pi];
-        if ps.queues[tc].is_empty() && !self.ib.is_empty() {
+        if self.cls[pi * 8 + tc].head == NONE && !self.ib.is_empty() {
             self.ib[pi].head_since[tc] = now;
         }
-        ps.queues[tc].push_back(id);
-        ps.qbytes[tc] += bytes;
+        self.push_q(pi, tc, id);
+        self.cls[pi * 8 + tc].qbytes += bytes;
+        let ps = &mut self.ports[pi];
         ps.qtotal += bytes;
         let st = &mut self.stats.ports[pi];
         st.max_queue = st.max_queue.max(ps.qtotal);
@@ -1087,13 +1305,14 @@ impl Sim {
         }
         let mut blocked_until = NEVER;
         let mut credit_blocked = false;
+        let nonempty = self.ports[pi].nonempty;
         // Strict queues (high-priority VLs), highest index first.
-        for tc in (0..8).rev() {
-            if self.p.sched[tc] != Sched::Strict {
-                continue;
-            }
-            let Some(&head) = self.ports[pi].queues[tc].front() else { continue };
-            match self.may_send(pi, tc, self.pkts[head as usize].frame, now) {
+        let mut m = nonempty & self.strict_mask;
+        while m != 0 {
+            let tc = 7 - m.leading_zeros() as usize;
+            m &= !(1 << tc);
+            let head = self.cls[pi * 8 + tc].head;
+            match self.may_send(pi, tc, self.pkts[head as usize].frame as u32, now) {
                 Ok(()) => return Some(self.dequeue(now, port, tc)),
                 Err(NEVER) => credit_blocked = true,
                 Err(t) => blocked_until = blocked_until.min(t),
@@ -1101,14 +1320,15 @@ impl Sim {
         }
         // Deficit round robin among weighted queues.
         let mut eligible = 0u8;
-        for tc in 0..8 {
-            if let Sched::Weighted(_) = self.p.sched[tc] {
-                let Some(&head) = self.ports[pi].queues[tc].front() else { continue };
-                match self.may_send(pi, tc, self.pkts[head as usize].frame, now) {
-                    Ok(()) => eligible |= 1 << tc,
-                    Err(NEVER) => credit_blocked = true,
-                    Err(t) => blocked_until = blocked_until.min(t),
-                }
+        let mut m = nonempty & self.weighted_mask;
+        while m != 0 {
+            let tc = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let head = self.cls[pi * 8 + tc].head;
+            match self.may_send(pi, tc, self.pkts[head as usize].frame as u32, now) {
+                Ok(()) => eligible |= 1 << tc,
+                Err(NEVER) => credit_blocked = true,
+                Err(t) => blocked_until = blocked_until.min(t),
             }
         }
         if eligible == 0 {
@@ -1124,37 +1344,54 @@ impl Sim {
         loop {
             let tc = self.ports[pi].rr as usize;
             if eligible & (1 << tc) != 0 {
-                let head = *self.ports[pi].queues[tc].front().expect("eligible");
-                let size = self.pkts[head as usize].frame as i64;
-                if self.ports[pi].deficit[tc] >= size {
-                    self.ports[pi].deficit[tc] -= size;
+                let c = &mut self.cls[pi * 8 + tc];
+                let size = self.pkts[c.head as usize].frame as i64;
+                if c.deficit >= size {
+                    c.deficit -= size;
+                    let nz = c.deficit != 0;
+                    self.set_deficit_nz(pi, tc, nz);
                     return Some(self.dequeue(now, port, tc));
                 }
                 let Sched::Weighted(w) = self.p.sched[tc] else { unreachable!() };
-                self.ports[pi].deficit[tc] += w as i64 * 4096;
-                if self.ports[pi].deficit[tc] >= size {
+                c.deficit += w as i64 * 4096;
+                let (d, nz) = (c.deficit, c.deficit != 0);
+                self.set_deficit_nz(pi, tc, nz);
+                if d >= size {
                     continue;
                 }
-            } else if self.ports[pi].queues[tc].is_empty() {
-                self.ports[pi].deficit[tc] = 0;
+            } else if nonempty & (1 << tc) == 0 && self.ports[pi].deficit_nz & (1 << tc) != 0 {
+                // An empty queue loses its deficit when the round passes it.
+                self.cls[pi * 8 + tc].deficit = 0;
+                self.ports[pi].deficit_nz &= !(1 << tc);
             }
             self.ports[pi].rr = ((tc + 1) % 8) as u8;
+        }
+    }
+
+    #[inline]
+    fn set_deficit_nz(&mut self, pi: usize, tc: usize, nz: bool) {
+        let ps = &mut self.ports[pi];
+        if nz {
+            ps.deficit_nz |= 1 << tc;
+        } else {
+            ps.deficit_nz &= !(1 << tc);
         }
     }
 
     fn dequeue(&mut self, now: u64, port: u32, tc: usize) -> u32 {
         let pi = port as usize;
         self.account_queue(now, pi);
-        let ps = &mut self.ports[pi];
-        let id = ps.queues[tc].pop_front().expect("non-empty");
+        let id = self.pop_q(pi, tc);
         let pk = self.pkts[id as usize];
-        ps.qbytes[tc] -= pk.frame as u64;
+        self.cls[pi * 8 + tc].qbytes -= pk.frame as u64;
+        let ps = &mut self.ports[pi];
         ps.qtotal -= pk.frame as u64;
+        let node = ps.owner as usize;
         if !self.ib.is_empty() {
             self.ib[pi].head_since[tc] = now;
-            self.ib_release(now, pk.in_port, pk.in_pg, pk.frame);
+            self.ib_release(now, pk.in_port, pk.in_pg, pk.frame as u32);
         } else {
-            self.release(now, pk);
+            self.release(now, node, pk);
         }
         id
     }
@@ -1168,19 +1405,19 @@ impl Sim {
             return;
         }
         let pi = port as usize;
-        if self.ports[pi].qbytes[pk.tc as usize] < cc.threshold_bytes {
+        if self.cls[pi * 8 + pk.tc as usize].qbytes < cc.threshold_bytes {
             return;
         }
         // Only the root of congestion marks: a port that has credits (A10.2.1.1). A port
         // waiting for credits is a victim of congestion further on and marks only when its
         // victim-mask bit is set (OpenSM's default mask is all zero).
-        if !cc.mark_victims && self.may_send(pi, pk.tc as usize, pk.frame, 0).is_err() {
+        if !cc.mark_victims && self.may_send(pi, pk.tc as usize, pk.frame as u32, 0).is_err() {
             return;
         }
         self.fecn_count[pi] += 1;
         if self.fecn_count[pi] >= cc.marking_rate.max(1) {
             self.fecn_count[pi] = 0;
-            self.pkts[id as usize].ce = true;
+            self.pkts[id as usize].flags |= CE;
             self.stats.ports[pi].ecn_marked += 1;
         }
     }
@@ -1196,10 +1433,14 @@ impl Sim {
         }
         let pi = port as usize;
         let mut next = NEVER;
-        for tc in 0..8 {
-            while let Some(&head) = self.ports[pi].queues[tc].front() {
+        let mut m = self.ports[pi].nonempty;
+        while m != 0 {
+            let tc = m.trailing_zeros() as usize;
+            m &= m - 1;
+            while self.cls[pi * 8 + tc].head != NONE {
+                let head = self.cls[pi * 8 + tc].head;
                 let since = self.ib[pi].head_since[tc];
-                let t_in = self.pkts[head as usize].t_in;
+                let t_in = self.pkts[head as usize].t;
                 let hoq_at = hoq.map_or(NEVER, |h| since.saturating_add(h));
                 let life_at = life.map_or(NEVER, |l| t_in.saturating_add(l));
                 if now >= hoq_at || now >= life_at {
@@ -1217,10 +1458,11 @@ impl Sim {
 
     /// Frees a departing packet's ingress cells: headroom first, then shared, then reserved.
     /// (RoCEv2; InfiniBand frees input blocks in [`Sim::ib_release`].)
-    fn release(&mut self, now: u64, pk: Packet) {
+    /// `ni`: the switch holding the packet.
+    fn release(&mut self, now: u64, ni: usize, pk: Packet) {
         let gi = pk.in_port as usize * 8 + pk.in_pg as usize;
-        let ni = self.topo.ports[pk.in_port as usize].node.0 as usize;
-        let mut c = pk.cells as u64;
+        let cells = self.cells_of(&pk);
+        let mut c = cells;
         let s = &mut self.pgs[gi];
         let h = c.min(s.hdrm);
         s.hdrm -= h;
@@ -1230,7 +1472,7 @@ impl Sim {
         c -= sh;
         s.resv -= c;
         let m = &mut self.mmus[ni];
-        m.used -= pk.cells as u64;
+        m.used -= cells;
         m.shared_used -= sh;
         if self.p.buffer.shared_headroom_pool.is_some() {
             m.hdrm_pool_used -= h;
@@ -1279,26 +1521,21 @@ impl Sim {
         self.free.push(id);
     }
 
-    fn ctrl_packet(&self, kind: Kind, src: u32, dst: u32, qp: u32, psn: u32, tc: u8, sport: u16) -> Packet {
+    /// An ACK, NAK or CNP of QP `qp` (from its responder to its requester).
+    fn ctrl_packet(&self, kind: Kind, qp: u32, psn: u32, tc: u8) -> Packet {
         let t = if kind == Kind::Cnp { Transport::Cnp } else { Transport::Ack };
         Packet {
             kind,
-            src,
-            dst,
+            tc,
+            in_pg: 0,
+            flags: 0,
+            frame: self.frame_of(t, 0) as u16,
+            payload: 0,
             qp,
             psn,
-            payload: 0,
-            frame: self.frame_of(t, 0),
-            tc,
-            ecn_capable: false,
-            ce: false,
-            first: false,
-            last: false,
-            sport,
             in_port: NONE,
-            in_pg: 0,
-            cells: 0,
-            t_in: 0,
+            next: NONE,
+            t: 0,
         }
     }
 
@@ -1344,9 +1581,12 @@ impl Sim {
         let mut wake = NEVER;
         // Control packets (ACK/NAK/CNP) first, by class, honouring pause.
         let mut credit_blocked = false;
-        for tc in (0..8).rev() {
-            let Some(&head) = self.ports[pi].queues[tc].front() else { continue };
-            match self.may_send(pi, tc, self.pkts[head as usize].frame, now) {
+        let mut m = self.ports[pi].nonempty;
+        while m != 0 {
+            let tc = 7 - m.leading_zeros() as usize;
+            m &= !(1 << tc);
+            let head = self.cls[pi * 8 + tc].head;
+            match self.may_send(pi, tc, self.pkts[head as usize].frame as u32, now) {
                 Ok(()) => {}
                 Err(NEVER) => {
                     credit_blocked = true;
@@ -1357,8 +1597,8 @@ impl Sim {
                     continue;
                 }
             }
-            let id = self.ports[pi].queues[tc].pop_front().expect("non-empty");
-            self.ports[pi].qbytes[tc] -= self.pkts[id as usize].frame as u64;
+            let id = self.pop_q(pi, tc);
+            self.cls[pi * 8 + tc].qbytes -= self.pkts[id as usize].frame as u64;
             return Some(id);
         }
         // Data: round robin over QPs with work, not paused, allowed by their rate.
@@ -1379,9 +1619,9 @@ impl Sim {
             let tc = qp.tc as usize;
             let next_tx = qp.next_tx;
             if self.ib.is_empty() {
-                let ps = &self.ports[pi];
-                if ps.pause_from[tc] <= now && now < ps.pause_until[tc] {
-                    wake = wake.min(ps.pause_until[tc]);
+                let c = &self.cls[pi * 8 + tc];
+                if c.pause_from <= now && now < c.pause_until {
+                    wake = wake.min(c.pause_until);
                     i += 1;
                     continue;
                 }
@@ -1461,7 +1701,7 @@ impl Sim {
         } else if qp.rto_deadline == NEVER {
             qp.rto_deadline = now + self.p.rto.ps();
         }
-        let (src, dst, tc, sport) = (qp.src, qp.dst, qp.tc, qp.sport);
+        let (src, tc) = (qp.src, qp.tc);
         let ecn_capable = self.p.dcqcn.is_some()
             || self.p.ecn[tc as usize].is_some()
             || self.p.ib.as_ref().is_some_and(|i| i.cc.is_some());
@@ -1471,40 +1711,35 @@ impl Sim {
         if retx {
             st.retx_bytes += payload as u64;
         }
+        let flags = if ecn_capable { ECN_CAPABLE } else { 0 } | if first { FIRST } else { 0 } | if last { LAST } else { 0 };
         self.alloc(Packet {
             kind: Kind::Data,
-            src,
-            dst,
+            tc,
+            in_pg: 0,
+            flags,
+            frame: frame as u16,
+            payload: payload as u16,
             qp: qpi,
             psn,
-            payload,
-            frame,
-            tc,
-            ecn_capable,
-            ce: false,
-            first,
-            last,
-            sport,
             in_port: NONE,
-            in_pg: 0,
-            cells: 0,
-            t_in: 0,
+            next: NONE,
+            t: 0,
         })
     }
 
     fn nic_tx_ctrl(&mut self, now: u64, ep: u32, pk: Packet) {
         let port = self.nics[ep as usize].port;
         let id = self.alloc(pk);
-        let ps = &mut self.ports[port as usize];
-        ps.queues[pk.tc as usize].push_back(id);
-        ps.qbytes[pk.tc as usize] += pk.frame as u64;
+        let (pi, tc) = (port as usize, pk.tc as usize);
+        self.push_q(pi, tc, id);
+        self.cls[pi * 8 + tc].qbytes += pk.frame as u64;
         self.try_tx(now, port);
     }
 
     fn nic_rx(&mut self, now: u64, ep: u32, id: u32) {
         let pk = self.pkts[id as usize];
         self.free_pkt(id);
-        debug_assert_eq!(pk.dst, ep);
+        debug_assert_eq!(self.addr(&pk).1, ep);
         match pk.kind {
             Kind::Data => self.responder(now, pk),
             Kind::Ack | Kind::Nak => self.requester_ack(now, pk),
@@ -1533,6 +1768,7 @@ impl Sim {
                     }
                 }
             }
+            Kind::Pfc | Kind::Fcp => unreachable!("link frames are consumed on arrival"),
         }
     }
 
@@ -1546,9 +1782,9 @@ impl Sim {
         };
         let cnp_tc = self.p.dscp_to_tc[self.p.cnp_dscp as usize];
         let qp = &mut self.qps[qpi as usize];
-        let (src, dst, tc, sport) = (qp.src, qp.dst, qp.tc, qp.sport);
+        let (dst, tc) = (qp.dst, qp.tc);
         let mut send_cnp = false;
-        if pk.ce {
+        if pk.has(CE) {
             self.stats.nics[dst as usize].ce_rx += 1;
             if let Some(n) = cnp_interval {
                 if qp.last_cnp == NEVER || now >= qp.last_cnp + n {
@@ -1563,11 +1799,11 @@ impl Sim {
             qp.nak_sent = false;
             qp.unacked += 1;
             self.stats.nics[dst as usize].rx_payload += pk.payload as u64;
-            if pk.last || qp.unacked >= ack_every {
+            if pk.has(LAST) || qp.unacked >= ack_every {
                 qp.unacked = 0;
                 reply = Some((Kind::Ack, qp.epsn - 1));
             }
-            if pk.last {
+            if pk.has(LAST) {
                 let f = qp.rx_msgs.pop_front().expect("a last packet ends a posted message");
                 self.on_delivered(now, f);
             }
@@ -1583,14 +1819,14 @@ impl Sim {
         }
         if send_cnp {
             self.stats.nics[dst as usize].cnp_tx += 1;
-            let c = self.ctrl_packet(Kind::Cnp, dst, src, qpi, 0, cnp_tc, sport);
+            let c = self.ctrl_packet(Kind::Cnp, qpi, 0, cnp_tc);
             self.nic_tx_ctrl(now, dst, c);
         }
         if let Some((kind, psn)) = reply {
             if kind == Kind::Nak {
                 self.stats.nics[dst as usize].nak_tx += 1;
             }
-            let a = self.ctrl_packet(kind, dst, src, qpi, psn, tc, sport);
+            let a = self.ctrl_packet(kind, qpi, psn, tc);
             self.nic_tx_ctrl(now, dst, a);
         }
     }
@@ -1719,9 +1955,9 @@ impl Sim {
 
     /// Whether the head of egress queue (`pi`, `tc`) is blocked (paused or without credits).
     fn head_blocked(&self, pi: usize, tc: usize, now: u64) -> bool {
-        match self.ports[pi].queues[tc].front() {
-            Some(&h) => self.may_send(pi, tc, self.pkts[h as usize].frame, now).is_err(),
-            None => false,
+        match self.cls[pi * 8 + tc].head {
+            NONE => false,
+            h => self.may_send(pi, tc, self.pkts[h as usize].frame as u32, now).is_err(),
         }
     }
 
@@ -1742,7 +1978,7 @@ impl Sim {
                     if !self.head_blocked(q as usize, tc, now) {
                         continue;
                     }
-                    for &id in &self.ports[q as usize].queues[tc] {
+                    for id in self.queued(q as usize, tc) {
                         let i = self.pkts[id as usize].in_port;
                         let Some(u) = self.topo.ports[i as usize].peer else { continue };
                         if self.topo.is_switch(self.topo.ports[u.0 as usize].node) && self.head_blocked(u.0 as usize, tc, now) {
@@ -1820,9 +2056,9 @@ impl Sim {
         }
         for pi in 0..self.ports.len() {
             self.account_queue(end, pi);
-            let ps = &self.ports[pi];
             for p in 0..8 {
-                let (from, until) = (ps.pause_from[p], ps.pause_until[p]);
+                let c = &self.cls[pi * 8 + p];
+                let (from, until) = (c.pause_from, c.pause_until);
                 if from < until && from < end {
                     self.stats.ports[pi].paused_ps[p] += until.min(end) - from;
                 }
@@ -1841,7 +2077,7 @@ impl Sim {
                 st.peak_pg_cells = st.peak_pg_cells.max(s.peak_total);
             }
         }
-        let in_flight: u64 = self.ports.iter().map(|p| p.chan.len() as u64).sum();
+        let in_flight: u64 = (0..self.ports.len()).map(|pi| self.on_link(pi).count() as u64).sum();
         self.stats.end = end;
         self.stats.events = self.q.popped();
         self.stats.frames_in_flight_at_end = in_flight;
@@ -1868,10 +2104,7 @@ impl Sim {
                     }
                 }
                 for tc in 0..8 {
-                    queued_cells += self.ports[pi as usize].queues[tc]
-                        .iter()
-                        .map(|&id| self.pkts[id as usize].cells as u64)
-                        .sum::<u64>();
+                    queued_cells += self.queued(pi as usize, tc).map(|id| self.cells_of(&self.pkts[id as usize])).sum::<u64>();
                 }
             }
             let m = &self.mmus[ni];
@@ -1896,9 +2129,9 @@ impl Sim {
     fn check_credits(&self) -> Result<(), String> {
         let Some(ibc) = &self.p.ib else { return Ok(()) };
         let mut held = vec![0u64; self.ports.len() * 8];
-        for ps in &self.ports {
-            for q in &ps.queues {
-                for &id in q {
+        for pi in 0..self.ports.len() {
+            for tc in 0..8 {
+                for id in self.queued(pi, tc) {
                     let pk = &self.pkts[id as usize];
                     if pk.in_port != NONE {
                         held[pk.in_port as usize * 8 + pk.tc as usize] += ib::blocks(Bytes(pk.frame as u64)) as u64;
@@ -1915,15 +2148,11 @@ impl Sim {
                 if credits > ib::MAX_CREDITS {
                     return Err(format!("port {pi} vl {vl}: {credits} credits outstanding, above 2048"));
                 }
-                let on_wire: u64 = self.ports[pi]
-                    .chan
-                    .iter()
-                    .filter_map(|&(_, f)| match f {
-                        Frame::Pkt(id) if self.pkts[id as usize].tc as usize == vl => {
-                            Some(ib::blocks(Bytes(self.pkts[id as usize].frame as u64)) as u64)
-                        }
-                        _ => None,
-                    })
+                let on_wire: u64 = self
+                    .on_link(pi)
+                    .map(|id| &self.pkts[id as usize])
+                    .filter(|pk| pk.is_pkt() && pk.tc as usize == vl)
+                    .map(|pk| ib::blocks(Bytes(pk.frame as u64)) as u64)
                     .sum();
                 let free = self.ib[rx].free[vl] as u64;
                 if credits as u64 + on_wire > free {
@@ -1948,14 +2177,10 @@ impl Sim {
         let tx: u64 = self.stats.nics.iter().map(|n| n.tx_payload).sum();
         let rx: u64 = self.stats.nics.iter().map(|n| n.rx_payload + n.rx_discarded_payload).sum();
         let mut in_flight = 0u64;
-        for ps in &self.ports {
-            for &(_, f) in &ps.chan {
-                if let Frame::Pkt(id) = f {
-                    in_flight += self.pkts[id as usize].payload as u64;
-                }
-            }
-            for q in &ps.queues {
-                in_flight += q.iter().map(|&id| self.pkts[id as usize].payload as u64).sum::<u64>();
+        for pi in 0..self.ports.len() {
+            in_flight += self.on_link(pi).map(|id| &self.pkts[id as usize]).filter(|pk| pk.is_pkt()).map(|pk| pk.payload as u64).sum::<u64>();
+            for tc in 0..8 {
+                in_flight += self.queued(pi, tc).map(|id| self.pkts[id as usize].payload as u64).sum::<u64>();
             }
         }
         if tx != rx + self.stats.dropped_payload + in_flight {
@@ -2023,12 +2248,12 @@ impl Sim {
             } else {
                 // Whatever waits at a dead egress is discarded (PortXmitDiscards).
                 for tc in 0..8 {
-                    while !self.ports[pi].queues[tc].is_empty() {
-                        let id = if self.topo.is_switch(self.topo.ports[pi].node) {
+                    while self.cls[pi * 8 + tc].head != NONE {
+                        let id = if self.ports[pi].flags & P_SWITCH != 0 {
                             self.dequeue(now, p.0, tc)
                         } else {
-                            let id = self.ports[pi].queues[tc].pop_front().expect("non-empty");
-                            self.ports[pi].qbytes[tc] -= self.pkts[id as usize].frame as u64;
+                            let id = self.pop_q(pi, tc);
+                            self.cls[pi * 8 + tc].qbytes -= self.pkts[id as usize].frame as u64;
                             id
                         };
                         self.drop_pkt(p.0, id, DropCause::PortDown);
