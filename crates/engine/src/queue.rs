@@ -1,31 +1,16 @@
-//! A binary-heap event queue with a stable tie-break.
+//! A 4-ary heap event queue with a stable tie-break.
+//!
+//! Each entry carries its order as one `u128` key, `time << 64 | insertion sequence`, so
+//! `(time, seq)` compares in two instructions and never ties. Four children per node
+//! halve the levels of a binary heap: a pop walks about log4(n) levels, each a handful of
+//! independent loads from adjacent entries, instead of log2(n) dependent cache misses.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use units::SimTime;
 
+#[derive(Clone, Copy)]
 struct Entry<E> {
-    time: u64,
-    seq: u64,
+    key: u128,
     ev: E,
-}
-
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<E> Ord for Entry<E> {
-    // Reversed: BinaryHeap is a max-heap and we pop the earliest (time, seq).
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.time, o.seq).cmp(&(self.time, self.seq))
-    }
 }
 
 /// Pending events, popped in `(time, insertion order)`.
@@ -34,7 +19,7 @@ impl<E> Ord for Entry<E> {
 /// only their head here, and timers are cancelled lazily by the caller (a generation
 /// counter in the event), so the heap holds about one entry per active component.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: Vec<Entry<E>>,
     seq: u64,
     now: SimTime,
     popped: u64,
@@ -46,9 +31,11 @@ impl<E: Copy> Default for EventQueue<E> {
     }
 }
 
+const ARITY: usize = 4;
+
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::new(), seq: 0, now: SimTime::ZERO, popped: 0 }
+        EventQueue { heap: Vec::new(), seq: 0, now: SimTime::ZERO, popped: 0 }
     }
 
     /// The time of the last popped event.
@@ -59,21 +46,79 @@ impl<E: Copy> EventQueue<E> {
     /// Schedules `ev` at `at`, which must not be in the past.
     pub fn schedule(&mut self, at: SimTime, ev: E) {
         debug_assert!(at >= self.now, "event scheduled in the past: {:?} < {:?}", at, self.now);
-        self.heap.push(Entry { time: at.0, seq: self.seq, ev });
+        let key = (at.0 as u128) << 64 | self.seq as u128;
         self.seq += 1;
+        // Sift up: move parents down into the hole until the new key fits.
+        let h = &mut self.heap;
+        let mut i = h.len();
+        h.push(Entry { key, ev });
+        while i > 0 {
+            let parent = (i - 1) / ARITY;
+            if h[parent].key <= key {
+                break;
+            }
+            h[i] = h[parent];
+            i = parent;
+        }
+        h[i] = Entry { key, ev };
     }
 
     /// Removes and returns the earliest event, advancing `now` to its time.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let e = self.heap.pop()?;
-        self.now = SimTime(e.time);
+        let last = self.heap.pop()?;
+        let top = match self.heap.first() {
+            None => last,
+            Some(&top) => {
+                self.sift_down(last);
+                top
+            }
+        };
+        self.now = SimTime((top.key >> 64) as u64);
         self.popped += 1;
-        Some((self.now, e.ev))
+        Some((self.now, top.ev))
+    }
+
+    /// Puts `x` at the root's place and moves it down to where it belongs.
+    #[inline]
+    fn sift_down(&mut self, x: Entry<E>) {
+        let h = &mut self.heap[..];
+        let n = h.len();
+        let mut i = 0;
+        loop {
+            let c = ARITY * i + 1;
+            let (m, km) = if c + ARITY <= n {
+                // A tournament over four adjacent keys: two independent compares, then one.
+                let (k0, k1, k2, k3) = (h[c].key, h[c + 1].key, h[c + 2].key, h[c + 3].key);
+                let (a, ka) = if k1 < k0 { (c + 1, k1) } else { (c, k0) };
+                let (b, kb) = if k3 < k2 { (c + 3, k3) } else { (c + 2, k2) };
+                if kb < ka {
+                    (b, kb)
+                } else {
+                    (a, ka)
+                }
+            } else if c < n {
+                let mut m = c;
+                for j in c + 1..n {
+                    if h[j].key < h[m].key {
+                        m = j;
+                    }
+                }
+                (m, h[m].key)
+            } else {
+                break;
+            };
+            if km >= x.key {
+                break;
+            }
+            h[i] = h[m];
+            i = m;
+        }
+        h[i] = x;
     }
 
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| SimTime(e.time))
+        self.heap.first().map(|e| SimTime((e.key >> 64) as u64))
     }
 
     pub fn len(&self) -> usize {
