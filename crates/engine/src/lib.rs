@@ -11,5 +11,5 @@
 mod queue;
 mod rng;
 
-pub use queue::EventQueue;
+pub use queue::{EventQueue, Packed};
 pub use rng::{splitmix64, Rng};

@@ -137,6 +137,78 @@ enum Ev {
     Install { gen: u32 },
 }
 
+/// The event queue, with events packed into 32 bits for its 16-byte entries: a 3-bit
+/// kind and a port, flow or QP number; events with more fields wait in a slab and the
+/// queue holds their slot.
+struct Events {
+    q: EventQueue<u32>,
+    slab: Vec<Ev>,
+    free: Vec<u32>,
+}
+
+const ID_BITS: u32 = 29;
+const ID_MASK: u32 = (1 << ID_BITS) - 1;
+
+impl Events {
+    fn new() -> Events {
+        Events { q: EventQueue::new(), slab: vec![], free: vec![] }
+    }
+
+    #[inline]
+    fn schedule(&mut self, at: SimTime, ev: Ev) {
+        let (kind, id) = match ev {
+            Ev::Arrive(p) => (0, p),
+            Ev::TxDone(p) => (1, p),
+            Ev::Kick(p) => (2, p),
+            Ev::Post(f) => (3, f),
+            Ev::Rto(q) => (4, q),
+            _ => {
+                let slot = match self.free.pop() {
+                    Some(s) => {
+                        self.slab[s as usize] = ev;
+                        s
+                    }
+                    None => {
+                        self.slab.push(ev);
+                        self.slab.len() as u32 - 1
+                    }
+                };
+                (7, slot)
+            }
+        };
+        debug_assert!(id <= ID_MASK);
+        self.q.schedule(at, kind << ID_BITS | id);
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<(SimTime, Ev)> {
+        let (t, code) = self.q.pop()?;
+        let id = code & ID_MASK;
+        let ev = match code >> ID_BITS {
+            0 => Ev::Arrive(id),
+            1 => Ev::TxDone(id),
+            2 => Ev::Kick(id),
+            3 => Ev::Post(id),
+            4 => Ev::Rto(id),
+            _ => {
+                self.free.push(id);
+                self.slab[id as usize]
+            }
+        };
+        Some((t, ev))
+    }
+
+    fn peek_time(&self) -> Option<SimTime> {
+        self.q.peek_time()
+    }
+    fn now(&self) -> SimTime {
+        self.q.now()
+    }
+    fn popped(&self) -> u64 {
+        self.q.popped()
+    }
+}
+
 /// A link going down or coming back at a given time (both directions).
 #[derive(Clone, Copy, Debug)]
 pub struct Fault {
@@ -336,7 +408,7 @@ struct Nic {
 
 /// A RoCEv2 fabric ready to run.
 pub struct Sim {
-    q: EventQueue<Ev>,
+    q: Events,
     topo: Topology,
     fwd: Forwarder,
     p: Params,
@@ -535,7 +607,8 @@ impl Sim {
             .collect();
         let mut qps = Vec::with_capacity(flows.len());
         let mut qp_addr = Vec::with_capacity(flows.len());
-        let mut q = EventQueue::new();
+        assert!(np <= ID_MASK as usize && flows.len() <= ID_MASK as usize, "too many ports or flows for the event encoding");
+        let mut q = Events::new();
         let mut qp_rng = Rng::new(seed, 0x0000_9000);
         let mut flow_qp = Vec::with_capacity(flows.len());
         // Lookup only (QP numbers follow flow order): connection id → (QP, its first flow).
