@@ -1,8 +1,8 @@
 //! IP routing for RoCEv2: shortest-path ECMP groups, hashed per packet 5-tuple.
 //!
-//! Each switch holds one ECMP group per destination *switch* (the leaf an endpoint hangs
-//! off), not per host: `switches²` small entries, never `hosts²`. A switch that is the
-//! destination's leaf forwards straight to the NIC's port. Groups are the neighbours one
+//! Each switch holds one ECMP group per destination *leaf* (the switch an endpoint hangs
+//! off), not per host: `switches × leaves` one-byte entries, never `hosts²`. A switch
+//! that is the destination's leaf forwards straight to the NIC's port. Groups are the neighbours one
 //! hop closer to the destination leaf (BFS over up links only), which is what BGP with
 //! ECMP converges to on a Clos fabric. Tables can be rebuilt while the simulation runs
 //! (a failed link is left out of the BFS).
@@ -15,21 +15,45 @@
 use crate::topology::{NodeId, NodeKind, PortId, Topology};
 
 pub struct Routes {
-    nsw: usize,
+    /// Leaf switches (those with endpoints): the columns of `group_of`.
+    nleaf: usize,
     /// Switch node → dense switch index (u32::MAX for NICs).
     sw_index: Vec<u32>,
-    /// `(switch index · nsw + destination switch index)` → the switch's local group
-    /// number (`group_base[switch] + local` indexes `groups`). Identical port lists are
-    /// stored once per switch (a fat tree's switch has a handful of distinct groups), so
-    /// the per-packet lookups stay in cache: 2 bytes per (switch, destination switch).
-    group_of: Vec<u16>,
+    /// `(switch index · nleaf + destination leaf)` → the switch's local group number
+    /// (`group_base[switch] + local` indexes `groups`). Identical port lists are stored
+    /// once per switch (a fat tree's switch has a handful of distinct groups), so the
+    /// per-packet lookup is a byte in a table that stays in cache (40 KB for k = 16).
+    group_of: GroupTable,
     group_base: Vec<u32>,
     /// Distinct groups: range in `ports`. Local group 0 of every switch is empty.
     groups: Vec<(u32, u32)>,
     ports: Vec<PortId>,
-    /// Endpoint → (its leaf's switch index, the leaf port facing it).
-    ep_leaf: Vec<(u32, PortId)>,
+    /// Endpoint → its leaf (switch index and column) and the leaf port facing it.
+    ep_leaf: Vec<EpLeaf>,
     seeds: Vec<u64>,
+}
+
+#[derive(Clone, Copy)]
+struct EpLeaf {
+    sw: u32,
+    col: u32,
+    port: PortId,
+}
+
+/// Local group numbers: a byte each unless some switch has more than 255 groups.
+enum GroupTable {
+    Narrow(Vec<u8>),
+    Wide(Vec<u16>),
+}
+
+impl GroupTable {
+    #[inline]
+    fn get(&self, i: usize) -> usize {
+        match self {
+            GroupTable::Narrow(v) => v[i] as usize,
+            GroupTable::Wide(v) => v[i] as usize,
+        }
+    }
 }
 
 pub const ROCE_UDP_PORT: u16 = 4791;
@@ -46,12 +70,24 @@ impl Routes {
             }
         }
         let nsw = switches.len();
+        let mut col_of = vec![u32::MAX; nsw];
         let mut ep_leaf = vec![];
         for &nic in &t.endpoints {
             let p = t.port(t.port_of(nic, 0));
             let peer = p.peer.expect("topology checked");
-            ep_leaf.push((sw_index[t.port(peer).node.0 as usize], peer));
+            let sw = sw_index[t.port(peer).node.0 as usize];
+            col_of[sw as usize] = 0;
+            ep_leaf.push(EpLeaf { sw, col: 0, port: peer });
         }
+        // Columns in switch order.
+        let leaves: Vec<usize> = (0..nsw).filter(|&s| col_of[s] == 0).collect();
+        for (c, &s) in leaves.iter().enumerate() {
+            col_of[s] = c as u32;
+        }
+        for e in &mut ep_leaf {
+            e.col = col_of[e.sw as usize];
+        }
+        let nleaf = leaves.len();
         // Switch-to-switch adjacency as (neighbour switch index, local port).
         let adj: Vec<Vec<(u32, PortId)>> = switches
             .iter()
@@ -70,14 +106,14 @@ impl Routes {
             .collect();
         // Each switch numbers its distinct groups in destination order (local 0: empty).
         // The maps are for lookups only, so the tables do not depend on hashing.
-        let mut group_of = vec![0u16; nsw * nsw];
+        let mut group_of = vec![0u16; nsw * nleaf];
         let mut sw_groups: Vec<Vec<Vec<PortId>>> = vec![vec![vec![]]; nsw];
         let mut local: Vec<std::collections::HashMap<Vec<PortId>, u16>> = vec![Default::default(); nsw];
         let mut dist = vec![u32::MAX; nsw];
         let mut queue = std::collections::VecDeque::new();
         let mut g = vec![];
-        let mut last_dst = vec![0u32; nsw];
-        for d in 0..nsw {
+        let mut last_col = vec![0u32; nsw];
+        for (col, &d) in leaves.iter().enumerate() {
             dist.fill(u32::MAX);
             dist[d] = 0;
             queue.clear();
@@ -100,8 +136,8 @@ impl Routes {
                     continue;
                 }
                 // Most destinations reuse the group the previous one used (the up links).
-                let last = group_of[s * nsw + last_dst[s] as usize];
-                group_of[s * nsw + d] = if last != 0 && sw_groups[s][last as usize] == g {
+                let last = group_of[s * nleaf + last_col[s] as usize];
+                group_of[s * nleaf + col] = if last != 0 && sw_groups[s][last as usize] == g {
                     last
                 } else if let Some(&n) = local[s].get(&g) {
                     n
@@ -111,7 +147,7 @@ impl Routes {
                     local[s].insert(g.clone(), n);
                     n
                 };
-                last_dst[s] = d as u32;
+                last_col[s] = col as u32;
             }
         }
         let mut group_base = Vec::with_capacity(nsw);
@@ -124,14 +160,19 @@ impl Routes {
                 ports.extend_from_slice(g);
             }
         }
+        let group_of = if sw_groups.iter().all(|g| g.len() <= 256) {
+            GroupTable::Narrow(group_of.into_iter().map(|g| g as u8).collect())
+        } else {
+            GroupTable::Wide(group_of)
+        };
         let seeds = (0..nsw as u64).map(|i| engine::Rng::new(seed, 0x5157_0000 + i).next_u64()).collect();
-        Routes { nsw, sw_index, group_of, group_base, groups, ports, ep_leaf, seeds }
+        Routes { nleaf, sw_index, group_of, group_base, groups, ports, ep_leaf, seeds }
     }
 
-    /// The ECMP group (range in `ports`) at switch index `s` towards destination switch `d`.
+    /// The ECMP group (range in `ports`) at switch index `s` towards leaf column `col`.
     #[inline]
-    fn group(&self, s: usize, d: usize) -> (u32, u32) {
-        self.groups[self.group_base[s] as usize + self.group_of[s * self.nsw + d] as usize]
+    fn group(&self, s: usize, col: u32) -> (u32, u32) {
+        self.groups[self.group_base[s] as usize + self.group_of.get(s * self.nleaf + col as usize)]
     }
 
     /// Output port at switch `sw` for a packet to endpoint `dst`, hashing the 5-tuple.
@@ -139,11 +180,11 @@ impl Routes {
     #[inline]
     pub fn next_hop(&self, sw: NodeId, src: u32, dst: u32, sport: u16) -> Option<PortId> {
         let s = self.sw_index[sw.0 as usize] as usize;
-        let (leaf, leaf_port) = self.ep_leaf[dst as usize];
-        if s == leaf as usize {
-            return Some(leaf_port);
+        let leaf = self.ep_leaf[dst as usize];
+        if s == leaf.sw as usize {
+            return Some(leaf.port);
         }
-        let (start, len) = self.group(s, leaf as usize);
+        let (start, len) = self.group(s, leaf.col);
         match len {
             0 => None,
             1 => Some(self.ports[start as usize]),
@@ -167,11 +208,11 @@ impl Routes {
             let sw = NodeId(i as u32);
             let s = self.sw_index[i] as usize;
             for dst in 0..t.endpoints.len() as u32 {
-                let (leaf, leaf_port) = self.ep_leaf[dst as usize];
-                let port = if s == leaf as usize {
-                    Some(leaf_port)
+                let leaf = self.ep_leaf[dst as usize];
+                let port = if s == leaf.sw as usize {
+                    Some(leaf.port)
                 } else {
-                    let (start, len) = self.group(s, leaf as usize);
+                    let (start, len) = self.group(s, leaf.col);
                     (len > 0).then(|| {
                         let h = hash5(self.seeds[s], 0, dst, 0);
                         self.ports[(start + ((h as u128 * len as u128) >> 64) as u32) as usize]
@@ -186,11 +227,11 @@ impl Routes {
     /// Number of equal-cost next hops at `sw` towards endpoint `dst`.
     pub fn fanout(&self, sw: NodeId, dst: u32) -> u32 {
         let s = self.sw_index[sw.0 as usize] as usize;
-        let (leaf, _) = self.ep_leaf[dst as usize];
-        if s == leaf as usize {
+        let leaf = self.ep_leaf[dst as usize];
+        if s == leaf.sw as usize {
             1
         } else {
-            self.group(s, leaf as usize).1
+            self.group(s, leaf.col).1
         }
     }
 }
