@@ -44,6 +44,13 @@ fn key(e: Entry) -> u128 {
     (e[0] as u128) << 64 | e[1] as u128
 }
 
+/// The lesser of two entries and its index, without branches.
+#[inline]
+fn min2(a: Entry, ia: usize, b: Entry, ib: usize) -> (Entry, usize) {
+    let m = ((key(b) < key(a)) as u64).wrapping_neg();
+    ([a[0] ^ ((a[0] ^ b[0]) & m), a[1] ^ ((a[1] ^ b[1]) & m)], ia ^ ((ia ^ ib) & m as usize))
+}
+
 /// Pending events, popped in `(time, insertion order)`.
 ///
 /// The queue is meant to stay small: FIFO emitters (links) keep their own rings and put
@@ -157,16 +164,14 @@ impl<E: Packed> EventQueue<E> {
             }
             // Node i's children are line i + 1 (the tail of the last line is stale).
             let g = &self.lines[i + 1].0;
-            let (m, km) = if c + ARITY <= n {
-                // A tournament over four keys: two independent compares, then one. Indices
-                // come from the comparisons arithmetically (the outcomes are random, so
-                // branches would mispredict half the time) and the winners are re-read
-                // from the line already in L1.
-                let i01 = (key(g[1]) < key(g[0])) as usize;
-                let i23 = 2 + (key(g[3]) < key(g[2])) as usize;
-                let lt = (key(g[i23]) < key(g[i01])) as usize;
-                let m = i01 ^ ((i01 ^ i23) & lt.wrapping_neg());
-                (m, key(g[m]))
+            let (m, em) = if c + ARITY <= n {
+                // A tournament over four keys: two independent compares, then one, with
+                // the winners selected by masks (the outcomes are random, so branches
+                // would mispredict half the time).
+                let (e01, i01) = min2(g[0], 0, g[1], 1);
+                let (e23, i23) = min2(g[2], 2, g[3], 3);
+                let (em, m) = min2(e01, i01, e23, i23);
+                (m, em)
             } else {
                 let mut m = 0;
                 for j in 1..n - c {
@@ -174,13 +179,12 @@ impl<E: Packed> EventQueue<E> {
                         m = j;
                     }
                 }
-                (m, key(g[m]))
+                (m, g[m])
             };
-            if km >= kx {
+            if key(em) >= kx {
                 break;
             }
-            let child = self.lines[i + 1].0[m];
-            self.set(i, child);
+            self.set(i, em);
             i = c + m;
         }
         self.set(i, x);
