@@ -321,6 +321,22 @@ pub enum Traffic {
     Message { src: u32, dst: u32, size: Bytes, at: SimDuration, dscp: Option<u8>, sl: Option<u8> },
     /// A collective job (NCCL's algorithms, see the `workload` crate).
     Collective(CollectiveCfg),
+    /// Poisson background traffic with flow sizes from a CDF file (`workload::flowsize`).
+    Background {
+        /// `<size in bytes> <cumulative percent>` per line (shared/data/flow-size-cdfs),
+        /// relative to the scenario file.
+        cdf: String,
+        /// Offered load per host, as a fraction of its link rate (0 < load ≤ 1).
+        load: f64,
+        #[serde(default)]
+        hosts: Option<Vec<u32>>,
+        #[serde(default)]
+        start: Option<SimDuration>,
+        /// Flows arrive during this long after `start`.
+        duration: SimDuration,
+        dscp: Option<u8>,
+        sl: Option<u8>,
+    },
 }
 
 /// A collective job: which operation, on which hosts, how NCCL would run it.
@@ -419,6 +435,8 @@ pub struct World {
     pub flows: Vec<FlowSpec>,
     /// Collective jobs among the flows.
     pub jobs: Vec<Job>,
+    /// A label for each `[[traffic]]` entry (the flows' `group`), e.g. "incast", "background".
+    pub traffic_kinds: Vec<String>,
     pub headroom_cells: Vec<u64>,
     pub stop: Option<SimTime>,
     pub sample_period: SimDuration,
@@ -430,6 +448,8 @@ pub struct World {
 struct Ctx<'a> {
     file: &'a str,
     src: &'a str,
+    /// Directory that relative paths in the file (topology, CDF files) start from.
+    base: &'a std::path::Path,
 }
 
 impl Ctx<'_> {
@@ -452,8 +472,15 @@ pub fn locate(src: &str, field: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
-/// Parses and validates a scenario file's text.
+/// Parses and validates a scenario file's text; relative paths in it start from `file`'s
+/// directory.
 pub fn load_str(file: &str, src: &str) -> Result<World, ConfigError> {
+    load_str_at(file, src, std::path::Path::new(file).parent().unwrap_or(std::path::Path::new(".")))
+}
+
+/// [`load_str`] with the directory relative paths start from (a variant's label is not a
+/// path).
+pub fn load_str_at(file: &str, src: &str, base: &std::path::Path) -> Result<World, ConfigError> {
     let de = toml::Deserializer::new(src);
     let cfg: ScenarioFile = serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
@@ -470,7 +497,7 @@ pub fn load_str(file: &str, src: &str) -> Result<World, ConfigError> {
         }
         ConfigError { file: file.to_string(), line, field: path, msg }
     })?;
-    compile(&Ctx { file, src }, cfg)
+    compile(&Ctx { file, src, base }, cfg)
 }
 
 /// Reads, parses and validates a scenario file.
@@ -501,8 +528,7 @@ fn check_speed(c: &Ctx, field: &str, s: BitRate) -> Result<(), ConfigError> {
 fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
     let (topo, layout) = match &cfg.topology {
         TopologySection::File { path, cable } => {
-            let base = std::path::Path::new(c.file).parent().unwrap_or(std::path::Path::new("."));
-            let full = base.join(path);
+            let full = c.base.join(path);
             let mut ibt = crate::topofile::read_any(&full).map_err(|e| c.err("topology.path", e.to_string()))?;
             let prop = propagation(*cable, DEFAULT_PROPAGATION_PS_PER_M);
             for p in &mut ibt.topo.ports {
@@ -571,6 +597,21 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
         lft,
         flows,
         jobs,
+        traffic_kinds: cfg
+            .traffic
+            .iter()
+            .map(|t| match t {
+                Traffic::Incast { .. } => "incast".to_string(),
+                Traffic::Permutation { .. } => "permutation".into(),
+                Traffic::AllToAll { .. } => "all-to-all".into(),
+                Traffic::Message { .. } => "message".into(),
+                Traffic::Collective(j) => format!("collective {}", j.op),
+                Traffic::Background { cdf, load, .. } => {
+                    let name = std::path::Path::new(cdf).file_stem().map_or(cdf.clone(), |s| s.to_string_lossy().into_owned());
+                    format!("background {name} at load {load}")
+                }
+            })
+            .collect(),
         headroom_cells,
         stop: cfg.scenario.stop_time.map(|d| SimTime(d.ps())),
         sample_period: cfg.output.sample_period,
@@ -1213,6 +1254,38 @@ fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) -> Result<(
         };
         match t {
             Traffic::Collective(_) => unreachable!("handled above"),
+            Traffic::Background { cdf, load, hosts: which, start, duration, dscp, sl } => {
+                let dscp = class(dscp, sl)?;
+                let path = c.base.join(cdf);
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| c.err(&format!("{f}.cdf"), format!("cannot read {}: {e}", path.display())))?;
+                let dist = workload::flowsize::Cdf::parse(&text).map_err(|e| c.err(&format!("{f}.cdf"), format!("{}: {e}", path.display())))?;
+                if !(*load > 0.0 && *load <= 1.0) {
+                    return Err(c.err(&format!("{f}.load"), format!("expected a fraction of the link rate in (0, 1], got {load}")));
+                }
+                if duration.ps() == 0 {
+                    return Err(c.err(&format!("{f}.duration"), "expected a positive time"));
+                }
+                let members: Vec<u32> = match which {
+                    Some(h) => {
+                        for &x in h {
+                            host(x, "hosts")?;
+                        }
+                        h.clone()
+                    }
+                    None => (0..hosts).collect(),
+                };
+                if members.len() < 2 {
+                    return Err(c.err(&format!("{f}.hosts"), "background traffic needs at least 2 hosts"));
+                }
+                let eps: Vec<u32> = members.iter().map(|&h| ep_of_host[h as usize]).collect();
+                let rate = eps.iter().map(|&e| topo.port(topo.ep_port(e)).rate.0).min().unwrap_or(0);
+                let mut bg = engine::Rng::new(cfg.scenario.seed, 0x7AFF_2000 + g as u64);
+                let t0 = start.unwrap_or_default();
+                for a in workload::flowsize::poisson(&dist, eps.len() as u32, *load, rate, duration.ps(), &mut || bg.f64()) {
+                    push(eps[a.src as usize], eps[a.dst as usize], Bytes(a.bytes), t0 + SimDuration(a.at_ps), dscp);
+                }
+            }
             Traffic::Incast { receiver, senders, size, start, stagger, dscp, sl } => {
                 let d = host(*receiver, "receiver")?;
                 let dscp = class(dscp, sl)?;

@@ -22,6 +22,8 @@ pub struct Report {
     pub end_ps: u64,
     pub events: u64,
     pub flows: FlowSummary,
+    /// The same figures for each `[[traffic]]` entry (background vs. foreground traffic).
+    pub traffic: Vec<GroupSummary>,
     pub totals: Totals,
     pub ports: Vec<PortReport>,
     pub nics: Vec<NicReport>,
@@ -113,6 +115,20 @@ pub struct FlowSummary {
     pub slowdown_max: f64,
     /// Payload delivered / time from first start to last finish.
     pub goodput_gbps: f64,
+}
+
+/// Completion figures of one `[[traffic]]` entry.
+#[derive(Serialize, Debug, Default, Clone)]
+pub struct GroupSummary {
+    pub traffic: usize,
+    pub kind: String,
+    pub flows: usize,
+    pub completed: usize,
+    pub failed: usize,
+    pub fct_p50_ps: u64,
+    pub fct_p99_ps: u64,
+    pub slowdown_p50: f64,
+    pub slowdown_p99: f64,
 }
 
 #[derive(Serialize, Debug, Default, Clone)]
@@ -302,6 +318,29 @@ pub fn build(w: &World, sim: &Sim) -> Report {
             failed: f.failed,
         });
     }
+    let traffic = w
+        .traffic_kinds
+        .iter()
+        .enumerate()
+        .map(|(g, kind)| {
+            let mine: Vec<&FlowReport> = flow_records.iter().filter(|r| w.flows[r.flow as usize].group == g as u32).collect();
+            let mut f: Vec<u64> = mine.iter().filter_map(|r| r.fct_ps).collect();
+            let mut sd: Vec<f64> = mine.iter().filter_map(|r| r.slowdown).collect();
+            f.sort_unstable();
+            sd.sort_by(|a, b| a.total_cmp(b));
+            GroupSummary {
+                traffic: g,
+                kind: kind.clone(),
+                flows: mine.len(),
+                completed: f.len(),
+                failed: mine.iter().filter(|r| r.failed).count(),
+                fct_p50_ps: pct(&f, 0.5),
+                fct_p99_ps: pct(&f, 0.99),
+                slowdown_p50: pct(&sd, 0.5),
+                slowdown_p99: pct(&sd, 0.99),
+            }
+        })
+        .collect();
     fcts.sort_unstable();
     slow.sort_by(|a, b| a.total_cmp(b));
     let flows = FlowSummary {
@@ -408,6 +447,7 @@ pub fn build(w: &World, sim: &Sim) -> Report {
         end_ps: st.end,
         events: st.events,
         flows,
+        traffic,
         totals,
         ports,
         nics,
@@ -567,6 +607,15 @@ pub fn text(r: &Report) -> String {
     let _ = writeln!(s, "  completion time  p50 {}  p99 {}  max {}", d(f.fct_p50_ps), d(f.fct_p99_ps), d(f.fct_max_ps));
     let _ = writeln!(s, "  slowdown         p50 {:.3}  p99 {:.3}  max {:.3}", f.slowdown_p50, f.slowdown_p99, f.slowdown_max);
     let _ = writeln!(s, "  goodput          {:.2} Gb/s", f.goodput_gbps);
+    if r.traffic.len() > 1 {
+        for g in &r.traffic {
+            let _ = writeln!(
+                s,
+                "  traffic[{}] {:<34} {:>6} flows  completion p50 {}  p99 {}  slowdown p50 {:.3}  p99 {:.3}",
+                g.traffic, g.kind, g.flows, d(g.fct_p50_ps), d(g.fct_p99_ps), g.slowdown_p50, g.slowdown_p99
+            );
+        }
+    }
     if !r.collectives.is_empty() {
         let _ = writeln!(s, "\ncollectives (nccl-tests: GB/s = 10^9 B/s; time = mean per iteration)");
         let _ = writeln!(s, "  {:<15} {:<5} {:>5} {:>14} {:>5} {:>12} {:>9} {:>9} {:>7} {:>9}", "op", "algo", "ranks", "size (B)", "iters", "time (us)", "algbw", "busbw", "factor", "bound");

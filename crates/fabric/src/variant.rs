@@ -130,7 +130,8 @@ pub fn load_variant(file: &str, src: &str, edits: &[Edit]) -> Result<World, Conf
     }
     let label = format!("{file} [{}]", edits.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", "));
     let text = apply(src, edits).map_err(|msg| ConfigError { file: label.clone(), line: None, field: "-".into(), msg })?;
-    load_str(&label, &text).map_err(|mut e| {
+    let base = std::path::Path::new(file).parent().unwrap_or(std::path::Path::new("."));
+    crate::config::load_str_at(&label, &text, base).map_err(|mut e| {
         e.line = crate::config::locate(src, &e.field);
         e
     })

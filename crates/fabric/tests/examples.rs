@@ -38,3 +38,19 @@ fn allreduce_example_reaches_the_link_payload_rate() {
     assert_eq!(c.iteration_ps.len(), 2);
     assert!(c.busbw_gbs <= c.busbw_bound_gbs && c.busbw_gbs > 0.95 * c.busbw_bound_gbs, "{} of {}", c.busbw_gbs, c.busbw_bound_gbs);
 }
+
+/// Poisson background from the web-search CDF: the flow count is what the offered load
+/// implies (32 hosts × 2 ms × 0.3 × 100 Gb/s over the CDF's 1,711,250 B mean = 140, a
+/// Poisson count: ±40 is ±3.4 σ), the lossless incast drops nothing, the lossy class does.
+#[test]
+fn background_example_offers_its_load_in_a_lossy_class() {
+    let r = run("roce-incast-background.toml");
+    assert_eq!(r.traffic.len(), 2);
+    let bg = &r.traffic[1];
+    let expected = 32.0 * 2e-3 * 0.3 * 100e9 / (1_711_250.0 * 8.0);
+    assert!((bg.flows as f64 - expected).abs() < 40.0, "{} background flows, expected ~{expected:.0}", bg.flows);
+    assert_eq!(r.traffic[0].completed, 16);
+    assert_eq!(r.totals.lossless_drops, 0);
+    assert!(r.totals.drops > 0 && r.totals.retransmitted_bytes > 0);
+    assert_eq!(r.flows.completed, r.flows.count);
+}

@@ -22,6 +22,7 @@
 //!   launch latencies.
 
 mod collective;
+pub mod flowsize;
 mod nccl;
 
 pub use collective::{build, Algorithm, Collective, Spec};
