@@ -66,6 +66,13 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
+    // Like other Unix filters, end quietly when the reader of our output goes away
+    // (`fabriclab run x --json | head`): Rust ignores SIGPIPE and print! would panic.
+    // SAFETY: restoring the default disposition of one signal before any thread starts.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Sm(a) => sm::run(a),
