@@ -155,30 +155,33 @@ pub fn cell(v: Option<f64>, unit: &str) -> String {
     }
 }
 
+/// One line naming a run's fabric settings.
+pub fn settings_line(r: &Report) -> String {
+    let st = &r.settings;
+    match &st.infiniband {
+        Some(ib) => format!(
+            "InfiniBand: MTU {} B, {} data VL(s), {} B input buffer per VL, routing {}, {:?}",
+            st.mtu_bytes, ib.data_vls, ib.vl_buffer_bytes, ib.routing, st.forwarding
+        ),
+        None => format!(
+            "RoCEv2: MTU {} B, PFC {}, DCQCN {}, buffer {} B in {} B cells, {:?}",
+            st.mtu_bytes,
+            if st.pfc { "on" } else { "off" },
+            st.dcqcn.as_deref().unwrap_or("off"),
+            st.buffer_bytes,
+            st.cell_bytes,
+            st.forwarding
+        ),
+    }
+}
+
 /// The readable side-by-side table.
 pub fn text(c: &Comparison) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
     let _ = writeln!(s, "compare {}  (seed {}): the same topology, link speeds and traffic on both fabrics\n", c.scenario, c.seed);
-    let ib_set = &c.infiniband.settings;
-    let ro_set = &c.roce.settings;
-    if let Some(ib) = &ib_set.infiniband {
-        let _ = writeln!(
-            s,
-            "InfiniBand: MTU {} B, {} data VL(s), {} B input buffer per VL, routing {}, {:?}",
-            ib_set.mtu_bytes, ib.data_vls, ib.vl_buffer_bytes, ib.routing, ib_set.forwarding
-        );
-    }
-    let _ = writeln!(
-        s,
-        "RoCEv2:     MTU {} B, PFC {}, DCQCN {}, buffer {} B in {} B cells, {:?}\n",
-        ro_set.mtu_bytes,
-        if ro_set.pfc { "on" } else { "off" },
-        ro_set.dcqcn.as_deref().unwrap_or("off"),
-        ro_set.buffer_bytes,
-        ro_set.cell_bytes,
-        ro_set.forwarding
-    );
+    let _ = writeln!(s, "{}", settings_line(&c.infiniband));
+    let _ = writeln!(s, "{}\n", settings_line(&c.roce));
     let w = c.rows.iter().map(|r| r.metric.len() + r.unit.len() + 3).max().unwrap_or(20).max(20);
     let _ = writeln!(s, "{:<w$} {:>16} {:>16}", "", "InfiniBand", "RoCEv2");
     for r in &c.rows {

@@ -22,7 +22,7 @@
 
 use std::fmt::Write as _;
 
-use crate::compare::{cell, Comparison, Side};
+use crate::compare::{cell, settings_line, Comparison, Side};
 use crate::config::World;
 use crate::params::Tech;
 use crate::report::Report;
@@ -225,24 +225,6 @@ fn tail(s: &mut String) {
     let _ = write!(s, "</main>\n<script>\n{SCRIPT}\n</script>\n</body>\n</html>\n");
 }
 
-fn settings_line(r: &Report) -> String {
-    let st = &r.settings;
-    match &st.infiniband {
-        Some(ib) => format!(
-            "InfiniBand: MTU {} B, {} data VL(s), {} B input buffer per VL, routing {}, {:?}",
-            st.mtu_bytes, ib.data_vls, ib.vl_buffer_bytes, ib.routing, st.forwarding
-        ),
-        None => format!(
-            "RoCEv2: MTU {} B, PFC {}, DCQCN {}, buffer {} B in {} B cells, {:?}",
-            st.mtu_bytes,
-            if st.pfc { "on" } else { "off" },
-            st.dcqcn.as_deref().unwrap_or("off"),
-            st.buffer_bytes,
-            st.cell_bytes,
-            st.forwarding
-        ),
-    }
-}
 
 /// A table cell, formatted as `compare::text` does.
 fn collectives(s: &mut String, fabrics: &[Fabric]) {
