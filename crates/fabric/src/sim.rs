@@ -371,6 +371,16 @@ struct Msg {
     last_payload: u32,
 }
 
+/// The posted message holding `psn`. Messages are posted back to back in PSN order (each
+/// at least one packet) and leave from the front, so a binary search finds it however
+/// many a QP holds.
+fn msg_at(msgs: &VecDeque<Msg>, psn: u32) -> &Msg {
+    let i = msgs.partition_point(|m| m.first_psn + m.npkts <= psn);
+    let m = msgs.get(i).expect("snd_nxt inside a posted message");
+    debug_assert!(m.first_psn <= psn);
+    m
+}
+
 struct Qp {
     src: u32,
     dst: u32,
@@ -1725,7 +1735,7 @@ impl Sim {
     fn qp_has_credit(&self, pi: usize, qpi: u32) -> bool {
         let qp = &self.qps[qpi as usize];
         let psn = qp.snd_nxt;
-        let m = qp.msgs.iter().find(|m| psn >= m.first_psn && psn < m.first_psn + m.npkts).expect("snd_nxt inside a message");
+        let m = msg_at(&qp.msgs, psn);
         let first = psn == m.first_psn;
         let payload = if psn == m.first_psn + m.npkts - 1 { m.last_payload as u64 } else { self.p.mtu.0 };
         let t = if first { Transport::WriteFirst } else { Transport::WriteRest };
@@ -1737,11 +1747,7 @@ impl Sim {
         let encap = self.p.encap;
         let qp = &mut self.qps[qpi as usize];
         let psn = qp.snd_nxt;
-        let m = qp
-            .msgs
-            .iter()
-            .find(|m| psn >= m.first_psn && psn < m.first_psn + m.npkts)
-            .expect("snd_nxt inside a posted message");
+        let m = msg_at(&qp.msgs, psn);
         let first = psn == m.first_psn;
         let last = psn == m.first_psn + m.npkts - 1;
         let payload = if last { m.last_payload } else { mtu };
