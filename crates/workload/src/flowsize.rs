@@ -27,7 +27,7 @@ impl Cdf {
             };
             let size: f64 = a.parse().map_err(|_| format!("line {}: `{a}` is not a size in bytes", i + 1))?;
             let pct: f64 = b.parse().map_err(|_| format!("line {}: `{b}` is not a percentage", i + 1))?;
-            if !(size >= 0.0 && size.is_finite()) || !(0.0..=100.0).contains(&pct) {
+            if size < 0.0 || !size.is_finite() || !(0.0..=100.0).contains(&pct) {
                 return Err(format!("line {}: size must be ≥ 0 and the percentage within 0..100", i + 1));
             }
             if let Some(&(ps, pp)) = points.last() {
