@@ -8,22 +8,41 @@
 //! * [`leaf_spine`] / [`leaf_spine_for`]: a two-tier leaf-spine of radix-R switches with a
 //!   leaf oversubscription o = down:up, so a leaf has R·o/(o+1) ports down and R/(o+1) up;
 //!   the largest non-blocking one has R leaves, R/2 spines and R²/2 hosts.
+//! * [`clos`]: the tiers above a given number of leaves: two tiers while every spine can
+//!   reach every leaf, else three (pods and core planes, as the fat tree builds them).
+//! * [`fabric`]: a whole compute fabric from its nodes: NICs per node (rails), rail-optimised
+//!   or not, scalable units, UFM ports, oversubscription per tier; it places nodes on leaves
+//!   and calls [`clos`] for the rest.
 //! * [`superpod`]: NVIDIA's rail-optimised DGX SuperPOD compute fabric, built of scalable
 //!   units (SUs) of `nodes_per_su` nodes with `rails` NICs each and one leaf per rail per
 //!   SU, derived so that it reproduces the DGX H100 (RA-11333-001 "Network Fabrics",
 //!   Table 4) and DGX B200 reference-architecture tables (copied in
-//!   `shared/data/superpod-reference-architectures.md`) from their inputs alone.
+//!   `shared/data/superpod-reference-architectures.md`) from their inputs alone. It is
+//!   [`fabric`] with the SuperPOD's inputs.
 //!
 //! Spine counts in two tiers follow one rule: a leaf spreads its uplinks evenly over the
 //! spines, so the spine count divides the leaf's uplink count, and it is the smallest such
 //! count whose ports hold all uplinks. That is why the 3-SU H100 fabric has 16 spines, not
 //! the 12 that would hold its 768 uplinks. A two-tier design is possible while every spine
-//! can take an equal share from every leaf; beyond that [`superpod`] goes to three tiers,
-//! where spines have R/2 ports down and R/2 up and cores R ports down.
+//! can take an equal share from every leaf (at most R leaves).
+//!
+//! Beyond that the fabric has three tiers, built as Al-Fares' fat tree builds them: spines
+//! split their ports by the spine oversubscription (R/2 down and R/2 up when
+//! non-blocking), and leaves form pods of at most "spine downlinks" leaves, each pod a
+//! two-tier block with its own spines (the same rule as above, with the spine's downlinks
+//! as its ports; a full pod has one spine per leaf uplink). Spine j of every pod belongs
+//! to core plane j; a plane's cores are the smallest divisor of the spine's uplink count
+//! whose ports hold the uplinks of the plane's spines, so every spine spreads its uplinks
+//! evenly and every core reaches every pod of its plane. A full design with radix-R
+//! switches is then exactly the k = R fat tree, and the B200 rows of 16, 32 and 64 SUs
+//! come out as published. At most R pods fit (a core needs a port for each), so three
+//! tiers hold at most R × spine-downlinks leaves; more needs a fourth tier, which is not
+//! sized here.
 //!
 //! Left out: which port goes where (rail and plane wiring), cable lengths and types,
-//! the out-of-band, storage and in-band management fabrics, and NVLink domains. Counts
-//! are for a fully populated design: the last SU is not allowed to be partial.
+//! the out-of-band, storage and in-band management fabrics, and NVLink domains.
+//! [`superpod`] counts a fully populated design: its last SU is never partial ([`fabric`]
+//! allows one).
 
 use std::fmt;
 
@@ -44,6 +63,8 @@ pub enum SizingError {
     UfmPorts(u32),
     /// More leaves than the topology can connect at this radix.
     TooLarge { leaves: u64, max_leaves: u64 },
+    /// Without rail optimisation a node's NICs share a leaf, and they do not fit one.
+    NicsPerLeaf { rails: u32, leaf_downlinks: u32 },
     /// A count overflowed 64 bits.
     Overflow,
 }
@@ -63,6 +84,9 @@ impl fmt::Display for SizingError {
             SizingError::UfmPorts(p) => write!(f, "{p} UFM ports need more node slots than one scalable unit has"),
             SizingError::TooLarge { leaves, max_leaves } => {
                 write!(f, "{leaves} leaves exceed the {max_leaves} this radix can connect")
+            }
+            SizingError::NicsPerLeaf { rails, leaf_downlinks } => {
+                write!(f, "a node's {rails} NICs do not fit a leaf's {leaf_downlinks} downlinks")
             }
             SizingError::Overflow => f.write_str("switch or cable count overflows"),
         }
@@ -171,17 +195,13 @@ pub struct LeafSpine {
     pub leaf_spine_links: u64,
 }
 
-/// The smallest spine count that divides `uplinks` and has ports for all leaves' uplinks,
-/// or None when even one link per leaf–spine pair does not fit (leaves > radix).
-fn two_tier_spines(leaves: u64, uplinks: u64, radix: u64) -> Option<u64> {
-    let total = leaves.checked_mul(uplinks)?;
-    let min = total.div_ceil(radix).max(1);
-    // Smallest divisor of `uplinks` that is >= min, in O(sqrt(uplinks)).
+/// The smallest divisor of `n` that is at least `min`, in O(sqrt(n)); None if `min > n`.
+fn smallest_divisor_at_least(n: u64, min: u64) -> Option<u64> {
     let mut best: Option<u64> = None;
     let mut i = 1u64;
-    while i <= uplinks / i {
-        if uplinks % i == 0 {
-            for d in [i, uplinks / i] {
+    while i <= n / i {
+        if n % i == 0 {
+            for d in [i, n / i] {
                 if d >= min && best.map_or(true, |b| d < b) {
                     best = Some(d);
                 }
@@ -190,6 +210,13 @@ fn two_tier_spines(leaves: u64, uplinks: u64, radix: u64) -> Option<u64> {
         i += 1;
     }
     best
+}
+
+/// The smallest spine count that divides `uplinks` and has ports for all leaves' uplinks,
+/// or None when even one link per leaf–spine pair does not fit (leaves > radix).
+fn two_tier_spines(leaves: u64, uplinks: u64, radix: u64) -> Option<u64> {
+    let total = leaves.checked_mul(uplinks)?;
+    smallest_divisor_at_least(uplinks, total.div_ceil(radix).max(1))
 }
 
 /// The largest two-tier leaf-spine of radix-`radix` switches at oversubscription `o`:
@@ -277,9 +304,310 @@ impl SuperPod {
     }
 }
 
+/// The switch tiers of a folded Clos above its leaves: leaf-spine or leaf-spine-core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Clos {
+    pub radix: u32,
+    /// 1 (a single switch), 2 (leaf-spine) or 3 (leaf-spine-core).
+    pub tiers: u8,
+    pub leaves: u64,
+    /// Uplinks each leaf cables (0 with one tier).
+    pub leaf_uplinks: u32,
+    pub spines: u64,
+    /// Ports of a spine reserved for leaves: all R in two tiers, the spine split's
+    /// R·o/(o+1) in three.
+    pub spine_downlinks: u32,
+    /// Ports of a spine cabled to cores: R/(o+1) in three tiers, else 0.
+    pub spine_uplinks: u32,
+    pub cores: u64,
+    /// Groups of leaves with their own spines, every leaf linked to every spine of its
+    /// pod. Two tiers are one pod; one tier has none.
+    pub pods: u64,
+    /// Leaves and spines of a full pod …
+    pub pod_leaves: u64,
+    pub pod_spines: u64,
+    /// … and of the last pod (the same when every pod is full).
+    pub last_pod_leaves: u64,
+    pub last_pod_spines: u64,
+    /// Core planes (three tiers): spine j of every pod is in plane j.
+    pub planes: u64,
+    /// Cores of a plane with a spine in every pod …
+    pub plane_cores: u64,
+    /// … and of a plane without one in a partial last pod (0 if there is no such plane).
+    pub short_plane_cores: u64,
+    pub leaf_spine_links: u64,
+    pub spine_core_links: u64,
+}
+
+impl Clos {
+    /// One switch: every endpoint on the same leaf, nothing above it.
+    pub fn single(radix: u32) -> Clos {
+        Clos {
+            radix,
+            tiers: 1,
+            leaves: 1,
+            leaf_uplinks: 0,
+            spines: 0,
+            spine_downlinks: 0,
+            spine_uplinks: 0,
+            cores: 0,
+            pods: 0,
+            pod_leaves: 0,
+            pod_spines: 0,
+            last_pod_leaves: 0,
+            last_pod_spines: 0,
+            planes: 0,
+            plane_cores: 0,
+            short_plane_cores: 0,
+            leaf_spine_links: 0,
+            spine_core_links: 0,
+        }
+    }
+
+    pub fn switches(&self) -> u64 {
+        self.leaves + self.spines + self.cores
+    }
+
+    /// Links between one leaf and one spine of its pod (full pod, last pod).
+    pub fn links_per_leaf_spine(&self) -> (u64, u64) {
+        if self.tiers < 2 {
+            return (0, 0);
+        }
+        let up = self.leaf_uplinks as u64;
+        (up / self.pod_spines, up / self.last_pod_spines)
+    }
+
+    /// Links between one spine and one core of its plane (full plane, short plane).
+    pub fn links_per_spine_core(&self) -> (u64, u64) {
+        if self.tiers < 3 {
+            return (0, 0);
+        }
+        let up = self.spine_uplinks as u64;
+        (up / self.plane_cores, up.checked_div(self.short_plane_cores).unwrap_or(0))
+    }
+
+    /// Planes with a spine in every pod (the others miss the partial last pod).
+    pub fn full_planes(&self) -> u64 {
+        self.last_pod_spines
+    }
+}
+
+/// The tiers above `leaves` leaves of `leaf_uplinks` uplinks each, with radix-`radix`
+/// switches and spines split by `spine` in three tiers (see the module doc).
+pub fn clos(radix: u32, leaves: u64, leaf_uplinks: u32, spine: Oversubscription) -> Result<Clos, SizingError> {
+    let r = check_radix(radix)?;
+    if leaves == 0 {
+        return Err(SizingError::Zero("leaves"));
+    }
+    if leaf_uplinks == 0 {
+        return Err(SizingError::Zero("leaf uplinks"));
+    }
+    let up = leaf_uplinks as u64;
+    let leaf_spine_links = mul(leaves, up)?;
+    if let Some(spines) = two_tier_spines(leaves, up, r) {
+        return Ok(Clos {
+            tiers: 2,
+            leaves,
+            leaf_uplinks,
+            spines,
+            spine_downlinks: radix,
+            pods: 1,
+            pod_leaves: leaves,
+            pod_spines: spines,
+            last_pod_leaves: leaves,
+            last_pod_spines: spines,
+            leaf_spine_links,
+            ..Clos::single(radix)
+        });
+    }
+    let (sd, su) = spine.split(radix)?;
+    if sd == 0 || su == 0 {
+        return Err(SizingError::Oversubscription { down: spine.down, up: spine.up });
+    }
+    // A full pod: one link from each of its leaves to each of its spines, so as many
+    // leaves as a spine has downlinks and as many spines as a leaf has uplinks.
+    let pod_leaves = sd as u64;
+    let pods = leaves.div_ceil(pod_leaves);
+    let max_leaves = mul(r, pod_leaves)?;
+    if pods > r {
+        return Err(SizingError::TooLarge { leaves, max_leaves });
+    }
+    let last_pod_leaves = leaves - (pods - 1) * pod_leaves;
+    let last_pod_spines = two_tier_spines(last_pod_leaves, up, pod_leaves).ok_or(SizingError::Overflow)?;
+    let spines = (pods - 1) * up + last_pod_spines;
+    let sup = su as u64;
+    let spine_core_links = mul(spines, sup)?;
+    let plane_cores = |pods_in_plane: u64| {
+        smallest_divisor_at_least(sup, (pods_in_plane * sup).div_ceil(r)).ok_or(SizingError::TooLarge { leaves, max_leaves })
+    };
+    let full = plane_cores(pods)?;
+    let short = if last_pod_spines < up { plane_cores(pods - 1)? } else { 0 };
+    let cores = last_pod_spines * full + (up - last_pod_spines) * short;
+    Ok(Clos {
+        radix,
+        tiers: 3,
+        leaves,
+        leaf_uplinks,
+        spines,
+        spine_downlinks: sd,
+        spine_uplinks: su,
+        cores,
+        pods,
+        pod_leaves,
+        pod_spines: up,
+        last_pod_leaves,
+        last_pod_spines,
+        planes: up,
+        plane_cores: full,
+        short_plane_cores: short,
+        leaf_spine_links,
+        spine_core_links,
+    })
+}
+
+/// Inputs of a compute fabric built of scalable units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct FabricInput {
+    /// Ports per switch (leaf, spine and core alike).
+    pub radix: u32,
+    /// Compute nodes.
+    pub nodes: u64,
+    /// Compute NICs per node (rails).
+    pub rails: u32,
+    /// One leaf per rail per SU (NIC r of every node of an SU on the SU's leaf r); else a
+    /// node's NICs share a leaf.
+    pub rail_optimised: bool,
+    /// Node slots per SU. None: rail-optimised, as many as a leaf has downlinks; otherwise
+    /// the whole fabric is one SU.
+    pub nodes_per_su: Option<u32>,
+    /// UFM (subnet manager) ports on the compute fabric; they take node slots in the first
+    /// SU, `rails` ports per slot.
+    pub ufm_ports: u32,
+    pub leaf: Oversubscription,
+    pub spine: Oversubscription,
+}
+
+/// A sized compute fabric: where the nodes go, and the [`Clos`] above them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Fabric {
+    pub nodes: u64,
+    /// Compute endpoints (GPUs, one NIC each): nodes × rails.
+    pub endpoints: u64,
+    pub rails: u32,
+    pub rail_optimised: bool,
+    pub ufm_ports: u32,
+    /// Node slots the UFM ports take: ⌈ufm_ports / rails⌉.
+    pub ufm_slots: u64,
+    pub scalable_units: u64,
+    pub nodes_per_su: u64,
+    /// Node slots left empty in the last SU.
+    pub spare_node_slots: u64,
+    /// Leaf ports reserved for endpoints (R·o/(o+1); R with one tier).
+    pub leaf_downlinks: u32,
+    /// Node slots one leaf serves: a rail-optimised leaf takes one NIC of each of the
+    /// SU's nodes; otherwise ⌊leaf_downlinks / rails⌋ whole nodes.
+    pub nodes_per_leaf: u64,
+    /// Leaves of a full SU.
+    pub leaves_per_su: u64,
+    /// Node–leaf links: one per compute NIC and per UFM port.
+    pub node_leaf_links: u64,
+    pub clos: Clos,
+}
+
+impl Fabric {
+    /// Bisection bandwidth at `speed` per link: the bandwidth, one way, across a cut of the
+    /// endpoints into two equal halves along switch boundaries (Al-Fares et al. 2008 §2.1),
+    /// the least of half the compute endpoints' links and half of each tier's uplinks
+    /// (the traffic one half can send the other passes up every tier). A non-blocking
+    /// Clos gives endpoints/2 × speed.
+    pub fn bisection(&self, speed: units::BitRate) -> units::BitRate {
+        units::BitRate(speed.0.saturating_mul(self.bisection_half_links()) / 2)
+    }
+
+    /// Twice the links across the worst balanced cut: min(endpoints, leaf–spine links,
+    /// spine–core links) over the tiers present.
+    pub fn bisection_half_links(&self) -> u64 {
+        let mut m = self.endpoints;
+        if self.clos.tiers >= 2 {
+            m = m.min(self.clos.leaf_spine_links);
+        }
+        if self.clos.tiers >= 3 {
+            m = m.min(self.clos.spine_core_links);
+        }
+        m
+    }
+}
+
+/// Places the nodes on leaves and sizes the tiers above (see the module doc and
+/// [`FabricInput`]). One switch suffices when every endpoint fits its ports and the
+/// design is not split into rails or SUs.
+pub fn fabric(inp: &FabricInput) -> Result<Fabric, SizingError> {
+    let r = check_radix(inp.radix)?;
+    if inp.nodes == 0 {
+        return Err(SizingError::Zero("nodes"));
+    }
+    if inp.rails == 0 {
+        return Err(SizingError::Zero("rails"));
+    }
+    if inp.nodes_per_su == Some(0) {
+        return Err(SizingError::Zero("nodes_per_su"));
+    }
+    let rails = inp.rails as u64;
+    let endpoints = mul(inp.nodes, rails)?;
+    let ufm_slots = (inp.ufm_ports as u64).div_ceil(rails);
+    let slots = inp.nodes.checked_add(ufm_slots).ok_or(SizingError::Overflow)?;
+    let (down, up) = inp.leaf.split(inp.radix)?;
+    let railed = inp.rail_optimised && rails > 1;
+    let nodes_per_leaf = if railed { down as u64 } else { down as u64 / rails };
+    if !railed && nodes_per_leaf == 0 {
+        return Err(SizingError::NicsPerLeaf { rails: inp.rails, leaf_downlinks: down });
+    }
+    let nodes_per_su = match inp.nodes_per_su {
+        Some(n) => n as u64,
+        None if railed => down as u64,
+        None => slots,
+    };
+    if railed && nodes_per_su > down as u64 {
+        return Err(SizingError::NodesPerSu { nodes_per_su: nodes_per_su as u32, leaf_downlinks: down });
+    }
+    if ufm_slots > nodes_per_su {
+        return Err(SizingError::UfmPorts(inp.ufm_ports));
+    }
+    let sus = slots.div_ceil(nodes_per_su);
+    let last_su_slots = slots - (sus - 1) * nodes_per_su;
+    let node_leaf_links = endpoints.checked_add(inp.ufm_ports as u64).ok_or(SizingError::Overflow)?;
+    let base = Fabric {
+        nodes: inp.nodes,
+        endpoints,
+        rails: inp.rails,
+        rail_optimised: railed,
+        ufm_ports: inp.ufm_ports,
+        ufm_slots,
+        scalable_units: sus,
+        nodes_per_su,
+        spare_node_slots: nodes_per_su - last_su_slots,
+        leaf_downlinks: down,
+        nodes_per_leaf,
+        leaves_per_su: 1,
+        node_leaf_links,
+        clos: Clos::single(inp.radix),
+    };
+    if !railed && sus == 1 && node_leaf_links <= r {
+        return Ok(Fabric { leaf_downlinks: inp.radix, nodes_per_leaf: r / rails, ..base });
+    }
+    let (leaves_per_su, leaves) = if railed {
+        (rails, mul(sus, rails)?)
+    } else {
+        let per_su = nodes_per_su.div_ceil(nodes_per_leaf);
+        (per_su, mul(sus - 1, per_su)? + last_su_slots.div_ceil(nodes_per_leaf))
+    };
+    let clos = clos(inp.radix, leaves, up, inp.spine)?;
+    Ok(Fabric { leaves_per_su, clos, ..base })
+}
+
 /// Sizes a rail-optimised SuperPOD compute fabric (see the module doc for the rules).
 pub fn superpod(inp: &SuperPodInput) -> Result<SuperPod, SizingError> {
-    let r = check_radix(inp.radix)?;
+    check_radix(inp.radix)?;
     if inp.scalable_units == 0 {
         return Err(SizingError::Zero("scalable_units"));
     }
@@ -289,57 +617,37 @@ pub fn superpod(inp: &SuperPodInput) -> Result<SuperPod, SizingError> {
     if inp.rails == 0 {
         return Err(SizingError::Zero("rails"));
     }
-    let half = r / 2;
-    if inp.nodes_per_su as u64 > half {
-        return Err(SizingError::NodesPerSu { nodes_per_su: inp.nodes_per_su, leaf_downlinks: half as u32 });
+    let half = inp.radix / 2;
+    if inp.nodes_per_su > half {
+        return Err(SizingError::NodesPerSu { nodes_per_su: inp.nodes_per_su, leaf_downlinks: half });
     }
-    let su = inp.scalable_units as u64;
-    let rails = inp.rails as u64;
-    let ufm_slots = (inp.ufm_ports as u64).div_ceil(rails);
+    let ufm_slots = (inp.ufm_ports as u64).div_ceil(inp.rails as u64);
     if ufm_slots > inp.nodes_per_su as u64 {
         return Err(SizingError::UfmPorts(inp.ufm_ports));
     }
-    let nodes = mul(su, inp.nodes_per_su as u64)? - ufm_slots;
-    let gpus = mul(nodes, rails)?;
-    let leaves = mul(su, rails)?;
-    let leaf_uplinks = half;
-    let leaf_spine_cables = mul(leaves, leaf_uplinks)?;
-    let node_leaf_cables = gpus + inp.ufm_ports as u64;
-
-    if let Some(spines) = two_tier_spines(leaves, leaf_uplinks, r) {
-        return Ok(SuperPod {
-            tiers: 2,
-            nodes,
-            gpus,
-            leaves,
-            spines,
-            cores: 0,
-            node_leaf_cables,
-            leaf_spine_cables,
-            spine_core_cables: 0,
-            leaf_uplinks,
-        });
-    }
-    // Three tiers: spines R/2 down and R/2 up, cores R down; at most a k = R fat tree's
-    // R²/2 edge (leaf) switches.
-    let max_leaves = mul(r, half)?;
-    if leaves > max_leaves {
-        return Err(SizingError::TooLarge { leaves, max_leaves });
-    }
-    let spines = leaf_spine_cables.div_ceil(half);
-    let spine_core_cables = mul(spines, half)?;
-    let cores = spine_core_cables.div_ceil(r);
-    Ok(SuperPod {
-        tiers: 3,
+    let nodes = mul(inp.scalable_units as u64, inp.nodes_per_su as u64)? - ufm_slots;
+    let f = fabric(&FabricInput {
+        radix: inp.radix,
         nodes,
-        gpus,
-        leaves,
-        spines,
-        cores,
-        node_leaf_cables,
-        leaf_spine_cables,
-        spine_core_cables,
-        leaf_uplinks,
+        rails: inp.rails,
+        rail_optimised: true,
+        nodes_per_su: Some(inp.nodes_per_su),
+        ufm_ports: inp.ufm_ports,
+        leaf: Oversubscription::NON_BLOCKING,
+        spine: Oversubscription::NON_BLOCKING,
+    })?;
+    let c = f.clos;
+    Ok(SuperPod {
+        tiers: c.tiers,
+        nodes: f.nodes,
+        gpus: f.endpoints,
+        leaves: c.leaves,
+        spines: c.spines,
+        cores: c.cores,
+        node_leaf_cables: f.node_leaf_links,
+        leaf_spine_cables: c.leaf_spine_links,
+        spine_core_cables: c.spine_core_links,
+        leaf_uplinks: c.leaf_uplinks as u64,
     })
 }
 

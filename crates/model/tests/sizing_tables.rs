@@ -77,10 +77,14 @@ fn unlisted_su_counts_are_consistent() {
             }
         }
     }
-    // Two tiers end exactly at 8 SUs (64 leaves = radix), three begin at 9.
+    // Two tiers end exactly at 8 SUs (64 leaves = radix), three begin at 9: two full pods
+    // of 32 leaves and 32 spines, and a last pod of 8 leaves whose 32 uplinks spread over
+    // 8 spines (4 links each). The 8 core planes with a spine in all 3 pods need 2 cores
+    // (96 uplinks > 64 ports), the other 24 planes one: 40 cores. (36 cores would hold the
+    // 2304 uplinks but could not take an equal share from every spine.)
     assert_eq!(superpod(&SuperPodInput::dgx_b200(8)).unwrap().tiers, 2);
     let p = superpod(&SuperPodInput::dgx_b200(9)).unwrap();
-    assert_eq!((p.tiers, p.leaves, p.spines, p.cores), (3, 72, 72, 36));
+    assert_eq!((p.tiers, p.leaves, p.spines, p.cores), (3, 72, 72, 40));
     // 5 SUs: 40 leaves, 1280 uplinks need >= 20 spines; the divisors of 32 give 32.
     let p = superpod(&SuperPodInput::dgx_h100(5)).unwrap();
     assert_eq!((p.nodes, p.leaves, p.spines), (159, 40, 32));
@@ -122,4 +126,111 @@ fn leaf_spine_textbook() {
     let f = leaf_spine_for(64, Oversubscription::NON_BLOCKING, 1000).unwrap();
     assert_eq!((f.leaves, f.spines, f.links_per_leaf_spine, f.hosts), (32, 16, 2, 1024));
     assert!(matches!(leaf_spine_for(64, Oversubscription::NON_BLOCKING, 2049), Err(SizingError::TooLarge { .. })));
+}
+
+fn fabric_of(radix: u32, nodes: u64, rails: u32, rail_optimised: bool, nodes_per_su: Option<u32>, leaf: Oversubscription) -> Fabric {
+    fabric(&FabricInput {
+        radix,
+        nodes,
+        rails,
+        rail_optimised,
+        nodes_per_su,
+        ufm_ports: 0,
+        leaf,
+        spine: Oversubscription::NON_BLOCKING,
+    })
+    .unwrap()
+}
+
+/// `fabric` with one NIC per node and as many nodes as a k-ary fat tree has hosts builds
+/// exactly that fat tree; R²/2 hosts is the largest two-tier fabric.
+#[test]
+fn fabric_reproduces_the_textbook() {
+    for k in (4..=64u32).step_by(2) {
+        let t = fat_tree(k).unwrap();
+        let f = fabric_of(k, t.hosts, 1, false, None, Oversubscription::NON_BLOCKING);
+        let c = f.clos;
+        assert_eq!(
+            (c.tiers, c.leaves, c.spines, c.cores, c.leaf_spine_links, c.spine_core_links),
+            (3, t.edge_switches, t.aggregation_switches, t.core_switches, t.edge_aggregation_links, t.aggregation_core_links),
+            "k = {k}"
+        );
+        assert_eq!((c.pods, c.pod_leaves, c.pod_spines, c.plane_cores), (k as u64, k as u64 / 2, k as u64 / 2, k as u64 / 2));
+        assert_eq!(c.switches(), t.switches);
+
+        let r = k as u64;
+        let two = fabric_of(k, r * r / 2, 1, false, None, Oversubscription::NON_BLOCKING);
+        assert_eq!((two.clos.tiers, two.clos.leaves, two.clos.spines), (2, r, r / 2), "R²/2 at R = {k}");
+        assert_eq!(fabric_of(k, r * r / 2 + 1, 1, false, None, Oversubscription::NON_BLOCKING).clos.tiers, 3);
+        // One switch holds R endpoints; one more needs leaves and spines.
+        assert_eq!(fabric_of(k, r, 1, false, None, Oversubscription::NON_BLOCKING).clos.tiers, 1);
+        assert_eq!(fabric_of(k, r + 1, 1, false, None, Oversubscription::NON_BLOCKING).clos.tiers, 2);
+    }
+    // One past the largest three-tier fabric needs a fourth tier.
+    let too_big = FabricInput {
+        radix: 8,
+        nodes: 129,
+        rails: 1,
+        rail_optimised: false,
+        nodes_per_su: None,
+        ufm_ports: 0,
+        leaf: Oversubscription::NON_BLOCKING,
+        spine: Oversubscription::NON_BLOCKING,
+    };
+    assert!(matches!(fabric(&too_big), Err(SizingError::TooLarge { max_leaves: 32, .. })));
+}
+
+/// Oversubscribed leaves: R·o/(o+1) down, R/(o+1) up, and the largest two-tier fabric
+/// grows to R · R·o/(o+1) hosts.
+#[test]
+fn fabric_oversubscribed() {
+    for (o, down, up, spines) in [(2u32, 42u32, 22u32, 22u64), (3, 48, 16, 16)] {
+        let ov = Oversubscription { down: o, up: 1 };
+        let f = fabric_of(64, 64 * down as u64, 1, false, None, ov);
+        assert_eq!((f.leaf_downlinks, f.clos.leaf_uplinks, f.clos.tiers, f.clos.leaves, f.clos.spines), (down, up, 2, 64, spines));
+        // Half the hosts' bandwidth over the oversubscription.
+        assert_eq!(f.bisection_half_links(), 64 * up as u64);
+    }
+    // Spines at 3:1 in three tiers: three full pods of 48 leaves, 16 uplinks per spine.
+    let f = fabric(&FabricInput {
+        radix: 64,
+        nodes: 4608,
+        rails: 1,
+        rail_optimised: false,
+        nodes_per_su: None,
+        ufm_ports: 0,
+        leaf: Oversubscription::NON_BLOCKING,
+        spine: Oversubscription { down: 3, up: 1 },
+    })
+    .unwrap();
+    let c = f.clos;
+    assert_eq!((c.tiers, c.leaves, c.pod_leaves, c.pods, c.spine_downlinks, c.spine_uplinks), (3, 144, 48, 3, 48, 16));
+    assert_eq!(f.bisection_half_links(), c.spine_core_links);
+    assert_eq!(c.spine_core_links * 3, c.leaf_spine_links);
+}
+
+/// Not rail-optimised: a node's NICs share a leaf, ⌊downlinks / rails⌋ nodes per leaf.
+#[test]
+fn fabric_without_rails() {
+    // 128 nodes × 8 NICs, 4 nodes per 64-port leaf: 32 leaves, 16 spines.
+    let f = fabric_of(64, 128, 8, false, None, Oversubscription::NON_BLOCKING);
+    assert_eq!((f.nodes_per_leaf, f.clos.leaves, f.clos.spines, f.node_leaf_links), (4, 32, 16, 1024));
+    // The same nodes rail-optimised in SUs of 32: 4 SUs × 8 rails, the same counts.
+    let g = fabric_of(64, 128, 8, true, Some(32), Oversubscription::NON_BLOCKING);
+    assert_eq!((g.scalable_units, g.clos.leaves, g.clos.spines), (4, 32, 16));
+    // A partial last SU keeps its rail leaves and leaves node slots spare.
+    let g = fabric_of(64, 125, 8, true, Some(32), Oversubscription::NON_BLOCKING);
+    assert_eq!((g.scalable_units, g.spare_node_slots, g.clos.leaves), (4, 3, 32));
+    // 5 NICs per node on a 4-downlink leaf cannot share it.
+    let e = fabric(&FabricInput {
+        radix: 8,
+        nodes: 2,
+        rails: 5,
+        rail_optimised: false,
+        nodes_per_su: None,
+        ufm_ports: 0,
+        leaf: Oversubscription::NON_BLOCKING,
+        spine: Oversubscription::NON_BLOCKING,
+    });
+    assert_eq!(e, Err(SizingError::NicsPerLeaf { rails: 5, leaf_downlinks: 4 }));
 }
