@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod design;
 mod nccl;
 mod sm;
 mod sweep;
@@ -52,6 +53,8 @@ enum Cmd {
     Sweep(sweep::SweepArgs),
     /// Join the shard files of a sweep run with --shard into sweep.csv and sweep.svg.
     Merge(sweep::MergeArgs),
+    /// Size a Clos fabric (tiers, switches, cables, transceivers, bisection) from its inputs.
+    Design(design::DesignArgs),
     /// Run one scenario on InfiniBand and on RoCEv2 and print the results side by side.
     Compare {
         /// Scenario file (TOML) with a [roce] section; [infiniband] is optional (defaults).
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
         Cmd::Sm(a) => sm::run(a),
         Cmd::Sweep(a) => sweep::run(a),
         Cmd::Merge(a) => sweep::merge(a),
+        Cmd::Design(a) => design::run(a),
         Cmd::Compare { file, json, html } => compare(&file, json, html.as_deref()),
         Cmd::Run { file, json, out: _, html: _, minbytes: Some(b), maxbytes: Some(e), stepfactor } => nccl::run(&file, &b, &e, &stepfactor, json),
         Cmd::Run { file, json, out, html, .. } => {

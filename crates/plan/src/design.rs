@@ -34,7 +34,8 @@
 
 use std::fmt::{self, Write as _};
 
-use model::sizing::{self, Fabric, FabricInput, Oversubscription, SizingError};
+pub use model::sizing::Oversubscription;
+use model::sizing::{self, Fabric, FabricInput, SizingError};
 use serde::{Serialize, Serializer};
 use units::BitRate;
 
@@ -323,7 +324,7 @@ pub fn design(inp: &DesignInput) -> Result<Design, DesignError> {
             let unit = if size_input == "endpoints" { inp.nics_per_node as u64 } else { 1 };
             let what = if size_input == "endpoints" { "endpoints" } else { "nodes" };
             let ufm = if sized.ufm_slots > 0 { format!(" and {} UFM slot(s)", sized.ufm_slots) } else { String::new() };
-            let alt = if fewer > 0 { format!("{} ({} SUs) or ", fewer * unit, sized.scalable_units - 1) } else { String::new() };
+            let alt = if fewer > 0 { format!("{} {what} ({} SUs) or ", fewer * unit, sized.scalable_units - 1) } else { String::new() };
             return err(
                 size_input,
                 format!(
