@@ -722,8 +722,20 @@ fn explain_tiers(x: &mut Explain, i: &DesignInput, f: &Fabric, choice: &str) {
             x.push(
                 "pods",
                 format!(
-                    "ceil(leaves / spine downlinks) = ceil({} / {}) = {}; a full pod has {} leaves and {} spines (one link each pair), the last {} leaves and {} spines",
-                    c.leaves, c.spine_downlinks, c.pods, c.pod_leaves, c.pod_spines, c.last_pod_leaves, c.last_pod_spines
+                    "ceil(leaves / spine downlinks) = ceil({} / {}) = {}; a full pod has {} leaves and {} spines (one link each pair){}",
+                    c.leaves,
+                    c.spine_downlinks,
+                    c.pods,
+                    c.pod_leaves,
+                    c.pod_spines,
+                    if c.last_pod_leaves < c.pod_leaves {
+                        format!(
+                            ", the last {} leaves and {} spines (the smallest divisor of {} whose ports hold its uplinks)",
+                            c.last_pod_leaves, c.last_pod_spines, c.leaf_uplinks
+                        )
+                    } else {
+                        String::new()
+                    }
                 ),
                 "Al-Fares et al. 2008 sec. 3 (k pods of k/2 edge and k/2 aggregation switches)",
             );
@@ -815,10 +827,12 @@ pub fn text(d: &Design) -> String {
     let ufm = if d.ufm_ports > 0 { format!(" + {} UFM ports", d.ufm_ports) } else { String::new() };
     let _ = writeln!(
         s,
-        "{what}{} nodes × {} NICs = {} endpoints{ufm}, {}, radix {}, leaf {}{}{}",
-        d.nodes,
-        i.nics_per_node,
-        d.endpoints,
+        "{what}{}{ufm}, {}, radix {}, leaf {}{}{}",
+        if i.nics_per_node == 1 {
+            format!("{} endpoints", d.endpoints)
+        } else {
+            format!("{} nodes × {} NICs = {} endpoints", d.nodes, i.nics_per_node, d.endpoints)
+        },
         i.speed,
         i.radix,
         ovs(i.leaf_oversubscription),
