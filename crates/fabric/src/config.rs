@@ -220,6 +220,9 @@ pub struct RoceSection {
     pub pfc: PfcCfg,
     #[serde(default)]
     pub ecn: Vec<EcnCfg>,
+    /// "enqueue" (default) or "dequeue": which queue length ECN marking looks at.
+    #[serde(default)]
+    pub ecn_marking: Option<String>,
     pub dcqcn: DcqcnCfg,
     /// After a link change, ECMP routes are rebuilt over the remaining links this long
     /// after the fault (routing-protocol convergence). Required when there are faults.
@@ -792,6 +795,7 @@ fn compile_ib(
         // Every VL is lossless by design: any discard counts as a lossless-class drop.
         lossless: [true; 8],
         ecn: [None; 8],
+        ecn_marking: crate::params::EcnMarking::Enqueue,
         sched,
         cnp_dscp: 0,
         pfc: Pfc { enabled: false, quanta: 0, refresh: None, response: None },
@@ -1018,6 +1022,11 @@ fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) ->
         tc_to_pg,
         lossless,
         ecn,
+        ecn_marking: match r.ecn_marking.as_deref() {
+            None | Some("enqueue") => crate::params::EcnMarking::Enqueue,
+            Some("dequeue") => crate::params::EcnMarking::Dequeue,
+            Some(o) => return Err(c.err("roce.ecn_marking", format!("unknown marking point `{o}`; expected \"enqueue\" or \"dequeue\""))),
+        },
         sched,
         cnp_dscp: r.cnp_dscp,
         pfc,

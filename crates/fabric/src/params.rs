@@ -16,6 +16,17 @@ pub enum Forwarding {
     CutThrough,
 }
 
+/// When an egress queue marks ECN: on the queue a packet joins, or on the queue it leaves
+/// behind. Marking at dequeue tells the sender about the queue *now*, not the queue its
+/// packet waited in; DCQCN's and HPCC's ns-3 simulators mark at dequeue (HPCC
+/// `switch-node.cc`, `SwitchNotifyDequeue`), the RED rule itself is the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EcnMarking {
+    Enqueue,
+    Dequeue,
+}
+
 /// Egress scheduling class of a queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sched {
@@ -118,6 +129,8 @@ pub struct Params {
     pub tc_to_pg: [u8; 8],
     pub lossless: [bool; 8],
     pub ecn: [Option<Red>; 8],
+    /// Where switches take the queue length the RED rule marks on.
+    pub ecn_marking: EcnMarking,
     pub sched: [Sched; 8],
     pub cnp_dscp: u8,
     pub pfc: Pfc,
