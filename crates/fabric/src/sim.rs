@@ -46,7 +46,7 @@ use model::ib;
 use units::{serialization, BitRate, Bytes, SimDuration, SimTime};
 
 use crate::dcqcn::Dcqcn;
-use crate::params::{EcnMarking, FlowSpec, Forwarding, Params, Resume, Sched, Tech, Trigger};
+use crate::params::{FlowSpec, Forwarding, Params, Resume, Sched, Tech, Trigger};
 use crate::routing::{Lft, Routes};
 use crate::stats::{Deadlock, DropCause, FlowRecord, Stats};
 use crate::topology::{NodeId, NodeKind, PortId, Topology};
@@ -437,6 +437,8 @@ pub struct Sim {
     ports: Vec<PortState>,
     /// Egress queues, `port * 8 + class`.
     cls: Vec<ClassQ>,
+    /// Number of ports.
+    np: usize,
     /// Per port: the earliest pending Kick (NEVER: none).
     kick: Vec<u64>,
     /// Per port: pause times of the next PFC frame, and those of PFC frames on the link.
@@ -526,7 +528,7 @@ impl Sim {
         let mut hdrm_cap = vec![0u64; np * 8];
         for pi in 0..np {
             for &pg in &lossless_pgs {
-                hdrm_cap[pi * 8 + pg as usize] = headroom[pi];
+                hdrm_cap[pg as usize * np + pi] = headroom[pi];
             }
         }
         let response = topo
@@ -734,6 +736,7 @@ impl Sim {
             fwd_gen: 0,
             ports,
             cls: vec![ClassQ::default(); np * 8],
+            np,
             kick: vec![NEVER; np],
             pfc_quanta: vec![[0; 8]; np],
             pfc_sent: (0..np).map(|_| VecDeque::new()).collect(),
@@ -811,7 +814,7 @@ impl Sim {
                 self.try_tx(now, port);
             }
             Ev::PfcRefresh { port, pg, gen } => {
-                let st = self.pgs[port as usize * 8 + pg as usize];
+                let st = self.pgs[self.pg_index(port, pg)];
                 if st.paused && st.gen == gen {
                     self.queue_pfc(now, port, pg, self.p.pfc.quanta);
                     self.schedule_refresh(now, port, pg, gen);
@@ -1166,6 +1169,13 @@ impl Sim {
         }
     }
 
+    /// Index of (ingress port, PG) in `pgs` and `hdrm_cap`: PG-major, so the state of the
+    /// PGs in use (usually one lossless PG) is dense.
+    #[inline]
+    fn pg_index(&self, port: u32, pg: u8) -> usize {
+        pg as usize * self.np + port as usize
+    }
+
     /// Shared-pool cells PG `pg` may use now.
     fn shared_limit(&self, node: usize, lossless: bool) -> u64 {
         let m = &self.mmus[node];
@@ -1236,7 +1246,7 @@ impl Sim {
         let lossless = self.p.lossless[tc] && self.p.pfc.enabled;
         let cells = Bytes(pk.frame as u64).cells(self.p.buffer.cell);
         let ni = node.0 as usize;
-        let gi = in_port as usize * 8 + pg as usize;
+        let gi = self.pg_index(in_port, pg);
         let limit = self.shared_limit(ni, lossless);
         let st = self.pgs[gi];
         let m = self.mmus[ni];
@@ -1286,31 +1296,23 @@ impl Sim {
         let p = &mut self.pkts[id as usize];
         p.in_port = in_port;
         p.in_pg = pg;
-        if self.p.ecn_marking == EcnMarking::Enqueue {
-            self.ecn_mark(out.0 as usize, tc, id);
+        // ECN at egress enqueue, by the RED rule on the instantaneous queue.
+        if let Some(red) = self.p.ecn[tc] {
+            if p.has(ECN_CAPABLE) && !p.has(CE) {
+                let qlen = Bytes(self.cls[out.0 as usize * 8 + tc].qbytes);
+                let prob = red.mark_probability(qlen);
+                let bin = crate::stats::ecn_bin(qlen, red.kmax);
+                let st = &mut self.stats.ports[out.0 as usize];
+                st.ecn_seen[bin] += 1;
+                if prob > 0.0 && (prob >= 1.0 || self.ecn_rng[out.0 as usize].f64() < prob) {
+                    self.pkts[id as usize].flags |= CE;
+                    st.ecn_marked += 1;
+                    st.ecn_marked_bins[bin] += 1;
+                }
+            }
         }
         self.enqueue(now, out.0, id);
         self.try_tx(now, out.0);
-    }
-
-    /// ECN at egress by the RED rule on the instantaneous queue of (`pi`, `tc`): the queue
-    /// the packet joins (enqueue marking) or leaves behind (dequeue marking).
-    fn ecn_mark(&mut self, pi: usize, tc: usize, id: u32) {
-        let Some(red) = self.p.ecn[tc] else { return };
-        let p = &self.pkts[id as usize];
-        if !p.has(ECN_CAPABLE) || p.has(CE) {
-            return;
-        }
-        let qlen = Bytes(self.cls[pi * 8 + tc].qbytes);
-        let prob = red.mark_probability(qlen);
-        let bin = crate::stats::ecn_bin(qlen, red.kmax);
-        let st = &mut self.stats.ports[pi];
-        st.ecn_seen[bin] += 1;
-        if prob > 0.0 && (prob >= 1.0 || self.ecn_rng[pi].f64() < prob) {
-            self.pkts[id as usize].flags |= CE;
-            st.ecn_marked += 1;
-            st.ecn_marked_bins[bin] += 1;
-        }
     }
 
     /// Appends packet `id` to queue (`pi`, `tc`).
@@ -1482,9 +1484,6 @@ impl Sim {
             self.ib[pi].head_since[tc] = now;
             self.ib_release(now, pk.in_port, pk.in_pg, pk.frame as u32);
         } else {
-            if self.p.ecn_marking == EcnMarking::Dequeue {
-                self.ecn_mark(pi, tc, id);
-            }
             self.release(now, node, pk);
         }
         id
@@ -1554,7 +1553,7 @@ impl Sim {
     /// (RoCEv2; InfiniBand frees input blocks in [`Sim::ib_release`].)
     /// `ni`: the switch holding the packet.
     fn release(&mut self, now: u64, ni: usize, pk: Packet) {
-        let gi = pk.in_port as usize * 8 + pk.in_pg as usize;
+        let gi = self.pg_index(pk.in_port, pk.in_pg);
         let cells = self.cells_of(&pk);
         let mut c = cells;
         let s = &mut self.pgs[gi];
@@ -2161,7 +2160,7 @@ impl Sim {
         }
         for pi in 0..self.ports.len() {
             for pg in 0..8 {
-                let s = self.pgs[pi * 8 + pg];
+                let s = self.pgs[self.pg_index(pi as u32, pg as u8)];
                 let st = &mut self.stats.ports[pi];
                 st.peak_headroom_cells = st.peak_headroom_cells.max(s.peak_hdrm);
                 st.peak_pg_cells = st.peak_pg_cells.max(s.peak_total);
@@ -2185,11 +2184,11 @@ impl Sim {
             let mut queued_cells = 0u64;
             for pi in n.first_port..n.first_port + n.nports {
                 for pg in 0..8 {
-                    let s = self.pgs[pi as usize * 8 + pg];
+                    let s = self.pgs[self.pg_index(pi, pg as u8)];
                     used += s.resv + s.shared + s.hdrm;
                     shared += s.shared;
                     hdrm += s.hdrm;
-                    if s.hdrm > self.hdrm_cap[pi as usize * 8 + pg] {
+                    if s.hdrm > self.hdrm_cap[self.pg_index(pi, pg as u8)] {
                         return Err(format!("headroom over its cap at port {pi} pg {pg}"));
                     }
                 }
@@ -2382,6 +2381,6 @@ impl Sim {
 
     /// Headroom cap of each port (cells), for reporting.
     pub fn headroom_of(&self, port: PortId) -> u64 {
-        (0..8).map(|pg| self.hdrm_cap[port.0 as usize * 8 + pg]).max().unwrap_or(0)
+        (0..8).map(|pg| self.hdrm_cap[self.pg_index(port.0, pg)]).max().unwrap_or(0)
     }
 }
