@@ -46,7 +46,7 @@ use model::ib;
 use units::{serialization, BitRate, Bytes, SimDuration, SimTime};
 
 use crate::dcqcn::Dcqcn;
-use crate::params::{FlowSpec, Forwarding, Params, Resume, Sched, Tech, Trigger};
+use crate::params::{EcnMarking, FlowSpec, Forwarding, Params, Resume, Sched, Tech, Trigger};
 use crate::routing::{Lft, Routes};
 use crate::stats::{Deadlock, DropCause, FlowRecord, Stats};
 use crate::topology::{NodeId, NodeKind, PortId, Topology};
@@ -1296,23 +1296,31 @@ impl Sim {
         let p = &mut self.pkts[id as usize];
         p.in_port = in_port;
         p.in_pg = pg;
-        // ECN at egress enqueue, by the RED rule on the instantaneous queue.
-        if let Some(red) = self.p.ecn[tc] {
-            if p.has(ECN_CAPABLE) && !p.has(CE) {
-                let qlen = Bytes(self.cls[out.0 as usize * 8 + tc].qbytes);
-                let prob = red.mark_probability(qlen);
-                let bin = crate::stats::ecn_bin(qlen, red.kmax);
-                let st = &mut self.stats.ports[out.0 as usize];
-                st.ecn_seen[bin] += 1;
-                if prob > 0.0 && (prob >= 1.0 || self.ecn_rng[out.0 as usize].f64() < prob) {
-                    self.pkts[id as usize].flags |= CE;
-                    st.ecn_marked += 1;
-                    st.ecn_marked_bins[bin] += 1;
-                }
-            }
+        if self.p.ecn_marking == EcnMarking::Enqueue {
+            self.ecn_mark(out.0 as usize, tc, id);
         }
         self.enqueue(now, out.0, id);
         self.try_tx(now, out.0);
+    }
+
+    /// ECN at egress by the RED rule on the instantaneous queue of (`pi`, `tc`): the queue
+    /// the packet joins (enqueue marking) or leaves behind (dequeue marking).
+    fn ecn_mark(&mut self, pi: usize, tc: usize, id: u32) {
+        let Some(red) = self.p.ecn[tc] else { return };
+        let p = &self.pkts[id as usize];
+        if !p.has(ECN_CAPABLE) || p.has(CE) {
+            return;
+        }
+        let qlen = Bytes(self.cls[pi * 8 + tc].qbytes);
+        let prob = red.mark_probability(qlen);
+        let bin = crate::stats::ecn_bin(qlen, red.kmax);
+        let st = &mut self.stats.ports[pi];
+        st.ecn_seen[bin] += 1;
+        if prob > 0.0 && (prob >= 1.0 || self.ecn_rng[pi].f64() < prob) {
+            self.pkts[id as usize].flags |= CE;
+            st.ecn_marked += 1;
+            st.ecn_marked_bins[bin] += 1;
+        }
     }
 
     /// Appends packet `id` to queue (`pi`, `tc`).
@@ -1484,6 +1492,9 @@ impl Sim {
             self.ib[pi].head_since[tc] = now;
             self.ib_release(now, pk.in_port, pk.in_pg, pk.frame as u32);
         } else {
+            if self.p.ecn_marking == EcnMarking::Dequeue {
+                self.ecn_mark(pi, tc, id);
+            }
             self.release(now, node, pk);
         }
         id
