@@ -5,4 +5,5 @@
 //!   cables, transceivers, bisection bandwidth and hop counts of a Clos fabric, and a
 //!   scenario file for the simulator.
 
+pub mod burst;
 pub mod design;
