@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod burst;
 mod design;
 mod nccl;
 mod sm;
@@ -55,6 +56,8 @@ enum Cmd {
     Merge(sweep::MergeArgs),
     /// Size a Clos fabric (tiers, switches, cables, transceivers, bisection) from its inputs.
     Design(design::DesignArgs),
+    /// Microburst buffer planner: peak queue, drain, largest burst absorbed, drops or pause beyond.
+    Burst(burst::BurstArgs),
     /// Run one scenario on InfiniBand and on RoCEv2 and print the results side by side.
     Compare {
         /// Scenario file (TOML) with a [roce] section; [infiniband] is optional (defaults).
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
         Cmd::Sweep(a) => sweep::run(a),
         Cmd::Merge(a) => sweep::merge(a),
         Cmd::Design(a) => design::run(a),
+        Cmd::Burst(a) => burst::run(a),
         Cmd::Compare { file, json, html } => compare(&file, json, html.as_deref()),
         Cmd::Run { file, json, out: _, html: _, minbytes: Some(b), maxbytes: Some(e), stepfactor } => nccl::run(&file, &b, &e, &stepfactor, json),
         Cmd::Run { file, json, out, html, .. } => {

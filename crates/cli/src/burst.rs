@@ -1,0 +1,308 @@
+//! `fabriclab burst`: the microburst buffer planner (see `plan::burst` for the model and
+//! its sources). `--prove` builds a one-leaf scenario (N hosts → 1 host on the same leaf,
+//! an `incast` at t = 0 with no stagger, ECN and DCQCN off), simulates it and prints the
+//! analytical and simulated numbers side by side. An error names the flag (exit code 2).
+
+use std::process::ExitCode;
+
+use clap::Args;
+use plan::burst::{self as b, Beyond, BurstInput, BurstPlan, Class};
+use units::{BitRate, Bytes, SimDuration};
+
+/// `fabriclab burst` arguments.
+#[derive(Args, Debug)]
+pub struct BurstArgs {
+    /// Synchronised senders.
+    #[arg(long, value_name = "N")]
+    pub senders: u32,
+    /// Payload per sender, with a unit (64KB, 1MiB).
+    #[arg(long, value_name = "BYTES")]
+    pub burst: String,
+    /// Each sender's link speed (100Gbps).
+    #[arg(long, value_name = "RATE")]
+    pub in_speed: String,
+    /// The egress port's speed.
+    #[arg(long, value_name = "RATE")]
+    pub out_speed: String,
+    /// Shared pool S (after reserved and headroom), e.g. 16MiB.
+    #[arg(long, value_name = "BYTES")]
+    pub buffer: String,
+    /// Buffer cell size.
+    #[arg(long, value_name = "BYTES", default_value = "256B")]
+    pub cell: String,
+    /// α = 2^dynamic_th (SONiC), -7..7.
+    #[arg(long, value_name = "N", default_value = "0", allow_hyphen_values = true)]
+    pub dynamic_th: String,
+    /// Reserved bytes per ingress (port, PG).
+    #[arg(long, value_name = "BYTES", default_value = "0B")]
+    pub reserved: String,
+    /// lossy (drops) or lossless (PFC).
+    #[arg(long, value_name = "lossy|lossless", default_value = "lossless")]
+    pub class: String,
+    /// IB path MTU.
+    #[arg(long, value_name = "BYTES", default_value = "4096B")]
+    pub mtu: String,
+    /// PFC resume offset below the trigger (default: two maximum frames).
+    #[arg(long, value_name = "BYTES")]
+    pub xon_offset: Option<String>,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+    /// Print every formula with its numbers and source.
+    #[arg(long)]
+    pub explain: bool,
+    /// Also simulate it and show analytical vs simulated.
+    #[arg(long)]
+    pub prove: bool,
+}
+
+fn bytes(flag: &str, s: &str) -> Result<Bytes, String> {
+    s.parse::<Bytes>().map_err(|e| format!("--{flag} {s}: {e}; expected bytes with a unit such as 64KB or 16MiB"))
+}
+
+fn rate(flag: &str, s: &str) -> Result<BitRate, String> {
+    s.parse::<BitRate>().map_err(|e| format!("--{flag} {s}: {e}; expected a rate with a unit such as 100Gbps"))
+}
+
+/// Parses and checks the flags into the planner's input.
+pub fn input(a: &BurstArgs) -> Result<BurstInput, String> {
+    let class = match a.class.as_str() {
+        "lossy" => Class::Lossy,
+        "lossless" => Class::Lossless,
+        o => return Err(format!("--class {o}: expected lossy or lossless")),
+    };
+    let dynamic_th = a
+        .dynamic_th
+        .parse::<i8>()
+        .map_err(|_| format!("--dynamic-th {}: expected an integer -7..7 (α = 2^dynamic_th)", a.dynamic_th))?;
+    Ok(BurstInput {
+        senders: a.senders,
+        burst: bytes("burst", &a.burst)?,
+        in_speed: rate("in-speed", &a.in_speed)?,
+        out_speed: rate("out-speed", &a.out_speed)?,
+        shared: bytes("buffer", &a.buffer)?,
+        cell: bytes("cell", &a.cell)?,
+        dynamic_th,
+        reserved: bytes("reserved", &a.reserved)?,
+        class,
+        mtu: bytes("mtu", &a.mtu)?,
+        xon_offset: a.xon_offset.as_deref().map(|s| bytes("xon-offset", s)).transpose()?,
+    })
+}
+
+/// What the simulation of the burst showed.
+#[derive(serde::Serialize, Debug, Clone)]
+pub struct Simulated {
+    pub peak_queue_frame_bytes: u64,
+    pub last_flow_done_ps: u64,
+    pub drops: u64,
+    pub drop_bytes: u64,
+    pub pfc_frames: u64,
+    /// Mean over the senders' NIC ports of the time paused on the burst's priority.
+    pub paused_per_sender_ps: u64,
+    pub scenario: String,
+}
+
+/// The scenario `--prove` simulates: hosts 1..=N and receiver 0 on one leaf; the shared
+/// pool of the leaf equals S (the simulator subtracts reserved and headroom from `total`).
+pub fn scenario(i: &BurstInput, p: &BurstPlan) -> String {
+    let n = i.senders as u64;
+    let nports = n + 1; // the hosts
+    let c = i.cell.0;
+    let headroom_cells = 4 * p.cells_per_frame + 64; // ample for 3 m cables
+    let total_cells = p.shared_cells + nports * (8 * p.reserved_cells + headroom_cells);
+    let senders: Vec<String> = (1..=n).map(|h| h.to_string()).collect();
+    let dscp = if i.class == Class::Lossless { 26 } else { 0 };
+    let speed = |r: BitRate| format!("{}Mbps", r.0 / 1_000_000);
+    // Every sender link runs at R_in, the receiver's at R_out.
+    let mut links = String::new();
+    for h in 0..=n {
+        let s = if h == 0 { i.out_speed } else { i.in_speed };
+        links.push_str(&format!("  {{ a = \"h{h}\", b = \"leaf:{}\", speed = \"{}\", cable = \"3m\" }},\n", h, speed(s)));
+    }
+    let nodes: Vec<String> = (0..=n).map(|h| format!("  {{ name = \"h{h}\", kind = \"host\" }},")).collect();
+    format!(
+        r#"[scenario]
+name = "burst-prove"
+seed = 1
+
+[topology]
+kind = "explicit"
+nodes = [
+{nodes}
+  {{ name = "leaf", kind = "switch", ports = {ports} }},
+]
+links = [
+{links}]
+
+[roce]
+mtu = "{mtu}B"
+lossless_priorities = [3]
+dscp_to_tc = {{ 26 = 3, 48 = 6 }}
+cnp_dscp = 48
+timeout = 10
+retry_cnt = 7
+forwarding = "store-and-forward"
+switch_latency = "0ns"
+pfc = {{ enabled = true, quanta = 65535, refresh = "auto", response = "auto" }}
+dcqcn = {{ preset = "off" }}
+
+[buffer]
+total = "{total}B"
+cell = "{c}B"
+dynamic_th = {th}
+reserved = "{resv}B"
+headroom = "{hdrm}B"
+xoff = "dynamic"
+xon_offset = "{xon}B"
+
+[[traffic]]
+kind = "incast"
+receiver = 0
+senders = [{senders}]
+size = "{size}B"
+stagger = "0ns"
+dscp = {dscp}
+"#,
+        nodes = nodes.join("\n"),
+        ports = n + 1,
+        mtu = i.mtu.0,
+        total = total_cells * c,
+        th = i.dynamic_th,
+        resv = p.reserved_cells * c,
+        hdrm = headroom_cells * c,
+        xon = p.xon_offset_cells * c,
+        senders = senders.join(", "),
+        size = i.burst.0,
+    )
+}
+
+/// Simulates the burst (`--prove`).
+pub fn simulate(i: &BurstInput, p: &BurstPlan) -> Result<Simulated, String> {
+    let src = scenario(i, p);
+    let world = fabric::load_str("burst-prove.toml", &src).map_err(|e| format!("--prove: the generated scenario: {e}"))?;
+    let (_sim, r) = world.run(false);
+    let rx_port = r
+        .ports
+        .iter()
+        .filter(|pt| pt.node == "leaf" && pt.peer.starts_with("h0"))
+        .max_by_key(|pt| pt.max_queue_bytes)
+        .ok_or("--prove: no leaf port towards the receiver")?;
+    let last = r.flow_records.iter().filter_map(|f| f.fct_ps.map(|t| f.start_ps + t)).max().unwrap_or(r.end_ps);
+    let n = i.senders as u64;
+    let paused: u64 = r
+        .ports
+        .iter()
+        .filter(|pt| pt.node != "leaf" && pt.node != "h0" && pt.node.starts_with('h'))
+        .map(|pt| pt.paused_ps[3])
+        .sum();
+    Ok(Simulated {
+        peak_queue_frame_bytes: rx_port.max_queue_bytes,
+        last_flow_done_ps: last,
+        drops: r.totals.drops,
+        drop_bytes: r.ports.iter().map(|pt| pt.drops.iter().map(|d| d.1).sum::<u64>()).sum(),
+        pfc_frames: r.totals.pfc_frames,
+        paused_per_sender_ps: paused / n.max(1),
+        scenario: src,
+    })
+}
+
+fn us(ps: u64) -> String {
+    format!("{:.3} us", SimDuration(ps).as_us_f64())
+}
+
+fn kib(b: u64) -> String {
+    format!("{b} B ({:.1} KiB)", b as f64 / 1024.0)
+}
+
+pub fn run(a: BurstArgs) -> ExitCode {
+    let i = match input(&a) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let p = match b::plan(&i) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: --{}: {}", e.input, e.msg);
+            return ExitCode::from(2);
+        }
+    };
+    let sim = if a.prove {
+        match simulate(&i, &p) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(1);
+            }
+        }
+    } else {
+        None
+    };
+    if a.json {
+        let mut v = serde_json::json!({ "plan": p });
+        if a.explain {
+            v["explain"] = serde_json::json!(b::explain(&i, &p));
+        }
+        if let Some(s) = &sim {
+            v["simulated"] = serde_json::json!(s);
+        }
+        println!("{}", serde_json::to_string_pretty(&v).expect("serialisable"));
+        return ExitCode::SUCCESS;
+    }
+    println!(
+        "Microburst: {} senders x {} at {} Gb/s into one {} Gb/s port, shared pool {} ({} cells of {} B), alpha {}, {:?}",
+        p.senders,
+        kib(p.burst_bytes),
+        i.in_speed.as_gbps_f64(),
+        i.out_speed.as_gbps_f64(),
+        kib(i.shared.0),
+        p.shared_cells,
+        i.cell.0,
+        p.alpha,
+        p.class
+    );
+    println!("  peak occupancy         {} wire = {} in frames = {} cells (at {})", kib(p.peak_wire_bytes), kib(p.peak_frame_bytes), p.peak_cells, us(p.senders_done_ps));
+    println!("  time to drain          {} after the peak; last byte out at {}", us(p.drain_after_peak_ps), us(p.last_byte_out_ps));
+    println!("  buffer limit           {} cells = {} in frames ({} senders' PGs x (reserved {} + alpha*S/(1+N*alpha) = {}))", p.limit_cells, kib(p.limit_frame_bytes), p.senders, p.reserved_cells, p.per_pg_limit_cells);
+    match p.max_burst_bytes {
+        Some(m) => println!("  largest burst absorbed {} per sender", kib(m)),
+        None => println!("  largest burst absorbed any (N x in-speed <= out-speed: no queue builds)"),
+    }
+    match &p.beyond {
+        Beyond::Absorbed => println!("  beyond                 this burst fits: no drops, no pause"),
+        Beyond::Lossy { drops_start_ps, dropped_bytes, dropped_packets } => println!(
+            "  beyond (lossy)         drops start at {}, ~{} dropped (~{} packets; first order, go-back-N resends add more)",
+            us(*drops_start_ps),
+            kib(*dropped_bytes),
+            dropped_packets
+        ),
+        Beyond::Lossless { first_xoff_ps, min_pause_ps, paused_per_sender_ps, senders_finish_ps, propagation } => {
+            println!("  beyond (lossless)      first XOFF at {} on all {} sender ports; each pause >= {}", us(*first_xoff_ps), p.senders, us(*min_pause_ps));
+            println!("                         each sender paused {} in total, senders finish at {}", us(*paused_per_sender_ps), us(*senders_finish_ps));
+            println!("                         propagation: {propagation}");
+        }
+    }
+    if let Some(s) = &sim {
+        println!("\n  --prove                analytical        simulated");
+        println!("  peak egress queue      {:>12} B   {:>12} B  (frame bytes; the simulation counts whole packets)", p.peak_frame_bytes.min(p.limit_frame_bytes.max(if matches!(p.beyond, Beyond::Absorbed) { p.peak_frame_bytes } else { 0 })), s.peak_queue_frame_bytes);
+        println!("  last flow done         {:>14}   {:>14}", us(p.last_byte_out_ps), us(s.last_flow_done_ps));
+        match &p.beyond {
+            Beyond::Lossy { dropped_packets, .. } => println!("  drops (packets)        {:>14}   {:>14}", dropped_packets, s.drops),
+            Beyond::Lossless { paused_per_sender_ps, .. } => {
+                println!("  paused per sender      {:>14}   {:>14}", us(*paused_per_sender_ps), us(s.paused_per_sender_ps));
+                println!("  PFC frames             {:>14}   {:>14}", "-", s.pfc_frames);
+            }
+            Beyond::Absorbed => println!("  drops / PFC frames     {:>14}   {:>7} / {}", 0, s.drops, s.pfc_frames),
+        }
+    }
+    if a.explain {
+        println!("\nFormulas and sources:");
+        for l in b::explain(&i, &p) {
+            println!("  - {l}");
+        }
+    }
+    ExitCode::SUCCESS
+}
