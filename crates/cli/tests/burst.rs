@@ -1,0 +1,86 @@
+//! `fabriclab burst`: flag validation, `--json` fields, and `--prove` agreement.
+
+use std::process::Command;
+
+fn burst(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_fabriclab")).arg("burst").args(args).output().expect("runs")
+}
+
+const BASE: [&str; 8] = ["--senders", "4", "--burst", "64KB", "--in-speed", "100Gbps", "--out-speed", "100Gbps"];
+
+fn with(extra: &[&str]) -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = BASE.to_vec();
+    v.extend(extra.iter().map(|s| -> &'static str { Box::leak(s.to_string().into_boxed_str()) }));
+    v
+}
+
+#[test]
+fn errors_name_the_flag() {
+    for (bad, flag) in [
+        (["--buffer", "16"], "--buffer"),
+        (["--buffer", "16MiB --class"], "--buffer"),
+        (["--cell", "256"], "--cell"),
+    ] {
+        let o = burst(&with(&[bad[0], bad[1]]));
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains(flag), "{e}");
+    }
+    let o = burst(&with(&["--buffer", "16MiB", "--class", "best-effort"]));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--class"));
+    let o = burst(&with(&["--buffer", "16MiB", "--mtu", "1500B"]));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--mtu"));
+    let o = burst(&["--senders", "4", "--burst", "64KB", "--in-speed", "100", "--out-speed", "100Gbps", "--buffer", "1MiB"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--in-speed"));
+}
+
+#[test]
+fn json_fields() {
+    let o = burst(&with(&["--buffer", "16MiB", "--json", "--explain"]));
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for f in ["peak_wire_bytes", "peak_frame_bytes", "peak_cells", "drain_after_peak_ps", "last_byte_out_ps", "limit_cells", "max_burst_bytes", "beyond"] {
+        assert!(v["plan"].get(f).is_some(), "missing plan.{f}");
+    }
+    assert!(v["explain"].as_array().unwrap().iter().any(|l| l.as_str().unwrap().contains("Choudhury")));
+}
+
+/// Analytical vs simulated: peak within 2 MTU frames, last flow within 1 % plus one packet
+/// time at R_in and two 3 m cable delays (store-and-forward and propagation, which the
+/// fluid model leaves out).
+fn prove(class: &str) -> serde_json::Value {
+    let o = burst(&with(&["--buffer", "16MiB", "--class", class, "--json", "--prove"]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let p = &v["plan"];
+    let s = &v["simulated"];
+    let frame = p["frame_bytes"].as_u64().unwrap();
+    let (ap, sp) = (p["peak_frame_bytes"].as_u64().unwrap(), s["peak_queue_frame_bytes"].as_u64().unwrap());
+    assert!(ap.abs_diff(sp) <= 2 * frame, "peak {ap} vs {sp}");
+    let (at, st) = (p["last_byte_out_ps"].as_u64().unwrap(), s["last_flow_done_ps"].as_u64().unwrap());
+    let slack = at / 100 + p["wire_bytes_per_frame"].as_u64().unwrap() * 80 + 2 * 15_000;
+    assert!(at.abs_diff(st) <= slack, "completion {at} vs {st}");
+    assert_eq!(s["drops"], 0);
+    v
+}
+
+#[test]
+fn prove_lossy_agrees() {
+    prove("lossy");
+}
+
+#[test]
+fn prove_lossless_agrees() {
+    let v = prove("lossless");
+    assert_eq!(v["simulated"]["pfc_frames"], 0);
+}
+
+#[test]
+fn prove_lossy_beyond_drops() {
+    let o = burst(&with(&["--buffer", "128KiB", "--class", "lossy", "--json", "--prove"]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ana = v["plan"]["beyond"]["dropped_packets"].as_u64().unwrap();
+    let sim = v["simulated"]["drops"].as_u64().unwrap();
+    // Go-back-N resends after the first loss only add drops to the first-order estimate.
+    assert!(ana > 0 && sim >= ana / 2, "dropped {ana} analytical vs {sim} simulated");
+}
