@@ -14,7 +14,7 @@ use model::headroom::{ieee_8021qbb, pause_response_quanta, quantum, HeadroomInpu
 use units::{propagation, BitRate, Bytes, Length, SimDuration, SimTime, DEFAULT_PROPAGATION_PS_PER_M};
 
 use crate::params::{Buffer, FlowSpec, Forwarding, Ib, Params, Pfc, Resume, Sched, Tech, Trigger};
-use crate::topology::{LinkSpec, NodeId, PortId, Topology};
+use crate::topology::{LinkSpec, NodeId, NodeKind, PortId, Topology};
 
 /// An error in a scenario file, with where and what was expected.
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +78,10 @@ pub struct IbSection {
     /// SL → VL; unlisted SLs map to VL 0.
     #[serde(default)]
     pub sl_to_vl: BTreeMap<String, u8>,
+    /// Port tables that differ from `sl_to_vl`: on a switch for an (input, output) port
+    /// pair (either port left out: every port), on a host's HCA for its port.
+    #[serde(default)]
+    pub sl_to_vl_ports: Vec<SlToVlPortCfg>,
     /// VLs served by the high-priority VL arbitration table (strict); the rest share the
     /// low-priority table with equal weights.
     #[serde(default)]
@@ -105,6 +109,20 @@ pub struct IbSection {
     pub reroute_delay: Option<Auto<SimDuration>>,
     /// IB congestion control (Annex A10); absent: off, and congestion spreads by credits.
     pub congestion_control: Option<IbCcCfg>,
+}
+
+/// One SL→VL table of a port (pair): `node` a switch or a host NIC name, ports 0-based as
+/// everywhere in scenario files.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct SlToVlPortCfg {
+    pub node: String,
+    #[serde(default)]
+    pub in_port: Option<u32>,
+    #[serde(default)]
+    pub out_port: Option<u32>,
+    /// SL → VL; SLs not listed keep the default table's VL.
+    pub map: BTreeMap<String, u8>,
 }
 
 /// IB congestion control settings (see `ibcc`): every value explicit, as OpenSM ships
@@ -623,6 +641,54 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
     })
 }
 
+type PortTables = (std::collections::HashMap<(u32, u32), [u8; 16]>, std::collections::HashMap<u32, [u8; 16]>);
+
+/// The `sl_to_vl_ports` entries as tables keyed by port ids (switch pairs) and endpoints.
+fn port_tables(c: &Ctx, r: &IbSection, topo: &Topology, default: &[u8; 16]) -> Result<PortTables, ConfigError> {
+    let mut pairs = std::collections::HashMap::new();
+    let mut hcas = std::collections::HashMap::new();
+    for (i, e) in r.sl_to_vl_ports.iter().enumerate() {
+        let f = format!("infiniband.sl_to_vl_ports[{i}]");
+        let Some(ni) = topo.nodes.iter().position(|n| n.name == e.node) else {
+            return Err(c.err(&format!("{f}.node"), format!("no node named `{}`", e.node)));
+        };
+        let node = &topo.nodes[ni];
+        let mut map = *default;
+        for (k, &vl) in &e.map {
+            let sl: u8 = k.parse().ok().filter(|&x: &u8| x < 16).ok_or_else(|| c.err(&format!("{f}.map"), format!("key `{k}` is not a service level 0..15")))?;
+            if vl >= r.data_vls {
+                return Err(c.err(&format!("{f}.map"), format!("SL {sl} maps to VL {vl}, but only VL0..VL{} are operational", r.data_vls - 1)));
+            }
+            map[sl as usize] = vl;
+        }
+        match node.kind {
+            NodeKind::Nic { ep, .. } => {
+                if e.in_port.is_some() || e.out_port.is_some() {
+                    return Err(c.err(&f, format!("`{}` is an HCA: it has one table, give no in_port/out_port", e.node)));
+                }
+                hcas.insert(ep, map);
+            }
+            NodeKind::Switch => {
+                let ports = |p: Option<u32>, field: &str| -> Result<Vec<u32>, ConfigError> {
+                    match p {
+                        Some(x) if x < node.nports => Ok(vec![node.first_port + x]),
+                        Some(x) => Err(c.err(&format!("{f}.{field}"), format!("`{}` has ports 0..{}; {x} does not exist", e.node, node.nports - 1))),
+                        None => Ok((node.first_port..node.first_port + node.nports).collect()),
+                    }
+                };
+                for a in ports(e.in_port, "in_port")? {
+                    for b in ports(e.out_port, "out_port")? {
+                        if a != b {
+                            pairs.insert((a, b), map);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok((pairs, hcas))
+}
+
 /// OpenSM's defaults (opensm/osm_subnet.c, `osm_subn_set_default_opt`): head_of_queue_lifetime
 /// 0x12 and packet_life_time 0x12, i.e. 4.096 µs × 2^18 ≈ 1.07 s (IBTA Vol. 1 §14.2.5.6,
 /// HOQLife and LifeTimeValue encode 4.096 µs × 2^value; values above 19 mean infinite).
@@ -745,9 +811,12 @@ fn compile_ib(
             *vl = if sl < r.data_vls as usize { sl as u8 } else { 0 };
         }
     }
+    let (sl_to_vl_ports, sl_to_vl_hca) = port_tables(c, r, topo, &sl_to_vl)?;
     let ib = Ib {
         grh: r.grh,
         sl_to_vl,
+        sl_to_vl_ports,
+        sl_to_vl_hca,
         data_vls: r.data_vls,
         vl_buffer_blocks,
         hoq_lifetime: lifetime(c, "infiniband.hoq_lifetime", &r.hoq_lifetime)?,

@@ -98,8 +98,13 @@ pub enum Tech {
 pub struct Ib {
     /// Packets carry a GRH (needed across subnets; off inside one subnet).
     pub grh: bool,
-    /// SL → VL (one table for every port: see `sim`'s module doc).
+    /// SL → VL: the table of every port that has no table of its own.
     pub sl_to_vl: [u8; 16],
+    /// SL → VL tables of switch (input port, output port) pairs that differ from
+    /// `sl_to_vl` (IBTA Vol. 1 §7.6.6, SLtoVLMappingTable per port pair). Lookup only.
+    pub sl_to_vl_ports: std::collections::HashMap<(u32, u32), [u8; 16]>,
+    /// SL → VL tables of HCA ports (by endpoint) that differ from `sl_to_vl`.
+    pub sl_to_vl_hca: std::collections::HashMap<u32, [u8; 16]>,
     /// Data VLs in use (VL0..data_vls-1).
     pub data_vls: u8,
     /// Receive buffer per (input port, data VL), in 64-byte blocks.

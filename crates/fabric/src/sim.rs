@@ -28,8 +28,10 @@
 //!   inserted at the next packet boundary, like a PFC frame. The periodic FCP refresh the
 //!   spec requires (to repair lost FCPs) is not simulated: this model never loses one, and
 //!   a 6-byte FCP every 65,536 symbol times costs under 0.1% of a link. Packets are switched
-//!   at packet granularity, not flits. One SL→VL table serves every port (the spec allows
-//!   one per input/output port pair). VL arbitration uses the same scheduler as Ethernet
+//!   at packet granularity, not flits. Each packet carries its QP's SL; an HCA maps it to
+//!   the VL it injects on by its port's SL→VL table, and a switch to the VL of each hop by
+//!   the table of the (input, output) port pair (IBTA Vol. 1 §7.6.6): one default table,
+//!   overridden per port pair or HCA port by the scenario. VL arbitration uses the same scheduler as Ethernet
 //!   queues: high-priority VLs strict, low-priority VLs weighted (LimitOfHighPriority is
 //!   not modelled). A packet at the head of an output VL queue longer than the HOQ lifetime,
 //!   or in a switch longer than the switch lifetime, is discarded when the port next looks
@@ -385,6 +387,8 @@ struct Qp {
     src: u32,
     dst: u32,
     tc: u8,
+    /// InfiniBand service level (a switch maps it to the VL of each hop).
+    sl: u8,
     sport: u16,
     msgs: VecDeque<Msg>,
     snd_una: u32,
@@ -645,7 +649,7 @@ impl Sim {
             flow_qp.push(qps.len() as u32);
             let line = topo.ports[topo.ep_port(f.src).0 as usize].rate.0;
             let class = match &p.ib {
-                Some(ibc) => ibc.sl_to_vl[f.sl as usize],
+                Some(ibc) => ibc.sl_to_vl_hca.get(&f.src).unwrap_or(&ibc.sl_to_vl)[f.sl as usize],
                 None => p.dscp_to_tc[f.dscp as usize],
             };
             // RoCEv2 source ports come from the dynamic range 49152–65535 (Annex A17.5.1.1).
@@ -655,6 +659,7 @@ impl Sim {
                 src: f.src,
                 dst: f.dst,
                 tc: class,
+                sl: f.sl,
                 sport,
                 msgs: VecDeque::new(),
                 snd_una: 0,
@@ -1232,9 +1237,11 @@ impl Sim {
             }
         };
         if !self.ib.is_empty() {
+            let vl = self.hop_vl(in_port, out.0, &pk);
             let p = &mut self.pkts[id as usize];
             p.in_port = in_port;
             p.in_pg = p.tc;
+            p.tc = vl;
             p.t = now;
             self.fecn_mark(out.0, id);
             self.enqueue(now, out.0, id);
@@ -1321,6 +1328,18 @@ impl Sim {
             st.ecn_marked += 1;
             st.ecn_marked_bins[bin] += 1;
         }
+    }
+
+    /// The VL a packet leaves a switch on: its SL through the SL→VL table of the (input,
+    /// output) port pair. With one table everywhere that is the VL it arrived on.
+    #[inline]
+    fn hop_vl(&self, in_port: u32, out_port: u32, pk: &Packet) -> u8 {
+        let ibc = self.p.ib.as_ref().expect("ib");
+        if ibc.sl_to_vl_ports.is_empty() && ibc.sl_to_vl_hca.is_empty() {
+            return pk.tc;
+        }
+        let sl = self.qps[pk.qp as usize].sl as usize;
+        ibc.sl_to_vl_ports.get(&(in_port, out_port)).unwrap_or(&ibc.sl_to_vl)[sl]
     }
 
     /// Appends packet `id` to queue (`pi`, `tc`).
@@ -1882,7 +1901,12 @@ impl Sim {
         };
         let cnp_tc = self.p.dscp_to_tc[self.p.cnp_dscp as usize];
         let qp = &mut self.qps[qpi as usize];
-        let (dst, tc) = (qp.dst, qp.tc);
+        // The responder's HCA maps the SL by its own table (RoCE: the QP's class).
+        let tc = match &self.p.ib {
+            Some(ibc) => ibc.sl_to_vl_hca.get(&qp.dst).unwrap_or(&ibc.sl_to_vl)[qp.sl as usize],
+            None => qp.tc,
+        };
+        let dst = qp.dst;
         let mut send_cnp = false;
         if pk.has(CE) {
             self.stats.nics[dst as usize].ce_rx += 1;
@@ -2081,8 +2105,11 @@ impl Sim {
                     for id in self.queued(q as usize, tc) {
                         let i = self.pkts[id as usize].in_port;
                         let Some(u) = self.topo.ports[i as usize].peer else { continue };
-                        if self.topo.is_switch(self.topo.ports[u.0 as usize].node) && self.head_blocked(u.0 as usize, tc, now) {
-                            let e = adj.entry((u.0, tc as u8)).or_default();
+                        // The class it held upstream: the same priority on RoCE; on IB the
+                        // VL it arrived on (SL→VL tables may move it to another VL here).
+                        let utc = if self.ib.is_empty() { tc } else { self.pkts[id as usize].in_pg as usize };
+                        if self.topo.is_switch(self.topo.ports[u.0 as usize].node) && self.head_blocked(u.0 as usize, utc, now) {
+                            let e = adj.entry((u.0, utc as u8)).or_default();
                             if !e.contains(&(q, tc as u8)) {
                                 e.push((q, tc as u8));
                             }
@@ -2234,7 +2261,7 @@ impl Sim {
                 for id in self.queued(pi, tc) {
                     let pk = &self.pkts[id as usize];
                     if pk.in_port != NONE {
-                        held[pk.in_port as usize * 8 + pk.tc as usize] += ib::blocks(Bytes(pk.frame as u64)) as u64;
+                        held[pk.in_port as usize * 8 + pk.in_pg as usize] += ib::blocks(Bytes(pk.frame as u64)) as u64;
                     }
                 }
             }

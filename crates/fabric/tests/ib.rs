@@ -241,3 +241,55 @@ fn credit_back_pressure_spreads_congestion_and_ib_cc_relieves_the_victim() {
     assert!(vic_cc < 0.75 * vic, "victim {vic_cc:.2} with CC vs {vic:.2} without");
     assert!(hot_cc < hot * 1.02, "the hot spot is no slower than its bottleneck allows: {hot_cc:.2} vs {hot:.2}");
 }
+
+/// SL→VL tables per (input, output) port pair (IBTA Vol. 1 §7.6.6). The congestion-spreading
+/// fabric above, with two data VLs: the victim runs on SL 1, which every HCA and the
+/// default table map to VL 0 with the hot spot's traffic, so credit back-pressure slows it
+/// as before. Tables on the two port pairs the victim shares with the hot spot — leaf1 from
+/// h15 (port 7) to the spine (port 8), spine0 from leaf1 (port 1) to leaf0 (port 0) — put
+/// SL 1 on VL 1: its packets then wait for VL 1 credits, which the hot spot never takes,
+/// and the victim runs at nearly line rate while nothing else changes.
+#[test]
+fn per_port_sl_to_vl_tables_isolate_the_victim_on_its_own_vl() {
+    let run = |ports: &str| -> (f64, f64) {
+        let topo = "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 8\nhost_link = { speed = \"100Gbps\", cable = \"3m\" }\nfabric_link = { speed = \"800Gbps\", cable = \"10m\" }\n";
+        let mut over = vec![
+            ("routing", "\"minhop\""),
+            ("forwarding", "\"store-and-forward\""),
+            ("hoq_lifetime", "\"infinite\""),
+            ("switch_lifetime", "\"infinite\""),
+            ("data_vls", "2"),
+            ("sl_to_vl", "{ 0 = 0, 1 = 0 }"),
+        ];
+        if !ports.is_empty() {
+            over.push(("sl_to_vl_ports", ports));
+        }
+        let s = ib_scenario(
+            topo,
+            &over,
+            "[[traffic]]\nkind = \"incast\"\nreceiver = 0\nsenders = [8, 9, 10, 11, 12, 13, 14]\nsize = \"4MB\"\nsl = 0\n\n[[traffic]]\nkind = \"message\"\nsrc = 15\ndst = 1\nsize = \"4MB\"\nat = \"0us\"\nsl = 1\n",
+        );
+        let (_, r) = load(&s).run(false);
+        assert_eq!(r.flows.completed, 8);
+        assert_eq!(r.totals.drops, 0);
+        let fs = &r.flow_records;
+        (fs[..7].iter().map(|f| f.slowdown.unwrap()).fold(0.0, f64::max), fs[7].slowdown.unwrap())
+    };
+    let (hot, shared) = run("");
+    assert!(shared > 6.0, "on the hot spot's VL the victim crawls: slowdown {shared:.2}");
+    let (hot_iso, isolated) = run("[{ node = \"leaf1\", in_port = 7, out_port = 8, map = { 1 = 1 } }, { node = \"spine0\", in_port = 1, out_port = 0, map = { 1 = 1 } }]");
+    eprintln!("victim slowdown {shared:.2} on VL 0, {isolated:.2} on VL 1; hot spot {hot:.2} / {hot_iso:.2}");
+    assert!(isolated < 1.5, "victim on its own VL: slowdown {isolated:.2}");
+    assert!(hot_iso < hot * 1.05, "the hot spot is no slower: {hot_iso:.2} vs {hot:.2}");
+    // Only the listed pairs remap: the same table on another pair changes nothing.
+    let (_, elsewhere) = run("[{ node = \"spine0\", in_port = 0, out_port = 1, map = { 1 = 1 } }]");
+    assert!(elsewhere > 6.0, "a table on a pair the victim does not cross: {elsewhere:.2}");
+    // A table naming a VL that is not operational is refused.
+    let bad = ib_scenario(
+        "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 2\nhost_link = { speed = \"100Gbps\", cable = \"3m\" }\nfabric_link = { speed = \"100Gbps\", cable = \"3m\" }\n",
+        &[("sl_to_vl_ports", "[{ node = \"spine0\", map = { 1 = 3 } }]")],
+        "[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 3\nsize = \"1MB\"\nat = \"0us\"\nsl = 1\n",
+    );
+    let e = fabric::load_str("bad.toml", &bad).err().expect("refused").to_string();
+    assert!(e.contains("sl_to_vl_ports[0].map") && e.contains("VL 3"), "{e}");
+}
