@@ -4,53 +4,21 @@
 
 use fabric::compare::{self, Side};
 
-/// A 2-tier leaf-spine at 100 Gb/s with a RoCE section (PFC + ECN + DCQCN as given) and one
-/// collective; `compare` fills the InfiniBand side from its defaults.
+mod common;
+
+/// A 2-tier leaf-spine at 100 Gb/s with the shared test RoCE section (PFC as in
+/// `common::scenario`, plus ECN and DCQCN as given) and one collective; `compare` fills
+/// the InfiniBand side from its defaults.
 fn scenario(leaves: u32, hosts_per_leaf: u32, oversub: &str, dcqcn: &str, collective: &str) -> String {
-    format!(
-        r#"
-[scenario]
-name = "collectives"
-seed = 3
-
-[topology]
-kind = "leaf-spine"
-leaves = {leaves}
-spines = 2
-hosts_per_leaf = {hosts_per_leaf}
-{oversub}
-host_link = {{ speed = "100Gbps", cable = "3m" }}
-fabric_link = {{ speed = "100Gbps", cable = "20m" }}
-
-[roce]
-mtu = "4096B"
-lossless_priorities = [3]
-dscp_to_tc = {{ 26 = 3, 48 = 6 }}
-cnp_dscp = 48
-timeout = 14
-retry_cnt = 7
-forwarding = "store-and-forward"
-switch_latency = "0ns"
-pfc = {{ enabled = true, quanta = 65535, refresh = "auto", response = "auto" }}
-ecn = [{{ queue = 3, kmin = "150KB", kmax = "1500KB", pmax = 0.1 }}]
-dcqcn = {{ preset = "{dcqcn}" }}
-
-[buffer]
-total = "16MiB"
-cell = "256B"
-dynamic_th = 0
-reserved = "0B"
-headroom = "auto"
-xoff = "dynamic"
-xon_offset = "auto"
-
-[[traffic]]
-kind = "collective"
-dscp = 26
-sl = 0
-{collective}
-"#
-    )
+    let topology = format!(
+        "[topology]\nkind = \"leaf-spine\"\nleaves = {leaves}\nspines = 2\nhosts_per_leaf = {hosts_per_leaf}\n{oversub}\n\
+         host_link = {{ speed = \"100Gbps\", cable = \"3m\" }}\nfabric_link = {{ speed = \"100Gbps\", cable = \"20m\" }}\n"
+    );
+    let roce = format!(
+        "forwarding = \"store-and-forward\"\necn = [{{ queue = 3, kmin = \"150KB\", kmax = \"1500KB\", pmax = 0.1 }}]\ndcqcn = {{ preset = \"{dcqcn}\" }}"
+    );
+    let traffic = format!("[[traffic]]\nkind = \"collective\"\ndscp = 26\nsl = 0\n{collective}\n");
+    common::scenario(&topology, &roce, common::BUFFER, &traffic)
 }
 
 fn both(src: &str) -> (Side, Side) {
