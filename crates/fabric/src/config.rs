@@ -42,15 +42,44 @@ pub struct ScenarioFile {
     pub output: OutputSection,
 }
 
-/// A link failure or repair at a given time.
+/// Something that goes wrong at a given time, for a given duration (absent: for the rest
+/// of the run). Kinds and their fields:
+/// * `link-down` / `link-up`: `link`, one end of the link: "node:port" or a host name;
+/// * `switch-down`: `node`, a switch: every link of it fails and what it holds is lost;
+/// * `stuck-receiver`: `node`, a host: its NIC stops draining what it receives and keeps
+///   every lossless priority paused (pause refreshed) — the classic PFC storm source;
+/// * `slow-receiver`: `node`, a host; `drain_rate` (what it absorbs) and `buffer` (its
+///   receive buffer): it pauses its switch when the backlog nears the buffer's end;
+/// * `misconfigured-port`: `port` ("node:port" or a host name) and one of `pfc = false`
+///   (the port neither sends nor honours PFC), `headroom` (its lossless headroom),
+///   `dscp_to_tc` (the DSCP → class map the switch applies to what arrives on it);
+/// * `sm-failure` (InfiniBand): the master subnet manager dies; `standby` says whether a
+///   standby SM runs to take over (after OpenSM's polling timeout × (retries + 1)).
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct FaultCfg {
-    /// "link-down" or "link-up".
     pub kind: String,
     pub at: SimDuration,
-    /// One end of the link: "node:port" (a switch port) or a host name (its NIC).
-    pub link: String,
+    #[serde(default)]
+    pub duration: Option<SimDuration>,
+    #[serde(default)]
+    pub link: Option<String>,
+    #[serde(default)]
+    pub node: Option<String>,
+    #[serde(default)]
+    pub port: Option<String>,
+    #[serde(default)]
+    pub drain_rate: Option<BitRate>,
+    #[serde(default)]
+    pub buffer: Option<Bytes>,
+    #[serde(default)]
+    pub pfc: Option<bool>,
+    #[serde(default)]
+    pub headroom: Option<Bytes>,
+    #[serde(default)]
+    pub dscp_to_tc: Option<BTreeMap<String, u8>>,
+    #[serde(default)]
+    pub standby: Option<bool>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -63,6 +92,10 @@ pub struct ScenarioSection {
     /// "roce" or "infiniband": which section to run. May be left out when the file has
     /// only one of `[roce]` and `[infiniband]`.
     pub technology: Option<String>,
+    /// Deadlock detector: a cycle of blocked queues, none of which dequeued for this long,
+    /// is reported as a deadlock (default 1 ms).
+    #[serde(default)]
+    pub deadlock_timeout: Option<SimDuration>,
 }
 
 /// The InfiniBand fabric: credit-based flow control per VL, subnet-manager routing.
@@ -272,6 +305,20 @@ pub struct PfcCfg {
     pub quanta: u16,
     pub refresh: Auto<SimDuration>,
     pub response: Auto<SimDuration>,
+    /// The switches' PFC watchdog (SONiC pfcwd); absent: none.
+    #[serde(default)]
+    pub watchdog: Option<WatchdogCfg>,
+}
+
+/// SONiC `config pfcwd start --action drop|forward --restoration-time T1 DETECTION_TIME`
+/// (`pfcwd start_default` uses 200 ms and 200 ms with action drop).
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct WatchdogCfg {
+    pub detection_time: SimDuration,
+    pub restoration_time: SimDuration,
+    /// "drop" or "forward".
+    pub action: String,
 }
 
 #[derive(Deserialize, Debug)]
@@ -570,7 +617,7 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
         }
         (None, None, None) => return Err(c.err("scenario", "expected a [roce] or an [infiniband] section")),
     };
-    let (params, headroom_cells, notes, lft, sm) = match tech {
+    let (mut params, headroom_cells, notes, lft, sm) = match tech {
         Tech::Roce => {
             let buffer = cfg.buffer.as_ref().ok_or_else(|| c.err("buffer", "a RoCE fabric needs a [buffer] section (the switch MMU)"))?;
             let (p, h, n) = compile_roce(c, cfg.roce.as_ref().expect("matched"), buffer, &topo)?;
@@ -580,6 +627,11 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
             let (p, n, lft, sm) = compile_ib(c, cfg.infiniband.as_ref().expect("matched"), &topo, layout.as_ref(), cfg.scenario.seed)?;
             (p, vec![0; topo.ports.len()], n, Some(lft), sm)
         }
+    };
+    params.deadlock_timeout = match cfg.scenario.deadlock_timeout {
+        Some(d) if d.ps() == 0 => return Err(c.err("scenario.deadlock_timeout", "expected a time above zero")),
+        Some(d) => d,
+        None => SimDuration::from_ms(1),
     };
     let (flows, jobs) = traffic(c, &cfg, &topo, tech)?;
     let mut flows = flows;
@@ -594,7 +646,10 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
             notes.push("dfsssp: each flow uses the SL the subnet manager assigned to its path (SL = VL)".into());
         }
     }
-    let faults = faults(c, &cfg.faults, &topo)?;
+    let faults = faults(c, &cfg.faults, &topo, &params, &headroom_cells)?;
+    if faults.iter().any(|f| matches!(f.kind, crate::sim::FaultKind::SmFailure { .. })) && sm.is_none() {
+        return Err(c.err("faults", "an `sm-failure` needs a subnet manager (an SM routing engine, not `dest-hash`)"));
+    }
     let reroute_delay = match tech {
         Tech::Roce => cfg.roce.as_ref().and_then(|r| r.reroute_delay).map(Auto::Value),
         Tech::Infiniband => cfg.infiniband.as_ref().and_then(|r| r.reroute_delay),
@@ -867,7 +922,7 @@ fn compile_ib(
         ecn_marking: crate::params::EcnMarking::Enqueue,
         sched,
         cnp_dscp: 0,
-        pfc: Pfc { enabled: false, quanta: 0, refresh: None, response: None },
+        pfc: Pfc { enabled: false, quanta: 0, refresh: None, response: None, watchdog: None },
         dcqcn: None,
         ack_every: r.ack_every,
         rto: model::ib::local_ack_timeout(r.timeout),
@@ -885,6 +940,7 @@ fn compile_ib(
             shared_headroom_pool: None,
         },
         ib: Some(ib),
+        deadlock_timeout: SimDuration::ZERO,
     };
     Ok((params, notes, lft, sm))
 }
@@ -998,6 +1054,20 @@ fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) ->
             Auto::Auto => None,
             Auto::Value(v) => Some(v),
         },
+        watchdog: match &r.pfc.watchdog {
+            None => None,
+            Some(w) => {
+                let action = match w.action.as_str() {
+                    "drop" => crate::params::WatchdogAction::Drop,
+                    "forward" => crate::params::WatchdogAction::Forward,
+                    o => return Err(c.err("roce.pfc.watchdog.action", format!("unknown action `{o}`; expected \"drop\" or \"forward\""))),
+                };
+                if w.detection_time.ps() == 0 || w.restoration_time.ps() == 0 {
+                    return Err(c.err("roce.pfc.watchdog", "detection_time and restoration_time must be above zero"));
+                }
+                Some(crate::params::PfcWatchdog { detection: w.detection_time, restoration: w.restoration_time, action })
+            }
+        },
     };
     if pfc.enabled && pfc.quanta == 0 {
         return Err(c.err("roce.pfc.quanta", "pause quanta must be 1..65535 (0 means resume)"));
@@ -1107,6 +1177,7 @@ fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) ->
         switch_latency: r.switch_latency,
         buffer,
         ib: None,
+        deadlock_timeout: SimDuration::ZERO,
     };
     Ok((params, headroom_cells, notes))
 }
@@ -1251,36 +1322,193 @@ fn explicit(c: &Ctx, nodes: &[NodeCfg], links: &[ExplicitLink]) -> Result<Topolo
     Ok(t)
 }
 
-fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology) -> Result<Vec<crate::sim::Fault>, ConfigError> {
+/// A port named "node:port" (0-based), or a host's NIC by the host's name.
+fn named_port(c: &Ctx, field: &str, spec: &str, topo: &Topology) -> Result<PortId, ConfigError> {
+    let (name, port) = match spec.rsplit_once(':') {
+        Some((n, p)) => {
+            let p: u32 = p.parse().map_err(|_| c.err(field, format!("`{spec}`: the port after ':' must be a number")))?;
+            (n, p)
+        }
+        None => (spec, 0),
+    };
+    let node = topo.nodes.iter().position(|n| n.name == name).ok_or_else(|| c.err(field, format!("no node `{name}` in the topology")))?;
+    let n = &topo.nodes[node];
+    if port >= n.nports {
+        return Err(c.err(field, format!("`{name}` has {} ports (0..{}); port {port} does not exist", n.nports, n.nports - 1)));
+    }
+    let pid = PortId(n.first_port + port);
+    if topo.port(pid).peer.is_none() {
+        return Err(c.err(field, format!("`{spec}` is not cabled")));
+    }
+    Ok(pid)
+}
+
+/// The scenario's faults as edges (start, and end when a duration is given), checked
+/// against the topology and the technology.
+fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_cells: &[u64]) -> Result<Vec<crate::sim::Fault>, ConfigError> {
+    use crate::sim::{Fault, FaultKind, RxFault};
+    let roce = params.tech == Tech::Roce;
     let mut out = vec![];
     for (i, f) in cfg.iter().enumerate() {
-        let field = format!("faults[{i}]");
-        let up = match f.kind.as_str() {
-            "link-down" => false,
-            "link-up" => true,
-            other => return Err(c.err(&format!("{field}.kind"), format!("unknown fault `{other}`; expected \"link-down\" or \"link-up\""))),
-        };
-        let (name, port) = match f.link.rsplit_once(':') {
-            Some((n, p)) => {
-                let p: u32 = p.parse().map_err(|_| c.err(&format!("{field}.link"), format!("`{}`: the port after ':' must be a number", f.link)))?;
-                (n, p)
+        let field = |name: &str| format!("faults[{i}].{name}");
+        let kind = f.kind.as_str();
+        // Which optional fields each kind takes; any other one is an error.
+        let allowed: &[&str] = match kind {
+            "link-down" | "link-up" => &["link"],
+            "switch-down" => &["node"],
+            "stuck-receiver" => &["node"],
+            "slow-receiver" => &["node", "drain_rate", "buffer"],
+            "misconfigured-port" => &["port", "pfc", "headroom", "dscp_to_tc"],
+            "sm-failure" => &["standby"],
+            other => {
+                return Err(c.err(
+                    &field("kind"),
+                    format!("unknown fault `{other}`; expected \"link-down\", \"link-up\", \"switch-down\", \"stuck-receiver\", \"slow-receiver\", \"misconfigured-port\" or \"sm-failure\""),
+                ))
             }
-            None => (f.link.as_str(), 0),
         };
-        let node = topo
-            .nodes
-            .iter()
-            .position(|n| n.name == name)
-            .ok_or_else(|| c.err(&format!("{field}.link"), format!("no node `{name}` in the topology")))?;
-        let n = &topo.nodes[node];
-        if port >= n.nports {
-            return Err(c.err(&format!("{field}.link"), format!("`{name}` has {} ports (0..{}); port {port} does not exist", n.nports, n.nports - 1)));
+        let given = [
+            ("link", f.link.is_some()),
+            ("node", f.node.is_some()),
+            ("port", f.port.is_some()),
+            ("drain_rate", f.drain_rate.is_some()),
+            ("buffer", f.buffer.is_some()),
+            ("pfc", f.pfc.is_some()),
+            ("headroom", f.headroom.is_some()),
+            ("dscp_to_tc", f.dscp_to_tc.is_some()),
+            ("standby", f.standby.is_some()),
+        ];
+        for (name, is) in given {
+            if is && !allowed.contains(&name) {
+                return Err(c.err(&field(name), format!("a `{kind}` fault takes only {}", allowed.join(", "))));
+            }
         }
-        let pid = PortId(n.first_port + port);
-        if topo.port(pid).peer.is_none() {
-            return Err(c.err(&format!("{field}.link"), format!("`{}` is not cabled", f.link)));
+        let need = |o: bool, name: &str| if o { Ok(()) } else { Err(c.err(&field(name), format!("a `{kind}` fault needs `{name}`"))) };
+        let at = SimTime(f.at.ps());
+        let end = f.duration.map(|d| at + d);
+        if kind == "link-up" && end.is_some() {
+            return Err(c.err(&field("duration"), "a link-up has no duration (give the link-down a duration instead)"));
         }
-        out.push(crate::sim::Fault { at: SimTime(f.at.ps()), port: pid, up });
+        let mut push = |kind: FaultKind, undo: Option<FaultKind>, label: String| {
+            if let (Some(e), Some(u)) = (end, undo) {
+                out.push(Fault { at, kind, label: label.clone(), ends: false });
+                out.push(Fault { at: e, kind: u, label, ends: true });
+            } else {
+                out.push(Fault { at, kind, label, ends: false });
+            }
+        };
+        match kind {
+            "link-down" | "link-up" => {
+                need(f.link.is_some(), "link")?;
+                let spec = f.link.as_deref().expect("checked");
+                let pid = named_port(c, &field("link"), spec, topo)?;
+                let up = kind == "link-up";
+                push(FaultKind::Links { ports: vec![pid], up }, Some(FaultKind::Links { ports: vec![pid], up: true }), format!("{kind} {spec}"));
+            }
+            "switch-down" => {
+                need(f.node.is_some(), "node")?;
+                let name = f.node.as_deref().expect("checked");
+                let n = topo.nodes.iter().find(|n| n.name == name).ok_or_else(|| c.err(&field("node"), format!("no node `{name}` in the topology")))?;
+                if n.kind != crate::topology::NodeKind::Switch {
+                    return Err(c.err(&field("node"), format!("`{name}` is not a switch")));
+                }
+                let ports: Vec<PortId> = (n.first_port..n.first_port + n.nports).map(PortId).filter(|&p| topo.port(p).peer.is_some()).collect();
+                push(FaultKind::Links { ports: ports.clone(), up: false }, Some(FaultKind::Links { ports, up: true }), format!("switch-down {name}"));
+            }
+            "stuck-receiver" | "slow-receiver" => {
+                need(f.node.is_some(), "node")?;
+                if !roce {
+                    return Err(c.err(&field("kind"), format!("`{kind}` is a RoCEv2 fault (a NIC asserting PFC); InfiniBand receivers return credits instead")));
+                }
+                let name = f.node.as_deref().expect("checked");
+                let n = topo.nodes.iter().find(|n| n.name == name).ok_or_else(|| c.err(&field("node"), format!("no node `{name}` in the topology")))?;
+                let crate::topology::NodeKind::Nic { ep, .. } = n.kind else {
+                    return Err(c.err(&field("node"), format!("`{name}` is not a host NIC")));
+                };
+                let rx = if kind == "stuck-receiver" {
+                    RxFault { drain_bps: 0, buffer: 0, xoff: 0, xon: 0 }
+                } else {
+                    need(f.drain_rate.is_some(), "drain_rate")?;
+                    need(f.buffer.is_some(), "buffer")?;
+                    let (rate, buffer) = (f.drain_rate.expect("checked"), f.buffer.expect("checked"));
+                    if rate.0 == 0 {
+                        return Err(c.err(&field("drain_rate"), "a receiver that drains nothing is a `stuck-receiver`"));
+                    }
+                    // The NIC pauses early enough for its own headroom: the IEEE 802.1Qbb
+                    // worst case of its link, counted in bytes; it resumes two frames lower.
+                    let link = topo.port(topo.port_of(topo.endpoints[ep as usize], 0));
+                    let max_frame = model::frame::roce_frame(params.encap, Transport::WriteFirst, params.mtu);
+                    let response = params.pfc.response.unwrap_or(SimDuration(pause_response_quanta(link.rate) * quantum(link.rate).ps()));
+                    let d = ieee_8021qbb(&HeadroomInput {
+                        rate: link.rate,
+                        cable: link.prop,
+                        max_frame_reverse: max_frame,
+                        max_frame_lossless: max_frame,
+                        response,
+                        trigger_delay: SimDuration::ZERO,
+                        cell: Bytes(1),
+                        whole_frame_admission: false,
+                    });
+                    let headroom = d.cells;
+                    if buffer.0 < headroom + 2 * max_frame.0 {
+                        return Err(c.err(&field("buffer"), format!("{buffer} is below the NIC's PFC headroom ({headroom} B) plus two frames")));
+                    }
+                    let xoff = buffer.0 - headroom;
+                    RxFault { drain_bps: rate.0, buffer: buffer.0, xoff, xon: xoff - 2 * max_frame.0 }
+                };
+                push(FaultKind::NicRx { ep, rx: Some(rx) }, Some(FaultKind::NicRx { ep, rx: None }), format!("{kind} {name}"));
+            }
+            "misconfigured-port" => {
+                need(f.port.is_some(), "port")?;
+                if !roce {
+                    return Err(c.err(&field("kind"), "`misconfigured-port` changes PFC, headroom or the DSCP map: RoCEv2 settings (InfiniBand has none to get wrong)"));
+                }
+                let spec = f.port.as_deref().expect("checked");
+                let pid = named_port(c, &field("port"), spec, topo)?;
+                let n = [f.pfc.is_some(), f.headroom.is_some(), f.dscp_to_tc.is_some()].iter().filter(|&&b| b).count();
+                if n != 1 {
+                    return Err(c.err(&field("port"), "a `misconfigured-port` fault takes exactly one of `pfc = false`, `headroom`, `dscp_to_tc`"));
+                }
+                if let Some(p) = f.pfc {
+                    if p {
+                        return Err(c.err(&field("pfc"), "expected false (PFC off on this port); true is the fabric's own setting"));
+                    }
+                    push(FaultKind::PortPfc { port: pid, enabled: false }, Some(FaultKind::PortPfc { port: pid, enabled: true }), format!("PFC off on {spec}"));
+                } else if let Some(h) = f.headroom {
+                    if !topo.is_switch(topo.port(pid).node) {
+                        return Err(c.err(&field("headroom"), format!("`{spec}` is a NIC port; headroom is a switch ingress setting")));
+                    }
+                    let cells = h.cells(params.buffer.cell);
+                    let before = headroom_cells[pid.0 as usize];
+                    push(FaultKind::PortHeadroom { port: pid, cells }, Some(FaultKind::PortHeadroom { port: pid, cells: before }), format!("headroom {h} on {spec}"));
+                } else if let Some(m) = &f.dscp_to_tc {
+                    if !topo.is_switch(topo.port(pid).node) {
+                        return Err(c.err(&field("dscp_to_tc"), format!("`{spec}` is a NIC port; give a switch port (the map it applies to what arrives)")));
+                    }
+                    let mut map = params.dscp_to_tc;
+                    for (k, &tc) in m {
+                        let d: u8 = k.parse().ok().filter(|&d| d < 64).ok_or_else(|| c.err(&field("dscp_to_tc"), format!("`{k}` is not a DSCP (0..63)")))?;
+                        if tc > 7 {
+                            return Err(c.err(&field("dscp_to_tc"), format!("class {tc} for DSCP {d}: expected 0..7")));
+                        }
+                        map[d as usize] = tc;
+                    }
+                    push(FaultKind::PortDscpMap { port: pid, map: Some(Box::new(map)) }, Some(FaultKind::PortDscpMap { port: pid, map: None }), format!("DSCP map changed on {spec}"));
+                }
+            }
+            "sm-failure" => {
+                if roce {
+                    return Err(c.err(&field("kind"), "`sm-failure` is an InfiniBand fault (a RoCE fabric has no subnet manager)"));
+                }
+                if end.is_some() {
+                    return Err(c.err(&field("duration"), "an SM failure has no duration: a standby takes over, or nothing does"));
+                }
+                need(f.standby.is_some(), "standby")?;
+                let standby = f.standby.expect("checked");
+                push(FaultKind::SmFailure { standby }, None, format!("master SM fails ({})", if standby { "a standby runs" } else { "no standby" }));
+            }
+            _ => unreachable!("kinds checked above"),
+        }
     }
     Ok(out)
 }

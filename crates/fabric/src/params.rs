@@ -81,6 +81,31 @@ pub struct Pfc {
     pub refresh: Option<SimDuration>,
     /// Time from receiving a PFC frame to acting on it; `None`: IEEE 802.3 Table 31B-1 value.
     pub response: Option<SimDuration>,
+    /// The switches' PFC watchdog, or none.
+    pub watchdog: Option<PfcWatchdog>,
+}
+
+/// SONiC's PFC watchdog (pfcwd), per lossless (switch egress port, priority): a queue that
+/// has been paused by its peer without a break for `detection` is declared in a storm
+/// and mitigated; when no PFC frame has arrived on it for `restoration`, it is restored.
+/// Semantics from SONiC's PFC watchdog design (sonic-mgmt `docs/pfcwd/PFCWD_MMU_Change.md`,
+/// the SONiC wiki "PFC Watchdog"): *drop* discards what the queue holds, every later packet
+/// for it, and every packet arriving on the same port and priority (so the switch stops
+/// pausing that neighbour), and ignores the pause frames it receives; *forward* ignores
+/// the pause frames and keeps transmitting. SONiC polls the queues every poll interval
+/// (default 200 ms); this model detects at the exact instant, i.e. a poll interval of 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfcWatchdog {
+    pub detection: SimDuration,
+    pub restoration: SimDuration,
+    pub action: WatchdogAction,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WatchdogAction {
+    Drop,
+    Forward,
 }
 
 /// Which fabric a run simulates. Both share the engine, topology, switch queues and the RC
@@ -151,6 +176,9 @@ pub struct Params {
     pub buffer: Buffer,
     /// InfiniBand link layer; `Some` exactly when `tech` is `Infiniband`.
     pub ib: Option<Ib>,
+    /// Deadlock detector: a cycle of blocked queues none of which has dequeued for this
+    /// long is a deadlock (`[scenario] deadlock_timeout`, default 1 ms).
+    pub deadlock_timeout: SimDuration,
 }
 
 /// One RDMA WRITE to post.

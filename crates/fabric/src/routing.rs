@@ -169,6 +169,33 @@ impl Routes {
         Routes { nleaf, sw_index, group_of, group_base, groups, ports, ep_leaf, seeds }
     }
 
+    /// Local repair after a link failure: the switch owning `port` drops it from every
+    /// ECMP group it is a member of, at once, before routing reconverges (a switch sees its
+    /// own link go down; the rest of the fabric learns it from the routing protocol).
+    /// Flows of a shrunk group are re-hashed over the remaining members (no resilient
+    /// hashing). `true` if some group changed.
+    pub fn prune(&mut self, t: &Topology, port: PortId) -> bool {
+        let s = self.sw_index[t.port(port).node.0 as usize];
+        if s == u32::MAX {
+            return false;
+        }
+        let s = s as usize;
+        let first = self.group_base[s] as usize;
+        let last = self.group_base.get(s + 1).map_or(self.groups.len(), |&b| b as usize);
+        let mut changed = false;
+        for g in first..last {
+            let (start, len) = self.groups[g];
+            let range = start as usize..(start + len) as usize;
+            if let Some(i) = self.ports[range.clone()].iter().position(|&p| p == port) {
+                // Keep the survivors in order, the pruned member past the group's end.
+                self.ports[range.start + i..range.end].rotate_left(1);
+                self.groups[g].1 -= 1;
+                changed = true;
+            }
+        }
+        changed
+    }
+
     /// The ECMP group (range in `ports`) at switch index `s` towards leaf column `col`.
     #[inline]
     fn group(&self, s: usize, col: u32) -> (u32, u32) {

@@ -137,6 +137,12 @@ enum Ev {
     Fault(u32),
     /// The control plane installs the forwarding state it computed (stale if `gen` moved on).
     Install { gen: u32 },
+    /// An impaired NIC finished absorbing the head of its receive backlog.
+    NicDrain { ep: u32, gen: u32 },
+    /// PFC watchdog: has queue (`port`, `tc`) been paused for the detection time?
+    WdCheck { port: u32, tc: u8 },
+    /// PFC watchdog: has queue (`port`, `tc`) heard no PFC for the restoration time?
+    WdRestore { port: u32, tc: u8 },
 }
 
 /// The event queue, with events packed into 32 bits for its 16-byte entries: a 3-bit
@@ -211,12 +217,46 @@ impl Events {
     }
 }
 
-/// A link going down or coming back at a given time (both directions).
-#[derive(Clone, Copy, Debug)]
+/// One edge of a scenario fault: its start, or the end that undoes it.
+#[derive(Clone, Debug)]
 pub struct Fault {
     pub at: SimTime,
-    pub port: PortId,
-    pub up: bool,
+    pub kind: FaultKind,
+    /// What the scenario called it, for the timeline (e.g. "link-down leaf0:3").
+    pub label: String,
+    /// This edge ends the fault (restores what its start changed).
+    pub ends: bool,
+}
+
+/// What a fault edge changes.
+#[derive(Clone, Debug)]
+pub enum FaultKind {
+    /// These ports' links (both directions) go down or come back: one link, or every
+    /// link of a switch.
+    Links { ports: Vec<PortId>, up: bool },
+    /// A NIC's receive side becomes impaired as `rx` says, or healthy again (`None`).
+    NicRx { ep: u32, rx: Option<RxFault> },
+    /// A port stops (or starts again) sending and honouring PFC.
+    PortPfc { port: PortId, enabled: bool },
+    /// A port's lossless headroom becomes this many cells.
+    PortHeadroom { port: PortId, cells: u64 },
+    /// The DSCP → class map a switch applies to packets arriving on a port (`None`: the
+    /// fabric's own map again).
+    PortDscpMap { port: PortId, map: Option<Box<[u8; 64]>> },
+    /// InfiniBand: the master subnet manager dies; a standby takes over if there is one.
+    SmFailure { standby: bool },
+}
+
+/// An impaired NIC receiver: it absorbs `drain_bps` (0: nothing — stuck), holds a backlog
+/// of at most `buffer` bytes, pauses its switch (every lossless priority) when the backlog
+/// reaches `xoff` bytes and resumes at `xon`. A stuck receiver pauses at once and keeps
+/// refreshing the pause for as long as it is stuck.
+#[derive(Clone, Copy, Debug)]
+pub struct RxFault {
+    pub drain_bps: u64,
+    pub buffer: u64,
+    pub xoff: u64,
+    pub xon: u64,
 }
 
 /// The control plane's reaction to link changes: forwarding state for the links now up,
@@ -224,12 +264,17 @@ pub struct Fault {
 /// detect/sweep/route/program time). Runs at fault time only, never per packet.
 pub trait ControlPlane {
     fn on_link_change(&mut self, now: SimTime, topo: &Topology, up: &[bool]) -> Reaction;
+    /// The master SM died (InfiniBand); returns when a standby becomes master, if one does.
+    fn on_sm_failure(&mut self, _now: SimTime, _standby: bool) -> Option<SimTime> {
+        None
+    }
 }
 
 /// What a control plane does about a link change.
 pub struct Reaction {
-    /// From the change to the new forwarding state taking effect.
-    pub delay: SimDuration,
+    /// From the change to the new forwarding state taking effect (`None`: never — no
+    /// subnet manager is left to re-route).
+    pub delay: Option<SimDuration>,
     pub fwd: Forwarder,
     /// The timed steps of that delay (e.g. the SM's detect, sweep, route, program).
     pub steps: Vec<crate::stats::ControlStep>,
@@ -249,7 +294,7 @@ impl ControlPlane for EcmpControl {
         let r = Routes::build(topo, self.seed, |p| up[p.0 as usize]);
         let fwd = if self.destination_tables { Forwarder::Lft(r.destination_lft(topo)) } else { Forwarder::Ecmp(r) };
         let steps = vec![crate::stats::ControlStep { step: "converge".into(), start_ps: 0, duration_ps: self.delay.ps(), smps: 0 }];
-        Reaction { delay: self.delay, fwd, steps }
+        Reaction { delay: Some(self.delay), fwd, steps }
     }
 }
 
@@ -300,11 +345,14 @@ struct ClassQ {
     deficit: i64,
     pause_from: u64,
     pause_until: u64,
+    /// The last dequeue, or when the current head arrived at an empty queue (deadlock
+    /// detector: how long the queue has not moved).
+    moved: u64,
 }
 
 impl Default for ClassQ {
     fn default() -> Self {
-        ClassQ { head: NONE, tail: NONE, qbytes: 0, deficit: 0, pause_from: 0, pause_until: 0 }
+        ClassQ { head: NONE, tail: NONE, qbytes: 0, deficit: 0, pause_from: 0, pause_until: 0, moved: 0 }
     }
 }
 
@@ -341,8 +389,37 @@ pub enum Forwarder {
     Lft(Lft),
 }
 
-/// How long the watchdog waits without any data packet moving before it looks for a deadlock.
-const WATCHDOG_PERIOD: u64 = 1_000_000_000; // 1 ms
+/// The deadlock detector's period: the scenario's timeout (1 ms when unset).
+fn deadlock_period(p: &Params) -> u64 {
+    match p.deadlock_timeout.ps() {
+        0 => 1_000_000_000,
+        t => t,
+    }
+}
+
+/// An impaired NIC receiver's state (see [`RxFault`]).
+#[derive(Default)]
+struct NicRx {
+    fault: Option<RxFault>,
+    /// Packets received and not yet absorbed, oldest first.
+    backlog: VecDeque<u32>,
+    bytes: u64,
+    /// Bumped when the fault changes, so that a pending drain event goes stale.
+    gen: u32,
+    draining: bool,
+}
+
+/// PFC watchdog state of one (switch egress port, priority).
+#[derive(Default, Clone, Copy)]
+struct WdQueue {
+    storm: bool,
+    /// A detection check is pending.
+    armed: bool,
+    /// The last PFC frame received on this queue.
+    last_pfc: u64,
+    /// Index of its current storm in `Stats::storms`.
+    storm_idx: u32,
+}
 
 #[derive(Default, Clone, Copy)]
 struct PgState {
@@ -389,6 +466,8 @@ struct Qp {
     tc: u8,
     /// InfiniBand service level (a switch maps it to the VL of each hop).
     sl: u8,
+    /// RoCEv2 DSCP of its packets (data and ACKs; CNPs carry the CNP DSCP).
+    dscp: u8,
     sport: u16,
     msgs: VecDeque<Msg>,
     snd_una: u32,
@@ -430,10 +509,24 @@ pub struct Sim {
     /// IB CC: eligible packets seen above threshold, per port (marking_rate counter).
     fecn_count: Vec<u32>,
     link_up: Vec<bool>,
-    /// Data packets put on a link so far, and the count the watchdog saw last.
-    moved: u64,
-    moved_at_watchdog: u64,
     halted: bool,
+    /// Per endpoint, when some NIC receiver is impaired during the run (else empty).
+    rx: Vec<NicRx>,
+    /// Per port, when some port's PFC is switched off during the run (else empty).
+    pfc_off: Vec<bool>,
+    /// Per port: a DSCP → class map for packets arriving on it (misconfiguration).
+    port_dscp: Vec<Option<Box<[u8; 64]>>>,
+    /// Whether any port has its own DSCP map now.
+    port_dscp_any: bool,
+    /// PFC watchdog state per (port, priority) (empty without a watchdog), and how many
+    /// queues are in storm now.
+    wd: Vec<WdQueue>,
+    storms_active: u32,
+    /// Ports whose first pause (credit wait on IB) is in the timeline.
+    first_block: Vec<bool>,
+    /// Per QP, a data loss not yet recovered: (when, lowest PSN lost).
+    lost: Vec<(u64, u32)>,
+    deadlock_checked: bool,
     faults: Vec<Fault>,
     control: Option<Box<dyn ControlPlane>>,
     pending_fwd: Option<Forwarder>,
@@ -660,6 +753,7 @@ impl Sim {
                 dst: f.dst,
                 tc: class,
                 sl: f.sl,
+                dscp: f.dscp,
                 sport,
                 msgs: VecDeque::new(),
                 snd_una: 0,
@@ -719,11 +813,17 @@ impl Sim {
         }
         let remaining = flows.len();
         if remaining > 0 {
-            q.schedule(SimTime(WATCHDOG_PERIOD), Ev::Watchdog);
+            q.schedule(SimTime(deadlock_period(&p)), Ev::Watchdog);
         }
         for (i, f) in faults.iter().enumerate() {
             q.schedule(f.at, Ev::Fault(i as u32));
         }
+        let any = |k: fn(&FaultKind) -> bool| faults.iter().any(|f| k(&f.kind));
+        let rx = if any(|k| matches!(k, FaultKind::NicRx { .. })) { (0..topo.endpoints.len()).map(|_| NicRx::default()).collect() } else { vec![] };
+        let pfc_off = if any(|k| matches!(k, FaultKind::PortPfc { .. })) { vec![false; np] } else { vec![] };
+        let port_dscp = if any(|k| matches!(k, FaultKind::PortDscpMap { .. })) { vec![None; np] } else { vec![] };
+        let wd = if p.pfc.watchdog.is_some() && p.ib.is_none() { vec![WdQueue::default(); np * 8] } else { vec![] };
+        let nqps = qps.len();
         Sim {
             q,
             link_up: vec![true; np],
@@ -732,9 +832,16 @@ impl Sim {
             p,
             ib: ibp,
             fecn_count: vec![0; np],
-            moved: 0,
-            moved_at_watchdog: 0,
             halted: false,
+            rx,
+            pfc_off,
+            port_dscp,
+            port_dscp_any: false,
+            wd,
+            storms_active: 0,
+            first_block: vec![false; np],
+            lost: vec![(NEVER, 0); nqps],
+            deadlock_checked: false,
             faults,
             control,
             pending_fwd: None,
@@ -854,9 +961,13 @@ impl Sim {
                     if let Some(f) = self.pending_fwd.take() {
                         self.fwd = f;
                         self.stats.reroutes.push(now);
+                        self.incident(now, "reroute-installed", None, None, "the control plane's new forwarding tables take effect".into());
                     }
                 }
             }
+            Ev::NicDrain { ep, gen } => self.on_nic_drain(now, ep, gen),
+            Ev::WdCheck { port, tc } => self.on_wd_check(now, port, tc),
+            Ev::WdRestore { port, tc } => self.on_wd_restore(now, port, tc),
             Ev::Sample => {
                 self.sample(now);
                 if self.remaining > 0 || self.stop.is_some_and(|s| now < s.0) {
@@ -902,9 +1013,6 @@ impl Sim {
         st.tx_frames += 1;
         st.tx_bytes += frame_bytes;
         st.busy_ps += dur;
-        if pkt {
-            self.moved += 1;
-        }
     }
 
     /// Link time of a frame or packet: Ethernet adds preamble, SFD and the inter-frame gap
@@ -971,6 +1079,8 @@ impl Sim {
         }
         if flags & P_PEER_SWITCH != 0 {
             self.switch_rx(now, NodeId(peer_owner), peer, id);
+        } else if !self.rx.is_empty() && self.rx[peer_owner as usize].fault.is_some() {
+            self.impaired_rx(now, peer_owner, peer, id);
         } else {
             self.nic_rx(now, peer_owner, id);
         }
@@ -1047,6 +1157,10 @@ impl Sim {
         let st = &mut self.ib[pi];
         if st.wait_from == NEVER {
             st.wait_from = now;
+            if !self.first_block[pi] {
+                self.first_block[pi] = true;
+                self.incident(now, "credit-starved", Some(pi as u32), None, "first wait for credits".into());
+            }
         }
     }
 
@@ -1120,19 +1234,41 @@ impl Sim {
                 continue;
             }
             self.stats.ports[pi].pfc_rx[p] += 1;
+            if !self.pfc_off.is_empty() && self.pfc_off[pi] {
+                continue; // PFC disabled on this port: pause frames are not honoured
+            }
+            if !self.wd.is_empty() {
+                let w = &mut self.wd[pi * 8 + p];
+                w.last_pfc = now;
+                if w.storm {
+                    continue; // the watchdog ignores pause frames on a queue in storm
+                }
+            }
+            let new_until = x + quanta[p] as u64 * self.quantum[pi];
             let c = &mut self.cls[pi * 8 + p];
             let (from, until) = (c.pause_from, c.pause_until);
+            let starts = from >= until || x >= until;
             if from < until && x >= until {
                 self.stats.ports[pi].paused_ps[p] += until - from;
                 c.pause_from = x;
             } else if from >= until {
                 c.pause_from = x;
             }
-            let new_until = x + quanta[p] as u64 * self.quantum[pi];
+            c.pause_until = new_until;
             if quanta[p] == 0 {
                 wake = true;
             }
-            c.pause_until = new_until;
+            if starts && quanta[p] > 0 {
+                if !self.first_block[pi] {
+                    self.first_block[pi] = true;
+                    self.incident(x, "paused", Some(port), Some(p as u8), format!("first pause ({} quanta)", quanta[p]));
+                }
+                if !self.wd.is_empty() && self.ports[pi].flags & P_SWITCH != 0 && !self.wd[pi * 8 + p].armed {
+                    self.wd[pi * 8 + p].armed = true;
+                    let d = self.p.pfc.watchdog.expect("watchdog").detection.ps();
+                    self.q.schedule(SimTime(x + d), Ev::WdCheck { port, tc: p as u8 });
+                }
+            }
             if self.stats.pause_log.len() < crate::stats::PAUSE_LOG_CAP {
                 self.stats.pause_log.push((now, port, p as u8, quanta[p]));
             }
@@ -1202,6 +1338,15 @@ impl Sim {
         }
     }
 
+    /// The DSCP a packet carries.
+    fn dscp_of(&self, pk: &Packet) -> u8 {
+        if pk.kind == Kind::Cnp {
+            self.p.cnp_dscp
+        } else {
+            self.qps[pk.qp as usize].dscp
+        }
+    }
+
     #[inline]
     fn next_hop(&self, node: NodeId, pk: &Packet) -> Option<PortId> {
         let (src, dst, sport) = self.addr(pk);
@@ -1248,9 +1393,32 @@ impl Sim {
             self.try_tx(now, out.0);
             return;
         }
-        let tc = pk.tc as usize;
+        let mut tc = pk.tc as usize;
+        if self.port_dscp_any {
+            // Every switch classifies by DSCP; one port's map may differ (misconfigured).
+            let map = self.port_dscp[in_port as usize].as_deref().unwrap_or(&self.p.dscp_to_tc);
+            tc = map[self.dscp_of(&pk) as usize] as usize;
+            self.pkts[id as usize].tc = tc as u8;
+        }
+        if self.storms_active > 0 && self.p.pfc.watchdog.is_some_and(|w| w.action == crate::params::WatchdogAction::Drop) {
+            // The watchdog's drop action: packets for a queue in storm, and packets arriving
+            // on the stormed port's priority, are discarded.
+            for q in [out.0 as usize * 8 + tc, in_port as usize * 8 + tc] {
+                if self.wd[q].storm {
+                    let st = &mut self.stats.storms[self.wd[q].storm_idx as usize];
+                    st.dropped_pkts += 1;
+                    st.dropped_bytes += pk.frame as u64;
+                    self.drop_pkt(in_port, id, DropCause::PfcWatchdog);
+                    return;
+                }
+            }
+        }
         let pg = self.p.tc_to_pg[tc];
-        let lossless = self.p.lossless[tc] && self.p.pfc.enabled;
+        let mut lossless = self.p.lossless[tc] && self.p.pfc.enabled;
+        let pfc_disabled = lossless && !self.pfc_off.is_empty() && self.pfc_off[in_port as usize];
+        if pfc_disabled {
+            lossless = false;
+        }
         let cells = Bytes(pk.frame as u64).cells(self.p.buffer.cell);
         let ni = node.0 as usize;
         let gi = self.pg_index(in_port, pg);
@@ -1274,6 +1442,8 @@ impl Sim {
         } else {
             let cause = if lossless {
                 DropCause::HeadroomOverflow
+            } else if pfc_disabled {
+                DropCause::PfcDisabled
             } else if m.shared_used + cells > m.shared_total {
                 DropCause::BufferFull
             } else {
@@ -1349,6 +1519,7 @@ impl Sim {
         let c = &mut self.cls[pi * 8 + tc];
         if c.tail == NONE {
             c.head = id;
+            c.moved = self.q.now().0;
             self.ports[pi].nonempty |= 1 << tc;
         } else {
             self.pkts[c.tail as usize].next = id;
@@ -1502,6 +1673,7 @@ impl Sim {
         let pi = port as usize;
         self.account_queue(now, pi);
         let id = self.pop_q(pi, tc);
+        self.cls[pi * 8 + tc].moved = now;
         let pk = self.pkts[id as usize];
         self.cls[pi * 8 + tc].qbytes -= pk.frame as u64;
         let ps = &mut self.ports[pi];
@@ -1624,6 +1796,12 @@ impl Sim {
         }
         if pk.kind == Kind::Data {
             self.stats.dropped_payload += pk.payload as u64;
+            let l = &mut self.lost[pk.qp as usize];
+            if l.0 == NEVER {
+                *l = (self.q.now().0, pk.psn);
+            } else {
+                l.1 = l.1.min(pk.psn);
+            }
         }
         self.free_pkt(id);
     }
@@ -1919,6 +2097,11 @@ impl Sim {
         }
         let mut reply = None;
         if pk.psn == qp.epsn {
+            let l = &mut self.lost[qpi as usize];
+            if l.0 != NEVER && pk.psn >= l.1 {
+                self.stats.recoveries.push((qpi, l.0, now));
+                *l = (NEVER, 0);
+            }
             qp.epsn += 1;
             qp.nak_sent = false;
             qp.unacked += 1;
@@ -2061,20 +2244,29 @@ impl Sim {
 
     // ---------------------------------------------------------------- deadlock
 
+    /// The deadlock detector, every `deadlock_timeout`: a cycle of blocked queues none of
+    /// which has dequeued for that long is a deadlock. It is recorded once; the run stops
+    /// there unless something can still break it (a PFC watchdog, IB lifetime discards).
     fn watchdog(&mut self, now: u64) {
-        if self.remaining == 0 {
+        if self.remaining == 0 || self.deadlock_checked {
             return;
         }
-        let buffered = self.ports.iter().any(|p| p.qtotal > 0);
-        if buffered && self.moved == self.moved_at_watchdog {
-            if let Some(cycle) = self.find_cycle(now) {
-                self.stats.deadlock = Some(Deadlock { detected_at_ps: now, cycle });
+        let period = deadlock_period(&self.p);
+        if let Some(cycle) = self.find_cycle(now, period) {
+            let formed = cycle.iter().map(|&(p, c)| self.cls[p as usize * 8 + c as usize].moved).max().unwrap_or(now);
+            let hops = cycle.len();
+            self.incident(formed, "deadlock-formed", Some(cycle[0].0), Some(cycle[0].1), format!("last dequeue on a cycle of {hops} blocked queues"));
+            self.incident(now, "deadlock-detected", Some(cycle[0].0), Some(cycle[0].1), format!("no queue of the cycle moved for {} us", (now - formed) / 1_000_000));
+            self.stats.deadlock = Some(Deadlock { detected_at_ps: now, formed_at_ps: formed, cycle });
+            self.deadlock_checked = true;
+            let breakable = self.p.pfc.watchdog.is_some()
+                || self.p.ib.as_ref().is_some_and(|i| i.hoq_lifetime.is_some() || i.switch_lifetime.is_some());
+            if !breakable {
                 self.halted = true;
-                return;
             }
+            return;
         }
-        self.moved_at_watchdog = self.moved;
-        self.q.schedule(SimTime(now + WATCHDOG_PERIOD), Ev::Watchdog);
+        self.q.schedule(SimTime(now + period), Ev::Watchdog);
     }
 
     /// Whether the head of egress queue (`pi`, `tc`) is blocked (paused or without credits).
@@ -2088,8 +2280,10 @@ impl Sim {
     /// A cycle of blocked switch egress queues, each waiting for buffer at the next hop's
     /// input that is held by packets queued behind the next one: the channel dependency
     /// cycle of a deadlock (Dally & Seitz 1987; for PFC, Hu et al., HotNets 2016).
-    fn find_cycle(&self, now: u64) -> Option<Vec<(u32, u8)>> {
+    fn find_cycle(&self, now: u64, stale: u64) -> Option<Vec<(u32, u8)>> {
         use std::collections::BTreeMap;
+        // Queues that are blocked and have not moved for `stale`.
+        let stuck = |pi: usize, tc: usize| self.head_blocked(pi, tc, now) && now.saturating_sub(self.cls[pi * 8 + tc].moved) >= stale;
         // Edge (u, c) → (q, c): upstream egress u feeds the input whose packets wait at q.
         let mut adj: BTreeMap<(u32, u8), Vec<(u32, u8)>> = BTreeMap::new();
         for (ni, n) in self.topo.nodes.iter().enumerate() {
@@ -2099,7 +2293,7 @@ impl Sim {
             let _ = ni;
             for q in n.first_port..n.first_port + n.nports {
                 for tc in 0..8 {
-                    if !self.head_blocked(q as usize, tc, now) {
+                    if !stuck(q as usize, tc) {
                         continue;
                     }
                     for id in self.queued(q as usize, tc) {
@@ -2108,7 +2302,7 @@ impl Sim {
                         // The class it held upstream: the same priority on RoCE; on IB the
                         // VL it arrived on (SL→VL tables may move it to another VL here).
                         let utc = if self.ib.is_empty() { tc } else { self.pkts[id as usize].in_pg as usize };
-                        if self.topo.is_switch(self.topo.ports[u.0 as usize].node) && self.head_blocked(u.0 as usize, utc, now) {
+                        if self.topo.is_switch(self.topo.ports[u.0 as usize].node) && stuck(u.0 as usize, utc) {
                             let e = adj.entry((u.0, utc as u8)).or_default();
                             if !e.contains(&(q, tc as u8)) {
                                 e.push((q, tc as u8));
@@ -2204,6 +2398,15 @@ impl Sim {
                 st.peak_pg_cells = st.peak_pg_cells.max(s.peak_total);
             }
         }
+        for pi in 0..self.ports.len() {
+            for p in 0..8 {
+                let c = &self.cls[pi * 8 + p];
+                if c.pause_from <= end && end < c.pause_until {
+                    self.stats.paused_at_end.push((pi as u32, p as u8));
+                }
+            }
+        }
+        self.stats.unrecovered = self.lost.iter().enumerate().filter(|(_, l)| l.0 != NEVER).map(|(q, l)| (q as u32, l.0)).collect();
         let in_flight: u64 = (0..self.ports.len()).map(|pi| self.on_link(pi).count() as u64).sum();
         self.stats.end = end;
         self.stats.events = self.q.popped();
@@ -2310,6 +2513,9 @@ impl Sim {
                 in_flight += self.queued(pi, tc).map(|id| self.pkts[id as usize].payload as u64).sum::<u64>();
             }
         }
+        for r in &self.rx {
+            in_flight += r.backlog.iter().map(|&id| self.pkts[id as usize].payload as u64).sum::<u64>();
+        }
         if tx != rx + self.stats.dropped_payload + in_flight {
             return Err(format!(
                 "payload: sent {tx} != received {rx} + dropped {} + in flight {in_flight}",
@@ -2355,35 +2561,98 @@ impl Sim {
     // ---------------------------------------------------------------- faults
 
     fn on_fault(&mut self, now: u64, i: u32) {
-        let f = self.faults[i as usize];
-        let ends = [Some(f.port), self.topo.ports[f.port.0 as usize].peer];
-        self.set_link(f.port, f.up);
-        for p in ends.into_iter().flatten() {
-            let pi = p.0 as usize;
-            if f.up {
-                if !self.ib.is_empty() {
-                    // Link (re)training exchanges FCPs: the sender resynchronises to what
-                    // the peer has received and has free (IBTA Vol. 1 §7.9.4).
-                    let peer = self.topo.ports[pi].peer.expect("cabled").0 as usize;
-                    for vl in 0..8 {
-                        let (abr, free) = (self.ib[peer].abr[vl], self.ib[peer].free[vl]);
-                        self.ib[pi].fctbs[vl] = abr;
-                        self.ib[pi].fccl[vl] = ib::fccl(abr, free);
+        let f = self.faults[i as usize].clone();
+        let ev = if f.ends { "fault-ended" } else { "fault" };
+        self.incident(now, ev, None, None, f.label.clone());
+        match f.kind {
+            FaultKind::Links { ports, up } => self.links_change(now, &ports, up),
+            FaultKind::NicRx { ep, rx } => self.set_nic_rx(now, ep, rx),
+            FaultKind::PortPfc { port, enabled } => {
+                let pi = port.0 as usize;
+                self.pfc_off[pi] = !enabled;
+                if !enabled {
+                    // The port forgets any pause it was obeying and stops pausing its peer.
+                    for tc in 0..8 {
+                        let c = &mut self.cls[pi * 8 + tc];
+                        if c.pause_from < c.pause_until && c.pause_until > now {
+                            self.stats.ports[pi].paused_ps[tc] += now.saturating_sub(c.pause_from);
+                            c.pause_until = now;
+                            c.pause_from = now;
+                        }
+                    }
+                    for pg in 0..8u8 {
+                        let gi = self.pg_index(port.0, pg);
+                        if self.pgs[gi].paused {
+                            self.pgs[gi].paused = false;
+                            self.pgs[gi].gen += 1;
+                        }
                     }
                 }
-                self.try_tx(now, p.0);
-            } else {
-                // Whatever waits at a dead egress is discarded (PortXmitDiscards).
-                for tc in 0..8 {
-                    while self.cls[pi * 8 + tc].head != NONE {
-                        let id = if self.ports[pi].flags & P_SWITCH != 0 {
-                            self.dequeue(now, p.0, tc)
-                        } else {
-                            let id = self.pop_q(pi, tc);
-                            self.cls[pi * 8 + tc].qbytes -= self.pkts[id as usize].frame as u64;
-                            id
-                        };
-                        self.drop_pkt(p.0, id, DropCause::PortDown);
+                self.try_tx(now, port.0);
+            }
+            FaultKind::PortHeadroom { port, cells } => {
+                for pg in 0..8u8 {
+                    let gi = self.pg_index(port.0, pg);
+                    if (0..8).any(|tc| self.p.lossless[tc] && self.p.tc_to_pg[tc] == pg) {
+                        self.hdrm_cap[gi] = cells;
+                    }
+                }
+            }
+            FaultKind::PortDscpMap { port, map } => {
+                self.port_dscp[port.0 as usize] = map;
+                self.port_dscp_any = self.port_dscp.iter().any(Option::is_some);
+            }
+            FaultKind::SmFailure { standby } => {
+                if let Some(mut cp) = self.control.take() {
+                    if let Some(t) = cp.on_sm_failure(SimTime(now), standby) {
+                        self.incident(t.0, "sm-takeover", None, None, "the standby subnet manager becomes master".into());
+                    }
+                    self.control = Some(cp);
+                }
+            }
+        }
+    }
+
+    /// Links of `ports` go down or come back (both directions): what waits at a dead
+    /// egress is discarded; on RoCEv2 the switches next to a dead link drop it from their
+    /// ECMP groups at once; the control plane re-routes after its delay.
+    fn links_change(&mut self, now: u64, ports: &[PortId], up: bool) {
+        for &port in ports {
+            let ends = [Some(port), self.topo.ports[port.0 as usize].peer];
+            self.set_link(port, up);
+            for p in ends.into_iter().flatten() {
+                let pi = p.0 as usize;
+                if up {
+                    if !self.ib.is_empty() {
+                        // Link (re)training exchanges FCPs: the sender resynchronises to what
+                        // the peer has received and has free (IBTA Vol. 1 §7.9.4).
+                        let peer = self.topo.ports[pi].peer.expect("cabled").0 as usize;
+                        for vl in 0..8 {
+                            let (abr, free) = (self.ib[peer].abr[vl], self.ib[peer].free[vl]);
+                            self.ib[pi].fctbs[vl] = abr;
+                            self.ib[pi].fccl[vl] = ib::fccl(abr, free);
+                        }
+                    }
+                    self.try_tx(now, p.0);
+                } else {
+                    // Whatever waits at a dead egress is discarded (PortXmitDiscards).
+                    for tc in 0..8 {
+                        while self.cls[pi * 8 + tc].head != NONE {
+                            let id = if self.ports[pi].flags & P_SWITCH != 0 {
+                                self.dequeue(now, p.0, tc)
+                            } else {
+                                let id = self.pop_q(pi, tc);
+                                self.cls[pi * 8 + tc].qbytes -= self.pkts[id as usize].frame as u64;
+                                id
+                            };
+                            self.drop_pkt(p.0, id, DropCause::PortDown);
+                        }
+                    }
+                    if let Forwarder::Ecmp(r) = &mut self.fwd {
+                        if self.ports[pi].flags & P_SWITCH != 0 && r.prune(&self.topo, p) {
+                            let name = self.topo.node(self.topo.ports[pi].node).name.clone();
+                            self.incident(now, "local-repair", Some(p.0), None, format!("{name} removes the dead link from its ECMP groups"));
+                        }
                     }
                 }
             }
@@ -2392,10 +2661,202 @@ impl Sim {
             let re = cp.on_link_change(SimTime(now), &self.topo, &self.link_up);
             self.control = Some(cp);
             self.fwd_gen += 1;
-            self.pending_fwd = Some(re.fwd);
             self.stats.reroute_steps.push((now, re.steps));
-            self.q.schedule(SimTime(now) + re.delay, Ev::Install { gen: self.fwd_gen });
+            match re.delay {
+                Some(d) => {
+                    self.pending_fwd = Some(re.fwd);
+                    self.q.schedule(SimTime(now) + d, Ev::Install { gen: self.fwd_gen });
+                }
+                None => {
+                    self.pending_fwd = None;
+                    self.incident(now, "no-reroute", None, None, "no subnet manager is master: the forwarding tables stay as they are".into());
+                }
+            }
         }
+    }
+
+    /// Impairs (or heals) the receive side of endpoint `ep`'s NIC.
+    fn set_nic_rx(&mut self, now: u64, ep: u32, rx: Option<RxFault>) {
+        let e = ep as usize;
+        self.rx[e].fault = rx;
+        self.rx[e].gen += 1;
+        self.rx[e].draining = false;
+        match rx {
+            Some(f) if f.drain_bps == 0 => self.nic_pause(now, ep, true),
+            Some(_) => {
+                if !self.rx[e].backlog.is_empty() {
+                    self.schedule_drain(now, ep);
+                }
+            }
+            None => {
+                // Healthy again: it absorbs its backlog at once and releases the pause.
+                let backlog: Vec<u32> = self.rx[e].backlog.drain(..).collect();
+                self.rx[e].bytes = 0;
+                self.nic_pause(now, ep, false);
+                for id in backlog {
+                    self.nic_rx(now, ep, id);
+                }
+            }
+        }
+    }
+
+    /// A packet reaches an impaired NIC receiver: held in its backlog, or dropped when the
+    /// receiver is stuck or its buffer full; crossing XOFF pauses the switch.
+    fn impaired_rx(&mut self, now: u64, ep: u32, port: u32, id: u32) {
+        let e = ep as usize;
+        let f = self.rx[e].fault.expect("impaired");
+        let frame = self.pkts[id as usize].frame as u64;
+        if f.drain_bps == 0 {
+            self.drop_pkt(port, id, DropCause::ReceiverStuck);
+            return;
+        }
+        if self.rx[e].bytes + frame > f.buffer {
+            self.drop_pkt(port, id, DropCause::ReceiverOverflow);
+            return;
+        }
+        self.rx[e].backlog.push_back(id);
+        self.rx[e].bytes += frame;
+        if self.rx[e].bytes >= f.xoff {
+            self.nic_pause(now, ep, true);
+        }
+        if !self.rx[e].draining {
+            self.schedule_drain(now, ep);
+        }
+    }
+
+    fn schedule_drain(&mut self, now: u64, ep: u32) {
+        let e = ep as usize;
+        let f = self.rx[e].fault.expect("impaired");
+        let head = *self.rx[e].backlog.front().expect("backlog");
+        let t = serialization(Bytes(self.pkts[head as usize].frame as u64), BitRate(f.drain_bps)).ps();
+        self.rx[e].draining = true;
+        let gen = self.rx[e].gen;
+        self.q.schedule(SimTime(now + t), Ev::NicDrain { ep, gen });
+    }
+
+    fn on_nic_drain(&mut self, now: u64, ep: u32, gen: u32) {
+        let e = ep as usize;
+        if self.rx[e].gen != gen || !self.rx[e].draining {
+            return;
+        }
+        self.rx[e].draining = false;
+        let Some(id) = self.rx[e].backlog.pop_front() else { return };
+        self.rx[e].bytes -= self.pkts[id as usize].frame as u64;
+        let f = self.rx[e].fault.expect("impaired");
+        if self.rx[e].bytes <= f.xon {
+            self.nic_pause(now, ep, false);
+        }
+        self.nic_rx(now, ep, id);
+        if !self.rx[e].backlog.is_empty() {
+            self.schedule_drain(now, ep);
+        }
+    }
+
+    /// A NIC asserts (or releases) pause on every lossless priority towards its switch.
+    fn nic_pause(&mut self, now: u64, ep: u32, on: bool) {
+        let port = self.nics[ep as usize].port;
+        for pg in 0..8u8 {
+            if !(0..8).any(|tc| self.p.lossless[tc] && self.p.tc_to_pg[tc] == pg) {
+                continue;
+            }
+            let gi = self.pg_index(port, pg);
+            if self.pgs[gi].paused == on {
+                continue;
+            }
+            self.pgs[gi].paused = on;
+            self.pgs[gi].gen += 1;
+            let gen = self.pgs[gi].gen;
+            if on {
+                self.queue_pfc(now, port, pg, self.p.pfc.quanta);
+                self.schedule_refresh(now, port, pg, gen);
+            } else {
+                self.queue_pfc(now, port, pg, 0);
+            }
+        }
+    }
+
+    /// PFC watchdog: declares a storm on (`port`, `tc`) if it has been paused without a
+    /// break for the detection time, and mitigates it.
+    fn on_wd_check(&mut self, now: u64, port: u32, tc: u8) {
+        let w = self.p.pfc.watchdog.expect("watchdog");
+        let (pi, t) = (port as usize, tc as usize);
+        let q = pi * 8 + t;
+        self.wd[q].armed = false;
+        if self.wd[q].storm || !self.paused(pi, t, now) {
+            return;
+        }
+        let since = self.cls[q].pause_from;
+        if now < since + w.detection.ps() {
+            self.wd[q].armed = true;
+            self.q.schedule(SimTime(since + w.detection.ps()), Ev::WdCheck { port, tc });
+            return;
+        }
+        // Storm: the queue stops obeying pause frames.
+        self.stats.ports[pi].paused_ps[t] += now - since;
+        let c = &mut self.cls[q];
+        c.pause_from = now;
+        c.pause_until = now;
+        self.wd[q].storm = true;
+        self.wd[q].storm_idx = self.stats.storms.len() as u32;
+        self.storms_active += 1;
+        self.stats.storms.push(crate::stats::Storm {
+            port,
+            priority: tc,
+            paused_from_ps: since,
+            detected_ps: now,
+            restored_ps: None,
+            dropped_pkts: 0,
+            dropped_bytes: 0,
+        });
+        let action = w.action;
+        self.incident(now, "watchdog-fired", Some(port), Some(tc), format!("paused for {} us without a break: action {action:?}", (now - since) / 1_000_000));
+        if action == crate::params::WatchdogAction::Drop {
+            while self.cls[q].head != NONE {
+                let id = self.dequeue(now, port, t);
+                let st = &mut self.stats.storms[self.wd[q].storm_idx as usize];
+                st.dropped_pkts += 1;
+                st.dropped_bytes += self.pkts[id as usize].frame as u64;
+                self.drop_pkt(port, id, DropCause::PfcWatchdog);
+            }
+            // The drop action also stops pausing that neighbour on this priority.
+            let pg = self.p.tc_to_pg[t];
+            let gi = self.pg_index(port, pg);
+            if self.pgs[gi].paused && self.pgs[gi].hdrm == 0 {
+                self.pgs[gi].paused = false;
+                self.pgs[gi].gen += 1;
+                self.queue_pfc(now, port, pg, 0);
+            }
+        }
+        let at = self.wd[q].last_pfc.max(now) + w.restoration.ps();
+        self.q.schedule(SimTime(at), Ev::WdRestore { port, tc });
+        self.try_tx(now, port);
+    }
+
+    /// PFC watchdog: restores (`port`, `tc`) once no pause frame has arrived on it for the
+    /// restoration time.
+    fn on_wd_restore(&mut self, now: u64, port: u32, tc: u8) {
+        let w = self.p.pfc.watchdog.expect("watchdog");
+        let q = port as usize * 8 + tc as usize;
+        if !self.wd[q].storm {
+            return;
+        }
+        let at = self.wd[q].last_pfc + w.restoration.ps();
+        if now < at {
+            self.q.schedule(SimTime(at), Ev::WdRestore { port, tc });
+            return;
+        }
+        self.wd[q].storm = false;
+        self.storms_active -= 1;
+        let st = &mut self.stats.storms[self.wd[q].storm_idx as usize];
+        st.restored_ps = Some(now);
+        let dropped = st.dropped_pkts;
+        self.incident(now, "watchdog-restored", Some(port), Some(tc), format!("no pause frame for the restoration time; {dropped} packets dropped in the storm"));
+        self.try_tx(now, port);
+    }
+
+    /// Adds an entry to the incident timeline.
+    fn incident(&mut self, t: u64, event: &'static str, port: Option<u32>, class: Option<u8>, detail: String) {
+        self.stats.timeline.push(crate::stats::Incident { t_ps: t, event, port, class, detail });
     }
 
     /// Replaces the forwarding state while the simulation runs (a re-sweep, re-routing).

@@ -24,9 +24,18 @@ pub enum DropCause {
     /// IB: a packet arrived without credits for it. Never happens unless the credit
     /// accounting is broken; counted so that tests catch it.
     CreditOverrun = 7,
+    /// Discarded by the PFC watchdog's drop action (a queue declared in a PFC storm).
+    PfcWatchdog = 8,
+    /// A lossless-class packet at a port with PFC off (misconfigured): dropped where the
+    /// port should have paused its peer.
+    PfcDisabled = 9,
+    /// Arrived at a NIC whose receive side is stuck (it drains nothing).
+    ReceiverStuck = 10,
+    /// Arrived at a slow NIC whose receive buffer was full.
+    ReceiverOverflow = 11,
 }
 
-pub const DROP_CAUSES: [DropCause; 8] = [
+pub const DROP_CAUSES: [DropCause; 12] = [
     DropCause::HeadroomOverflow,
     DropCause::DynamicThreshold,
     DropCause::BufferFull,
@@ -35,6 +44,10 @@ pub const DROP_CAUSES: [DropCause; 8] = [
     DropCause::HoqLifetime,
     DropCause::SwitchLifetime,
     DropCause::CreditOverrun,
+    DropCause::PfcWatchdog,
+    DropCause::PfcDisabled,
+    DropCause::ReceiverStuck,
+    DropCause::ReceiverOverflow,
 ];
 
 pub const PAUSE_LOG_CAP: usize = 100_000;
@@ -65,7 +78,7 @@ pub struct PortStats {
     /// ([`ecn_bin`]): the measured marking curve, to hold against the RED rule.
     pub ecn_seen: [u64; ECN_BINS],
     pub ecn_marked_bins: [u64; ECN_BINS],
-    pub drops: [u64; 8],
+    pub drops: [u64; DROP_CAUSES.len()],
     pub drop_bytes: u64,
     pub lossless_drops: u64,
     /// Ingress: peak headroom use and peak total PG occupancy (cells), over PGs.
@@ -136,8 +149,19 @@ pub struct Stats {
     pub events: u64,
     pub frames_in_flight_at_end: u64,
     pub buffer_cells_at_end: u64,
-    /// A deadlock the watchdog found: when, and the cycle of blocked (port, class) queues.
+    /// A deadlock the detector found: when, and the cycle of blocked (port, class) queues.
     pub deadlock: Option<Deadlock>,
+    /// What happened when, for the incident timeline (unsorted; the report sorts it).
+    pub timeline: Vec<Incident>,
+    /// PFC watchdog storms: one per (port, priority) detection.
+    pub storms: Vec<Storm>,
+    /// Losses the RC transport recovered from: (QP, first loss, first in-order delivery
+    /// of the lost PSN or a later one).
+    pub recoveries: Vec<(u32, u64, u64)>,
+    /// QPs with a loss not yet recovered at the end: (QP, first loss).
+    pub unrecovered: Vec<(u32, u64)>,
+    /// (port, class) queues still paused when the run ended.
+    pub paused_at_end: Vec<(u32, u8)>,
     /// When the control plane installed new forwarding state after a fault.
     pub reroutes: Vec<u64>,
     /// For each fault (its time): the control plane's timed steps.
@@ -154,11 +178,44 @@ pub struct ControlStep {
     pub smps: u64,
 }
 
+/// One entry of the incident timeline.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Incident {
+    pub t_ps: u64,
+    /// What happened: "fault", "fault-ended", "paused" (a port's first pause),
+    /// "credit-starved" (an IB port's first credit wait), "watchdog-fired",
+    /// "watchdog-restored", "local-repair", "reroute-installed", "sm-takeover",
+    /// "deadlock-formed", "deadlock-detected".
+    pub event: &'static str,
+    /// The port concerned, if any (a simulator port id; the report names it).
+    pub port: Option<u32>,
+    /// Priority (RoCE) or VL (IB), if any.
+    pub class: Option<u8>,
+    pub detail: String,
+}
+
+/// A PFC storm the watchdog detected on a switch egress queue, and what it did.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Storm {
+    pub port: u32,
+    pub priority: u8,
+    /// When the queue's pause began, when the watchdog declared the storm, and when it
+    /// restored the queue (`None`: still in storm at the end).
+    pub paused_from_ps: u64,
+    pub detected_ps: u64,
+    pub restored_ps: Option<u64>,
+    /// Packets and bytes the drop action discarded.
+    pub dropped_pkts: u64,
+    pub dropped_bytes: u64,
+}
+
 /// Packets stuck in a cycle of buffers, each waiting for the next to drain.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Deadlock {
-    /// When the watchdog found no data packet moving for a whole period.
+    /// When the detector found the cycle.
     pub detected_at_ps: u64,
+    /// The last time any queue of the cycle dequeued: from then on none moved.
+    pub formed_at_ps: u64,
     /// The cycle: (egress port, class) queues, each blocked by the next one's buffer.
     pub cycle: Vec<(u32, u8)>,
 }
