@@ -31,7 +31,66 @@ pub struct Report {
     /// Collective jobs, reported as nccl-tests does.
     pub collectives: Vec<CollectiveReport>,
     pub victims: VictimSummary,
+    /// Faults and what followed them: the incident timeline, PFC watchdog storms, the
+    /// RC transport's recovery, deadlock.
+    pub incidents: Incidents,
     pub notes: Vec<String>,
+}
+
+/// What went wrong and when, with ports named "node:port".
+#[derive(Serialize, Debug, Default, Clone)]
+pub struct Incidents {
+    /// In time order.
+    pub timeline: Vec<TimelineEntry>,
+    pub storms: Vec<StormReport>,
+    /// Per fault (its start): the RC transport's recovery of what it lost.
+    pub recovery: Vec<RecoveryReport>,
+    /// The deadlock's cycle, hop by hop (empty: none).
+    pub deadlock_cycle: Vec<CycleHop>,
+    /// (port, class) queues still paused (RoCE) when the run ended.
+    pub paused_at_end: Vec<String>,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct TimelineEntry {
+    pub t_ps: u64,
+    pub event: &'static str,
+    pub port: Option<String>,
+    pub class: Option<u8>,
+    pub detail: String,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct StormReport {
+    pub port: String,
+    pub priority: u8,
+    pub paused_from_ps: u64,
+    pub detected_ps: u64,
+    pub restored_ps: Option<u64>,
+    pub dropped_pkts: u64,
+    pub dropped_bytes: u64,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct RecoveryReport {
+    pub fault: String,
+    pub at_ps: u64,
+    /// QPs that lost data between this fault and the next one.
+    pub qps_with_loss: usize,
+    pub qps_recovered: usize,
+    /// From the fault to the last of those QPs delivering, in order, past what it lost
+    /// (`None` when none did).
+    pub recovery_ps: Option<u64>,
+}
+
+/// One hop of a deadlock cycle: an egress queue blocked by the next hop's buffer.
+#[derive(Serialize, Debug, Clone)]
+pub struct CycleHop {
+    /// Switch egress port ("node:port") and the switch it feeds.
+    pub port: String,
+    pub towards: String,
+    /// Priority (RoCE) or VL (IB).
+    pub class: u8,
 }
 
 /// Flows hurt by link-level flow control they did not cause. A port is *blocked* when it
@@ -403,6 +462,7 @@ pub fn build(w: &World, sim: &Sim) -> Report {
     }
     totals.drops_by_cause = DROP_CAUSES.iter().map(|&c| (cause_name(c), by_cause[c as usize])).collect();
     totals.deadlock = st.deadlock.clone();
+    let incidents = incidents(w, sim);
     totals.reroutes = st.reroute_steps.clone();
     totals.reroutes_installed_ps = st.reroutes.clone();
     let mut nics = vec![];
@@ -454,8 +514,70 @@ pub fn build(w: &World, sim: &Sim) -> Report {
         flow_records,
         collectives: collectives(w, sim),
         victims,
+        incidents,
         notes: w.notes.clone(),
     }
+}
+
+/// "node:port" of a simulator port.
+fn port_name(w: &World, p: u32) -> String {
+    let pt = &w.topo.ports[p as usize];
+    format!("{}:{}", w.topo.node(pt.node).name, pt.index)
+}
+
+fn incidents(w: &World, sim: &Sim) -> Incidents {
+    let st = &sim.stats;
+    let mut timeline: Vec<TimelineEntry> = st
+        .timeline
+        .iter()
+        .map(|i| TimelineEntry { t_ps: i.t_ps, event: i.event, port: i.port.map(|p| port_name(w, p)), class: i.class, detail: i.detail.clone() })
+        .collect();
+    // Stable: entries at the same time keep the order the simulator recorded them in.
+    timeline.sort_by_key(|e| e.t_ps);
+    let storms = st
+        .storms
+        .iter()
+        .map(|x| StormReport {
+            port: port_name(w, x.port),
+            priority: x.priority,
+            paused_from_ps: x.paused_from_ps,
+            detected_ps: x.detected_ps,
+            restored_ps: x.restored_ps,
+            dropped_pkts: x.dropped_pkts,
+            dropped_bytes: x.dropped_bytes,
+        })
+        .collect();
+    let starts: Vec<&crate::sim::Fault> = w.faults.iter().filter(|f| !f.ends).collect();
+    let mut recovery = vec![];
+    for (k, f) in starts.iter().enumerate() {
+        let from = f.at.0;
+        let to = starts.iter().skip(k + 1).map(|g| g.at.0).filter(|&t| t > from).min().unwrap_or(u64::MAX);
+        let within = |t: u64| t >= from && t < to;
+        let rec: Vec<u64> = st.recoveries.iter().filter(|r| within(r.1)).map(|r| r.2).collect();
+        let unrec = st.unrecovered.iter().filter(|u| within(u.1)).count();
+        recovery.push(RecoveryReport {
+            fault: f.label.clone(),
+            at_ps: from,
+            qps_with_loss: rec.len() + unrec,
+            qps_recovered: rec.len(),
+            recovery_ps: rec.iter().max().map(|&t| t - from),
+        });
+    }
+    let deadlock_cycle = st
+        .deadlock
+        .as_ref()
+        .map(|d| {
+            d.cycle
+                .iter()
+                .map(|&(p, c)| {
+                    let peer = w.topo.ports[p as usize].peer.map(|q| w.topo.node(w.topo.ports[q.0 as usize].node).name.clone());
+                    CycleHop { port: port_name(w, p), towards: peer.unwrap_or_default(), class: c }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let paused_at_end = st.paused_at_end.iter().map(|&(p, c)| format!("{} priority {c}", port_name(w, p))).collect();
+    Incidents { timeline, storms, recovery, deadlock_cycle, paused_at_end }
 }
 
 fn victims(w: &World, sim: &Sim, records: &[FlowReport]) -> VictimSummary {
@@ -463,8 +585,12 @@ fn victims(w: &World, sim: &Sim, records: &[FlowReport]) -> VictimSummary {
     let t = &w.topo;
     let blocked: Vec<bool> = st.ports.iter().map(|p| p.paused_ps.iter().any(|&x| x > 0) || p.xmit_wait_ps > 0).collect();
     let max_frame = sim.frame_of(Transport::WriteFirst, w.params.mtu.0) as u64;
+    // A root: a standing queue at an unblocked switch egress, or a switch egress paused
+    // by the host NIC it feeds (the NIC is where that back-pressure starts: a slow or
+    // stuck receiver).
+    let by_nic = |pi: usize| t.ports[pi].peer.is_some_and(|q| !t.is_switch(t.ports[q.0 as usize].node));
     let root: Vec<bool> = (0..st.ports.len())
-        .map(|pi| t.is_switch(t.ports[pi].node) && !blocked[pi] && st.ports[pi].max_queue >= 4 * max_frame)
+        .map(|pi| t.is_switch(t.ports[pi].node) && ((!blocked[pi] && st.ports[pi].max_queue >= 4 * max_frame) || (blocked[pi] && by_nic(pi))))
         .collect();
     let mut out = VictimSummary {
         blocked_ports: blocked.iter().filter(|&&b| b).count(),
@@ -647,7 +773,49 @@ pub fn text(r: &Report) -> String {
         let _ = writeln!(s, "  fault at {}: control plane {}", d(*at), parts.join(", "));
     }
     if let Some(dl) = &t.deadlock {
-        let _ = writeln!(s, "  DEADLOCK at {}: a cycle of {} blocked queues (ports in the JSON report)", d(dl.detected_at_ps), dl.cycle.len());
+        let hops: Vec<String> = r.incidents.deadlock_cycle.iter().map(|h| format!("{} ({})", h.port, h.class)).collect();
+        let _ = writeln!(
+            s,
+            "  DEADLOCK formed at {} (detected {}): a cycle of {} blocked queues: {}",
+            d(dl.formed_at_ps),
+            d(dl.detected_at_ps),
+            dl.cycle.len(),
+            hops.join(" -> ")
+        );
+    }
+    let inc = &r.incidents;
+    for x in &inc.storms {
+        let restored = x.restored_ps.map(d).unwrap_or_else(|| "not restored".into());
+        let _ = writeln!(
+            s,
+            "  PFC storm on {} priority {}: paused from {}, watchdog at {}, restored {}, {} packets ({} B) dropped",
+            x.port,
+            x.priority,
+            d(x.paused_from_ps),
+            d(x.detected_ps),
+            restored,
+            x.dropped_pkts,
+            x.dropped_bytes
+        );
+    }
+    for x in &inc.recovery {
+        let rec = x.recovery_ps.map(d).unwrap_or_else(|| "-".into());
+        let _ = writeln!(s, "  {} at {}: {} QPs lost data, {} recovered, last {} after the fault", x.fault, d(x.at_ps), x.qps_with_loss, x.qps_recovered, rec);
+    }
+    if !inc.paused_at_end.is_empty() {
+        let _ = writeln!(s, "  still paused at the end: {}", inc.paused_at_end.join(", "));
+    }
+    if !inc.timeline.is_empty() {
+        let _ = writeln!(s, "\nincident timeline");
+        const SHOWN: usize = 24;
+        for e in inc.timeline.iter().take(SHOWN) {
+            let at = e.port.as_deref().map(|p| format!(" {p}")).unwrap_or_default();
+            let class = e.class.map(|c| format!(" ({c})")).unwrap_or_default();
+            let _ = writeln!(s, "  {:>12}  {:<18}{at}{class}  {}", d(e.t_ps), e.event, e.detail);
+        }
+        if inc.timeline.len() > SHOWN {
+            let _ = writeln!(s, "  ... {} more entries in the JSON report", inc.timeline.len() - SHOWN);
+        }
     }
     let ib = st.infiniband.is_some();
     let mut busiest: Vec<&PortReport> =
