@@ -585,12 +585,25 @@ fn victims(w: &World, sim: &Sim, records: &[FlowReport]) -> VictimSummary {
     let t = &w.topo;
     let blocked: Vec<bool> = st.ports.iter().map(|p| p.paused_ps.iter().any(|&x| x > 0) || p.xmit_wait_ps > 0).collect();
     let max_frame = sim.frame_of(Transport::WriteFirst, w.params.mtu.0) as u64;
-    // A root: a standing queue at an unblocked switch egress, or a switch egress paused
-    // by the host NIC it feeds (the NIC is where that back-pressure starts: a slow or
-    // stuck receiver).
+    // Paths first: a port crossed by a single flow builds a queue only from a speed
+    // change (e.g. a backlog leaving a 400G link into a 100G one) and harms no one else.
+    let paths: Vec<Option<Vec<crate::topology::PortId>>> =
+        records.iter().map(|r| flow_path(w, sim, r.flow, st.flows[r.flow as usize].src)).collect();
+    let mut crossing = vec![0u32; st.ports.len()];
+    for p in paths.iter().flatten() {
+        for q in p {
+            crossing[q.0 as usize] += 1;
+        }
+    }
+    // A root: a standing queue shared by several flows at an unblocked switch egress, or a
+    // switch egress paused by the host NIC it feeds (the NIC is where that back-pressure
+    // starts: a slow or stuck receiver).
     let by_nic = |pi: usize| t.ports[pi].peer.is_some_and(|q| !t.is_switch(t.ports[q.0 as usize].node));
     let root: Vec<bool> = (0..st.ports.len())
-        .map(|pi| t.is_switch(t.ports[pi].node) && ((!blocked[pi] && st.ports[pi].max_queue >= 4 * max_frame) || (blocked[pi] && by_nic(pi))))
+        .map(|pi| {
+            t.is_switch(t.ports[pi].node)
+                && ((!blocked[pi] && st.ports[pi].max_queue >= 4 * max_frame && crossing[pi] >= 2) || (blocked[pi] && by_nic(pi)))
+        })
         .collect();
     let mut out = VictimSummary {
         blocked_ports: blocked.iter().filter(|&&b| b).count(),
@@ -601,9 +614,8 @@ fn victims(w: &World, sim: &Sim, records: &[FlowReport]) -> VictimSummary {
         ..VictimSummary::default()
     };
     let mut slow = vec![];
-    for r in records {
-        let f = &st.flows[r.flow as usize];
-        let Some(path) = flow_path(w, sim, r.flow, f.src) else { continue };
+    for (r, path) in records.iter().zip(&paths) {
+        let Some(path) = path else { continue };
         if path.iter().any(|p| root[p.0 as usize]) {
             out.contributors += 1;
         } else if path.iter().any(|p| blocked[p.0 as usize]) {

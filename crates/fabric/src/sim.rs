@@ -2809,7 +2809,8 @@ impl Sim {
             dropped_bytes: 0,
         });
         let action = w.action;
-        self.incident(now, "watchdog-fired", Some(port), Some(tc), format!("paused for {} us without a break: action {action:?}", (now - since) / 1_000_000));
+        let verb = if action == crate::params::WatchdogAction::Drop { "drop" } else { "forward" };
+        self.incident(now, "watchdog-fired", Some(port), Some(tc), format!("paused for {} us without a break: action {verb}", (now - since) / 1_000_000));
         if action == crate::params::WatchdogAction::Drop {
             while self.cls[q].head != NONE {
                 let id = self.dequeue(now, port, t);

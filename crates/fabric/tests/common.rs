@@ -80,3 +80,19 @@ pub fn ib_scenario(topology: &str, overrides: &[(&str, &str)], traffic: &str) ->
     let body: Vec<String> = ib.iter().map(|(k, v)| format!("{k} = {v}")).collect();
     format!("[scenario]\nname = \"test\"\nseed = 7\n\n{topology}\n\n[infiniband]\n{}\n\n{traffic}\n", body.join("\n"))
 }
+
+/// A ring of `n` switches, one host each; port 1 goes clockwise, port 2 anticlockwise.
+/// Hosts attach at HDR (200 Gb/s), the ring runs at EDR (100 Gb/s), so the ring is the
+/// bottleneck and its buffers fill.
+pub fn ring(n: usize, cable: &str) -> String {
+    let mut s = String::from("[topology]\nkind = \"explicit\"\nnodes = [\n");
+    for i in 0..n {
+        s += &format!("  {{ name = \"s{i}\", kind = \"switch\", ports = 3 }},\n  {{ name = \"h{i}\", kind = \"host\" }},\n");
+    }
+    s += "]\nlinks = [\n";
+    for i in 0..n {
+        s += &format!("  {{ a = \"s{i}:0\", b = \"h{i}\", speed = \"200Gbps\", cable = \"{cable}\" }},\n");
+        s += &format!("  {{ a = \"s{i}:1\", b = \"s{}:2\", speed = \"100Gbps\", cable = \"{cable}\" }},\n", (i + 1) % n);
+    }
+    s + "]\n"
+}

@@ -135,22 +135,6 @@ fabric_link = { speed = "100Gbps", delay = "1us" }
     assert_eq!(r.totals.pfc_frames, 0);
 }
 
-/// A ring of `n` switches, one host each; port 1 goes clockwise, port 2 anticlockwise.
-/// Hosts attach at HDR (200 Gb/s), the ring runs at EDR (100 Gb/s), so the ring is the
-/// bottleneck and its buffers fill.
-pub fn ring(n: usize, cable: &str) -> String {
-    let mut s = String::from("[topology]\nkind = \"explicit\"\nnodes = [\n");
-    for i in 0..n {
-        s += &format!("  {{ name = \"s{i}\", kind = \"switch\", ports = 3 }},\n  {{ name = \"h{i}\", kind = \"host\" }},\n");
-    }
-    s += "]\nlinks = [\n";
-    for i in 0..n {
-        s += &format!("  {{ a = \"s{i}:0\", b = \"h{i}\", speed = \"200Gbps\", cable = \"{cable}\" }},\n");
-        s += &format!("  {{ a = \"s{i}:1\", b = \"s{}:2\", speed = \"100Gbps\", cable = \"{cable}\" }},\n", (i + 1) % n);
-    }
-    s + "]\n"
-}
-
 #[test]
 fn minhop_on_a_ring_deadlocks_and_the_cycle_is_named_dfsssp_completes() {
     // 8 switches: every multi-hop route s_i -> s_{i+1} -> s_{i+2} (and the mirror image)
