@@ -208,3 +208,58 @@ fn a_mismatched_dscp_map_puts_roce_in_a_lossy_class() {
     assert_eq!(r.totals.lossless_drops, 0, "dropped in class 0, where the switch put them");
 }
 
+
+/// The two directed rings of `ring(n)`: port 1 of every switch (clockwise) or port 2.
+fn ring_cycles(n: usize) -> [BTreeSet<String>; 2] {
+    [(0..n).map(|i| format!("s{i}:1")).collect(), (0..n).map(|i| format!("s{i}:2")).collect()]
+}
+
+fn assert_ring_deadlock(r: &Report, n: usize, timeout_ps: u64) {
+    let dl = r.totals.deadlock.as_ref().expect("the detector must report the deadlock");
+    let hops: BTreeSet<String> = r.incidents.deadlock_cycle.iter().map(|h| h.port.clone()).collect();
+    assert!(ring_cycles(n).contains(&hops), "cycle {:?}", r.incidents.deadlock_cycle);
+    assert_eq!(r.incidents.deadlock_cycle.len(), n);
+    // Each hop feeds the switch the next hop leaves from.
+    let c = &r.incidents.deadlock_cycle;
+    for k in 0..n {
+        assert_eq!(c[k].towards, c[(k + 1) % n].port.split(':').next().unwrap(), "{c:?}");
+    }
+    assert!(dl.detected_at_ps >= dl.formed_at_ps + timeout_ps, "no queue moved for the timeout");
+    assert!(r.flows.completed < r.flows.count);
+    assert_eq!(first(r, "deadlock-formed"), dl.formed_at_ps);
+}
+
+#[test]
+fn the_same_looping_routes_deadlock_roce_and_infiniband_and_dfsssp_completes() {
+    // 7 switches in a ring: every shortest path is unique, so RoCE's ECMP and the SM's
+    // minhop route alike, and each route s_i -> s_{i+1} -> s_{i+2} makes channel (i, i+1)
+    // wait on (i+1, i+2): a cyclic channel dependency (Dally & Seitz 1987; under PFC, Hu et
+    // al., HotNets 2016). All-to-all fills the cycle: RoCE pauses each ingress at 16 KB,
+    // as the IB run's input buffers hold 16 KiB per VL.
+    let topo = ring(7, "2m");
+    let roce = scenario(
+        &topo,
+        "forwarding = \"store-and-forward\"\ndcqcn = { preset = \"off\" }",
+        &BUFFER.replace("total = \"16MiB\"", "total = \"256KiB\"").replace("xoff = \"dynamic\"", "xoff = \"16KB\""),
+        "[[traffic]]\nkind = \"all-to-all\"\nsize = \"1MB\"\ndscp = 26\n",
+    )
+    .replace("[scenario]\nname = \"test\"\nseed = 7\n", "[scenario]\nname = \"test\"\nseed = 7\ndeadlock_timeout = \"500us\"\n");
+    let (_, r) = load(&roce).run(false);
+    assert_ring_deadlock(&r, 7, 500_000_000);
+    assert_eq!(r.totals.lossless_drops, 0, "PFC deadlocks without dropping");
+    let ib = ib_scenario(
+        &topo,
+        &[("vl_buffer", "\"16KiB\""), ("hoq_lifetime", "\"infinite\""), ("switch_lifetime", "\"infinite\""), ("routing", "\"minhop\"")],
+        "[[traffic]]\nkind = \"all-to-all\"\nsize = \"1MB\"\nsl = 0\n",
+    )
+    .replace("[scenario]\nname = \"test\"\nseed = 7\n", "[scenario]\nname = \"test\"\nseed = 7\ndeadlock_timeout = \"500us\"\n");
+    let (_, r) = load(&ib).run(false);
+    assert_ring_deadlock(&r, 7, 500_000_000);
+    assert_eq!(r.totals.drops, 0, "credits deadlock without dropping");
+    // InfiniBand's deadlock-free engine on the same fabric and traffic completes.
+    let free = ib.replace("routing = \"minhop\"", "routing = \"dfsssp\"").replace("data_vls = 1", "data_vls = 4");
+    let (_, r) = load(&free).run(false);
+    assert!(r.totals.deadlock.is_none());
+    assert_eq!(r.flows.completed, r.flows.count);
+    assert_eq!(r.totals.drops, 0);
+}
