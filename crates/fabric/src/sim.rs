@@ -2618,8 +2618,10 @@ impl Sim {
     /// ECMP groups at once; the control plane re-routes after its delay.
     fn links_change(&mut self, now: u64, ports: &[PortId], up: bool) {
         for &port in ports {
-            let ends = [Some(port), self.topo.ports[port.0 as usize].peer];
             self.set_link(port, up);
+        }
+        for &port in ports {
+            let ends = [Some(port), self.topo.ports[port.0 as usize].peer];
             for p in ends.into_iter().flatten() {
                 let pi = p.0 as usize;
                 if up {
@@ -2648,8 +2650,11 @@ impl Sim {
                             self.drop_pkt(p.0, id, DropCause::PortDown);
                         }
                     }
+                    // A switch that lost every link (a dead switch) repairs nothing.
+                    let node = self.topo.node(self.topo.ports[pi].node);
+                    let alive = (node.first_port..node.first_port + node.nports).any(|q| self.link_up[q as usize]);
                     if let Forwarder::Ecmp(r) = &mut self.fwd {
-                        if self.ports[pi].flags & P_SWITCH != 0 && r.prune(&self.topo, p) {
+                        if alive && self.ports[pi].flags & P_SWITCH != 0 && r.prune(&self.topo, p) {
                             let name = self.topo.node(self.topo.ports[pi].node).name.clone();
                             self.incident(now, "local-repair", Some(p.0), None, format!("{name} removes the dead link from its ECMP groups"));
                         }

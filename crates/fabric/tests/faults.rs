@@ -84,3 +84,148 @@ fn faults_need_a_reroute_delay_and_a_real_port() {
     let e = fabric::load_str("t.toml", &s).err().expect("must fail").to_string();
     assert!(e.contains("faults[0].link") && e.contains("port 99 does not exist"), "{e}");
 }
+
+/// RC retransmission timeout of `timeout = 8`: 4.096 us × 2^8.
+const RTO_8: u64 = 4_096_000 << 8;
+
+/// Spine port towards leaf1 on flow 0's path (h0 -> h8), as "spineN:P".
+fn remote_link_of_flow0(s: &str) -> String {
+    let w = load(s);
+    let sim = w.simulator(false);
+    let t = sim.topology();
+    let leaf0 = t.port(t.port(t.ep_port(0)).peer.unwrap()).node;
+    let up = sim.route(leaf0, 0).unwrap();
+    let spine = t.port(t.port(up).peer.unwrap()).node;
+    let down = sim.route(spine, 0).unwrap();
+    format!("{}:{}", t.node(spine).name, t.port(down).index)
+}
+
+fn roce_msg() -> String {
+    scenario(LEAF_SPINE, "forwarding = \"store-and-forward\"\ndcqcn = { preset = \"off\" }\nreroute_delay = \"100us\"", BUFFER, MSG)
+        .replace("timeout = 14", "timeout = 8")
+}
+
+#[test]
+fn roce_remote_link_failure_recovers_after_reconvergence_within_one_rto() {
+    // The spine's link down to leaf1 dies: the spine withdraws its route at once, but
+    // leaf0 keeps hashing flow 0 onto that spine until routing reconverges (100 us).
+    let base = roce_msg();
+    let link = remote_link_of_flow0(&base);
+    let s = format!("{base}\n[[faults]]\nkind = \"link-down\"\nat = \"40us\"\nlink = \"{link}\"\n");
+    let (_, r) = load(&s).run(false);
+    assert_eq!(r.flows.completed, 1);
+    let rec = &r.incidents.recovery[0];
+    assert_eq!(rec.qps_with_loss, 1);
+    let t = rec.recovery_ps.expect("recovered");
+    assert!(t >= 100_000_000 && t <= 100_000_000 + RTO_8, "recovery {t} ps");
+    assert!(r.incidents.timeline.iter().any(|e| e.event == "local-repair" && e.t_ps == 40_000_000 && e.port.as_deref() == Some(&link)));
+    assert!(r.incidents.timeline.iter().any(|e| e.event == "reroute-installed" && e.t_ps == 140_000_000));
+}
+
+#[test]
+fn roce_local_link_failure_is_repaired_at_once_on_both_ends() {
+    // leaf0's own uplink dies: leaf0 drops it from its ECMP group at once and flow 0's
+    // data moves to the other spine. The spine at the other end withdraws its only route
+    // to leaf0 as fast, but leaf1 keeps sending h8's ACKs and NAK to that spine until
+    // routing reconverges (100 us): the NAK is lost, and the requester's local ACK timeout
+    // recovers, within one RTO of the reconvergence.
+    let base = roce_msg();
+    let link = uplink_of_flow0(&base);
+    let s = format!("{base}\n[[faults]]\nkind = \"link-down\"\nat = \"40us\"\nlink = \"{link}\"\n");
+    let (_, r) = load(&s).run(false);
+    assert_eq!(r.flows.completed, 1);
+    let repairs: Vec<&str> = r.incidents.timeline.iter().filter(|e| e.event == "local-repair" && e.t_ps == 40_000_000).map(|e| e.port.as_deref().unwrap()).collect();
+    assert_eq!(repairs.len(), 2, "both ends of the link");
+    assert!(repairs.contains(&link.as_str()));
+    let t = r.incidents.recovery[0].recovery_ps.expect("recovered");
+    assert!(t <= 100_000_000 + RTO_8, "recovery {t} ps");
+    assert!(r.totals.timeouts >= 1);
+}
+
+/// The spine flow 0 crosses, by the scenario's routes.
+fn spine_of_flow0(s: &str) -> String {
+    let link = uplink_of_flow0(s);
+    let w = load(s);
+    let t = &w.topo;
+    let (leaf, idx) = link.split_once(':').unwrap();
+    let leaf = t.nodes.iter().position(|n| n.name == leaf).unwrap();
+    let up = fabric::topology::PortId(t.nodes[leaf].first_port + idx.parse::<u32>().unwrap());
+    t.node(t.port(t.port(up).peer.unwrap()).node).name.clone()
+}
+
+#[test]
+fn switch_failure_recovers_on_both_fabrics() {
+    let fault = |spine: &str| format!("\n[[faults]]\nkind = \"switch-down\"\nnode = \"{spine}\"\nat = \"40us\"\n");
+    // RoCE: both leaves lose their link to the dead spine and prune it at once; the spine
+    // itself, dead, repairs nothing. What it held is lost and retransmitted.
+    let base = roce_msg();
+    let (_, r) = load(&(base.clone() + &fault(&spine_of_flow0(&base)))).run(false);
+    assert_eq!(r.flows.completed, 1);
+    assert!(r.incidents.recovery[0].recovery_ps.is_some());
+    assert_eq!(r.incidents.timeline.iter().filter(|e| e.event == "local-repair").count(), 2, "both leaves repair");
+    // InfiniBand: the SM re-sweeps; nothing recovers before the new tables, and the
+    // go-back-N after them takes at most one local ACK timeout.
+    let ib = ib_scenario(LEAF_SPINE, &[("timeout", "8"), ("routing", "\"ftree\""), ("reroute_delay", "\"auto\"")], MSG);
+    let spine = spine_of_flow0(&ib);
+    let w = load(&ib);
+    let spine_node = w.topo.nodes.iter().find(|n| n.name == spine).unwrap();
+    let ports: Vec<fabric::topology::PortId> = (spine_node.first_port..spine_node.first_port + spine_node.nports)
+        .map(fabric::topology::PortId)
+        .filter(|&p| w.topo.port(p).peer.is_some())
+        .collect();
+    let mut sm = fabric::config::sm_bring_up(&w.topo, None, w.sm.as_ref().unwrap(), 1);
+    let sweep = sm.resweep(&ports).total.ps();
+    let (sim, r) = load(&(ib + &fault(&spine))).run(false);
+    assert_eq!(sim.stats.reroutes, vec![40_000_000 + sweep]);
+    assert_eq!(r.flows.completed, 1);
+    let t = r.incidents.recovery[0].recovery_ps.unwrap();
+    assert!(t >= sweep && t <= sweep + RTO_8, "recovery {t} ps, sweep {sweep} ps");
+}
+
+#[test]
+fn infiniband_recovery_waits_for_the_sm_resweep() {
+    let s = ib_scenario(LEAF_SPINE, &[("timeout", "8"), ("routing", "\"ftree\""), ("reroute_delay", "\"auto\"")], MSG);
+    let link = uplink_of_flow0(&s);
+    let w = load(&s);
+    let t = &w.topo;
+    let (name, idx) = link.split_once(':').unwrap();
+    let node = t.nodes.iter().position(|n| n.name == name).unwrap();
+    let port = fabric::topology::PortId(t.nodes[node].first_port + idx.parse::<u32>().unwrap());
+    let mut sm = fabric::config::sm_bring_up(t, None, w.sm.as_ref().unwrap(), 1);
+    let sweep = sm.resweep(&[port]).total.ps();
+    let (_, r) = load(&format!("{s}\n[[faults]]\nkind = \"link-down\"\nat = \"40us\"\nlink = \"{link}\"\n")).run(false);
+    let t = r.incidents.recovery[0].recovery_ps.unwrap();
+    assert!(t >= sweep && t <= sweep + RTO_8, "recovery {t} ps, sweep {sweep} ps");
+}
+
+#[test]
+fn a_dead_master_sm_leaves_failures_unrouted_until_the_standby_takes_over() {
+    // The master dies at 10 us; a link fails at 40 us. A standby declares the master lost
+    // after OpenSM's polling timeout (10 s) × (retries (4) + 1), then re-sweeps.
+    let s = ib_scenario(LEAF_SPINE, &[("timeout", "8"), ("routing", "\"ftree\""), ("reroute_delay", "\"auto\"")], MSG)
+        .replace("seed = 7\n", "seed = 7\nstop_time = \"60000ms\"\n");
+    let link = uplink_of_flow0(&s);
+    let w = load(&s);
+    let t = &w.topo;
+    let (name, idx) = link.split_once(':').unwrap();
+    let node = t.nodes.iter().position(|n| n.name == name).unwrap();
+    let port = fabric::topology::PortId(t.nodes[node].first_port + idx.parse::<u32>().unwrap());
+    let mut sm = fabric::config::sm_bring_up(t, None, w.sm.as_ref().unwrap(), 1);
+    let sweep = sm.resweep(&[port]).total.ps();
+    let faults = |standby: bool| {
+        format!("{s}\n[[faults]]\nkind = \"sm-failure\"\nat = \"10us\"\nstandby = {standby}\n[[faults]]\nkind = \"link-down\"\nat = \"40us\"\nlink = \"{link}\"\n")
+    };
+    let (sim, r) = load(&faults(true)).run(false);
+    let takeover = 10_000_000 + 50_000_000_000_000u64;
+    assert_eq!(sim.stats.reroutes, vec![takeover + sweep]);
+    assert_eq!(first(&r, "sm-takeover"), takeover);
+    // Eight local ACK timeouts (1.05 ms each) run out long before: the QP fails.
+    assert_eq!(r.flows.failed, 1);
+    let (sim, r) = load(&faults(false)).run(false);
+    assert!(sim.stats.reroutes.is_empty(), "no SM, no new routes");
+    assert!(r.incidents.timeline.iter().any(|e| e.event == "no-reroute"));
+}
+
+fn first(r: &fabric::report::Report, event: &str) -> u64 {
+    r.incidents.timeline.iter().find(|e| e.event == event).unwrap().t_ps
+}
