@@ -41,7 +41,7 @@ pub struct Comparison {
 pub const LIMITATIONS: [&str; 5] = [
     "InfiniBand adaptive routing (NVIDIA Quantum AR) is not modelled: IB packets follow the subnet manager's static tables, RoCE packets ECMP hashing",
     "SHARP in-network reduction is not modelled yet: IB collectives use the same host-based algorithms as RoCE",
-    "NICs drain received data at once (no receive-side back-pressure); GPU compute and NVLink inside a host are not modelled (every rank-to-rank transfer crosses the fabric)",
+    "NICs drain received data at once unless a slow- or stuck-receiver fault says otherwise; GPU compute and NVLink inside a host are not modelled (every rank-to-rank transfer crosses the fabric)",
     "packets are switched whole (no flit-level credits); the IB per-VL input buffer and the RoCE shared buffer come from the scenario",
     "NCCL is modelled at its network-transfer granularity (Simple protocol; no LL/LL128, no launch latency)",
 ];

@@ -810,7 +810,7 @@ pub fn text(r: &Report) -> String {
             x.dropped_bytes
         );
     }
-    for x in &inc.recovery {
+    for x in inc.recovery.iter().filter(|x| x.qps_with_loss > 0) {
         let rec = x.recovery_ps.map(d).unwrap_or_else(|| "-".into());
         let _ = writeln!(s, "  {} at {}: {} QPs lost data, {} recovered, last {} after the fault", x.fault, d(x.at_ps), x.qps_with_loss, x.qps_recovered, rec);
     }

@@ -18,7 +18,9 @@
 //!   when headroom is empty and occupancy is back at the resume point. Egress admission
 //!   of lossy queues is not modelled separately: a lossy packet is dropped at ingress when
 //!   its PG is over the dynamic threshold or the pool is full.
-//! * NICs drain received packets at once (no receive-side back-pressure).
+//! * NICs drain received packets at once, unless a fault makes one slow (it drains at a
+//!   set rate into a bounded buffer and pauses its switch near the end of it) or stuck
+//!   (it drains nothing, drops what arrives and keeps every lossless priority paused).
 //! * InfiniBand (IBTA Vol. 1 §7.9, arithmetic in `model::ib`): every port keeps, per VL,
 //!   FCTBS and the last FCCL heard as a sender, ABR and its free blocks as a receiver.
 //!   A packet leaves only when the peer's advertised credits cover its 64-byte blocks, so
@@ -2652,7 +2654,8 @@ impl Sim {
                     }
                     // A switch that lost every link (a dead switch) repairs nothing.
                     let node = self.topo.node(self.topo.ports[pi].node);
-                    let alive = (node.first_port..node.first_port + node.nports).any(|q| self.link_up[q as usize]);
+                    let alive = (node.first_port..node.first_port + node.nports)
+                        .any(|q| self.link_up[q as usize] && self.topo.ports[q as usize].peer.is_some());
                     if let Forwarder::Ecmp(r) = &mut self.fwd {
                         if alive && self.ports[pi].flags & P_SWITCH != 0 && r.prune(&self.topo, p) {
                             let name = self.topo.node(self.topo.ports[pi].node).name.clone();

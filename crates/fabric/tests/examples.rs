@@ -54,3 +54,44 @@ fn background_example_offers_its_load_in_a_lossy_class() {
     assert!(r.totals.drops > 0 && r.totals.retransmitted_bytes > 0);
     assert_eq!(r.flows.completed, r.flows.count);
 }
+
+fn events(r: &fabric::report::Report, event: &str) -> usize {
+    r.incidents.timeline.iter().filter(|e| e.event == event).count()
+}
+
+fn drops(r: &fabric::report::Report, cause: &str) -> u64 {
+    r.totals.drops_by_cause.iter().find(|(c, _)| c == cause).map_or(0, |&(_, n)| n)
+}
+
+/// The failure-mode examples show what their comments say (the detailed, derived checks
+/// are in failures.rs and faults.rs).
+#[test]
+fn failure_examples_show_their_failure() {
+    let r = run("roce-pfc-storm.toml");
+    assert_eq!((events(&r, "watchdog-fired"), events(&r, "watchdog-restored")), (1, 1));
+    assert_eq!(r.victims.victim_flows, vec![1]);
+    assert!(r.incidents.paused_at_end.is_empty() && r.flows.completed == 3);
+
+    let r = run("roce-slow-receiver.toml");
+    assert!(events(&r, "paused") >= 5 && r.totals.drops == 0);
+    assert_eq!(r.victims.victim_flows, vec![3]);
+
+    let r = run("roce-link-failure.toml");
+    assert_eq!((events(&r, "local-repair"), events(&r, "reroute-installed")), (4, 3));
+    assert!(r.incidents.recovery.iter().all(|x| x.qps_recovered == x.qps_with_loss && x.qps_with_loss > 0));
+    assert_eq!(r.flows.completed, r.flows.count);
+
+    let r = run("roce-misconfigured-port.toml");
+    assert!(drops(&r, "pfc-disabled") > 0 && drops(&r, "headroom-overflow") > 0 && drops(&r, "dynamic-threshold") > 0);
+    let at: Vec<String> = r.ports.iter().filter(|p| !p.drops.is_empty()).map(|p| format!("{}:{}", p.node, p.port)).collect();
+    assert_eq!(at, ["leaf0:1", "leaf0:2", "leaf0:3"]);
+
+    let r = run("ib-sm-failure.toml");
+    assert_eq!(events(&r, "sm-takeover"), 1);
+    assert_eq!(r.flows.failed, 1, "the QP gives up before the standby takes over");
+
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/deadlock-ring.toml");
+    let src = std::fs::read_to_string(&path).unwrap();
+    let (_, ib, roce) = fabric::compare::run("deadlock-ring.toml", &src, false).unwrap();
+    assert!(ib.report.totals.deadlock.is_some() && roce.report.totals.deadlock.is_some());
+}
