@@ -371,3 +371,19 @@ fn empty_charts_are_caught() {
     assert!(p.iter().any(|m| m.contains("figure #c")), "{p:?}");
     assert_eq!(p.len(), 3, "{p:?}");
 }
+
+#[test]
+fn a_storm_run_page_shows_the_incident_timeline_in_chromium() {
+    let dir = scratch("storm");
+    let page = dir.join("storm.html");
+    fabriclab(&["run", "examples/roce-pfc-storm.toml", "--html", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_self_contained(&html);
+    assert!(html.contains("<h2>Incident timeline</h2>"));
+    for event in ["fault", "paused", "watchdog-fired", "watchdog-restored", "fault-ended"] {
+        assert!(html.contains(&format!("<td>{event}</td>")), "timeline lacks {event}");
+    }
+    assert!(html.contains("PFC storm on leaf0:0 priority 3"));
+    let Some(browser) = chromium() else { return };
+    check_in_browser(&browser, &page, &dir);
+}

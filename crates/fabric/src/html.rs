@@ -123,6 +123,7 @@ pub fn compare_page(cmp: &Comparison, ib: &Side, roce: &Side) -> String {
     if !cmp.roce.collectives.is_empty() {
         collectives(&mut s, &fabrics);
     }
+    incidents(&mut s, &fabrics);
     charts(&mut s, &fabrics);
     notes(&mut s, &fabrics);
     tail(&mut s);
@@ -167,6 +168,7 @@ pub fn run_page(world: &World, report: &Report, stats: &Stats) -> String {
     if !report.collectives.is_empty() {
         collectives(&mut s, &f);
     }
+    incidents(&mut s, &f);
     charts(&mut s, &f);
     notes(&mut s, &f);
     tail(&mut s);
@@ -251,6 +253,60 @@ fn collectives(s: &mut String, fabrics: &[Fabric]) {
             let _ = write!(s, "<td class=\"num\">{}</td><td class=\"num\">{}</td>", cell(t, "us"), cell(bw, "GB/s"));
         }
         let _ = writeln!(s, "<td class=\"num\">{}</td></tr>", cell(Some(c.busbw_bound_gbs), "GB/s"));
+    }
+    s.push_str("</tbody>\n</table>\n");
+}
+
+/// The incident timeline, PFC storms and deadlock cycle of each fabric (nothing when no
+/// fabric had an incident).
+fn incidents(s: &mut String, fabrics: &[Fabric]) {
+    if fabrics.iter().all(|f| f.report.incidents.timeline.is_empty()) {
+        return;
+    }
+    s.push_str("<h2>Incident timeline</h2>\n");
+    for f in fabrics {
+        let inc = &f.report.incidents;
+        if let Some(dl) = &f.report.totals.deadlock {
+            let hops: Vec<String> = inc.deadlock_cycle.iter().map(|h| format!("{} ({})", h.port, h.class)).collect();
+            let _ = writeln!(
+                s,
+                "<p class=\"note\"><b>{}</b>: deadlock formed at {:.3} us, detected at {:.3} us: {}</p>",
+                f.name,
+                dl.formed_at_ps as f64 / 1e6,
+                dl.detected_at_ps as f64 / 1e6,
+                esc(&hops.join(" → "))
+            );
+        }
+        for x in &inc.storms {
+            let restored = x.restored_ps.map_or_else(|| "not restored".to_string(), |t| format!("restored at {:.3} us", t as f64 / 1e6));
+            let _ = writeln!(
+                s,
+                "<p class=\"note\"><b>{}</b>: PFC storm on {} priority {}: paused from {:.3} us, watchdog at {:.3} us, {restored}, {} packets dropped</p>",
+                f.name,
+                esc(&x.port),
+                x.priority,
+                x.paused_from_ps as f64 / 1e6,
+                x.detected_ps as f64 / 1e6,
+                x.dropped_pkts
+            );
+        }
+    }
+    s.push_str("<table class=\"cmp\">\n<thead><tr><th>time (us)</th><th>fabric</th><th>event</th><th>port</th><th>class</th><th>detail</th></tr></thead>\n<tbody>\n");
+    let mut rows: Vec<(u64, &Fabric, &crate::report::TimelineEntry)> =
+        fabrics.iter().flat_map(|f| f.report.incidents.timeline.iter().map(move |e| (e.t_ps, f, e))).collect();
+    rows.sort_by_key(|r| r.0);
+    for (t, f, e) in rows {
+        let _ = writeln!(
+            s,
+            "<tr><td class=\"num\">{:.3}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            t as f64 / 1e6,
+            f.key,
+            f.name,
+            e.event,
+            esc(e.port.as_deref().unwrap_or("")),
+            e.class.map(|c| c.to_string()).unwrap_or_default(),
+            esc(&e.detail)
+        );
     }
     s.push_str("</tbody>\n</table>\n");
 }
