@@ -548,6 +548,7 @@ fn incidents(w: &World, sim: &Sim) -> Incidents {
         })
         .collect();
     let starts: Vec<&crate::sim::Fault> = w.faults.iter().filter(|f| !f.ends).collect();
+    let mut timeline = timeline;
     let mut recovery = vec![];
     for (k, f) in starts.iter().enumerate() {
         let from = f.at.0;
@@ -563,6 +564,18 @@ fn incidents(w: &World, sim: &Sim) -> Incidents {
             recovery_ps: rec.iter().max().map(|&t| t - from),
         });
     }
+    for x in &recovery {
+        if let Some(t) = x.recovery_ps {
+            timeline.push(TimelineEntry {
+                t_ps: x.at_ps + t,
+                event: "traffic-recovered",
+                port: None,
+                class: None,
+                detail: format!("the last of {} QPs that lost data after `{}` delivers past its loss", x.qps_recovered, x.fault),
+            });
+        }
+    }
+    timeline.sort_by_key(|e| e.t_ps);
     let deadlock_cycle = st
         .deadlock
         .as_ref()

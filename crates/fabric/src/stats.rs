@@ -184,8 +184,9 @@ pub struct Incident {
     pub t_ps: u64,
     /// What happened: "fault", "fault-ended", "paused" (a port's first pause),
     /// "credit-starved" (an IB port's first credit wait), "watchdog-fired",
-    /// "watchdog-restored", "local-repair", "reroute-installed", "sm-takeover",
-    /// "deadlock-formed", "deadlock-detected".
+    /// "watchdog-restored", "local-repair", "reroute-installed", "no-reroute",
+    /// "sm-takeover", "deadlock-formed", "deadlock-detected"; the report adds
+    /// "traffic-recovered".
     pub event: &'static str,
     /// The port concerned, if any (a simulator port id; the report names it).
     pub port: Option<u32>,
