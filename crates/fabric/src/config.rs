@@ -662,7 +662,7 @@ fn port_tables(c: &Ctx, r: &IbSection, topo: &Topology, default: &[u8; 16]) -> R
             map[sl as usize] = vl;
         }
         match node.kind {
-            NodeKind::Nic { ep, .. } => {
+            NodeKind::Nic { ep, .. } | NodeKind::Aggregator { ep, .. } => {
                 if e.in_port.is_some() || e.out_port.is_some() {
                     return Err(c.err(&f, format!("`{}` is an HCA: it has one table, give no in_port/out_port", e.node)));
                 }
