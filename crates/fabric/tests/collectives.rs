@@ -126,6 +126,7 @@ fn bad_collectives_are_refused() {
         ("op = \"broadcast\"\nsize = \"1MiB\"\nroot = 8", "traffic[0]"),
         ("op = \"all-gather\"\nsize = \"1MiB\"\nalgorithm = \"tree\"", "traffic[0]"),
         ("op = \"all-reduce\"\nsize = 1024", "size"),
+        ("op = \"all-reduce\"\nsize = \"1MiB\"\nalgorithm = \"sharp\"", "traffic[0].algorithm"),
     ] {
         let src = scenario(2, 4, "", "off", bad);
         let e = match fabric::load_str("bad.toml", &src.replace("sl = 0\n", "")) {
@@ -198,4 +199,36 @@ fn sharp_all_reduce_reaches_its_ideal_ratio_over_ring() {
     assert!((s.bus_factor - ideal).abs() < 1e-12);
     assert!((s.link_gbs - s.algbw_gbs).abs() < 1e-9 * s.algbw_gbs);
     assert!((r.link_gbs - r.busbw_gbs).abs() < 1e-3 * r.busbw_gbs);
+}
+
+/// `compare` on a SHARP job: InfiniBand runs it on the switches' aggregation nodes,
+/// RoCEv2 (which has none) runs the ring and says so; a RoCE run asking for SHARP is an
+/// error that says why; SHARP is an all-reduce.
+#[test]
+fn sharp_runs_on_infiniband_and_falls_back_to_ring_on_roce() {
+    let src = scenario(2, 4, "", "off", "op = \"all-reduce\"\nalgorithm = \"sharp\"\nsize = \"8MiB\"\nchunk = \"128KiB\"");
+    let (cmp, ib, roce) = compare::run("test.toml", &src, false).expect("valid scenario");
+    lossless(&ib);
+    lossless(&roce);
+    assert_eq!((ib.report.collectives[0].algorithm.as_str(), roce.report.collectives[0].algorithm.as_str()), ("sharp", "ring"));
+    assert!(roce.world.notes.iter().any(|n| n.contains("SHARP") && n.contains("ring")), "{:?}", roce.world.notes);
+    assert!(ib.world.notes.iter().any(|n| n.contains("aggregation node")), "{:?}", ib.world.notes);
+    assert!(cmp.rows.iter().any(|r| r.metric.contains("sharp (IB) / ring (RoCE)") && r.metric.ends_with("algbw")));
+    // The ANs exist only on the InfiniBand side: RoCE keeps its 8 endpoints.
+    assert_eq!(roce.world.topo.endpoints.len(), 8);
+    assert_eq!(ib.world.topo.endpoints.len(), 8 + 4);
+    assert!(ib.report.collectives[0].algbw_gbs > roce.report.collectives[0].algbw_gbs);
+    let text = compare::text(&cmp);
+    assert!(text.contains("runs it with NCCL's ring"), "{text}");
+
+    let roce_only = src.replace("sl = 0\n", "");
+    let e = fabric::load_str("t.toml", &roce_only).err().expect("refused").to_string();
+    assert!(e.contains("traffic[0].algorithm") && e.contains("InfiniBand") && e.contains("ring"), "{e}");
+    let gather = common::ib_scenario(
+        "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 2\nhost_link = { speed = \"100Gbps\", cable = \"3m\" }\nfabric_link = { speed = \"100Gbps\", cable = \"3m\" }",
+        &[],
+        "[[traffic]]\nkind = \"collective\"\nsl = 0\nop = \"all-gather\"\nalgorithm = \"sharp\"\nsize = \"1MiB\"",
+    );
+    let e = fabric::load_str("t.toml", &gather).err().expect("refused").to_string();
+    assert!(e.contains("in-network all-reduce"), "{e}");
 }
