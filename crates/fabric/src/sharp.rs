@@ -19,6 +19,11 @@
 //!   bandwidth are unchanged; a real AM keeps it in the tree, which costs one more
 //!   store-and-forward of each chunk).
 //!
+//! Simplified: an AN forwards a chunk (the job's `chunk`) once all of it has arrived from
+//! every child, where a SHARPv2 switch streams packet by packet, so each tree level adds
+//! one chunk time: large messages do not notice, a message of a few chunks does (a
+//! smaller `chunk` approaches streaming, at the cost of more transfers to simulate).
+//!
 //! Left out: the AM's limits on trees, jobs and outstanding operations per switch (the
 //! SHARP resource model), SHARP's reliability protocol, and multicast for the result (the
 //! result comes down as one unicast stream per tree edge, which loads every link as
