@@ -10,7 +10,11 @@
 //! ([`Topology::with_aggregation_nodes`]): NVIDIA's Quantum switches expose theirs as a
 //! channel adapter on an internal switch port, which the subnet manager gives a LID and
 //! routes to like any CA (NVIDIA SHARP documentation, "SHARP Aggregation Node"). Here it
-//! is a one-port endpoint on an extra, last port of its switch, with no cable.
+//! is a one-port endpoint on an extra, last port of its switch, with no cable. Its port
+//! is faster than the switch's others, which does not make a cut-through switch
+//! store-and-forward (the simulator leaves AN ports out of that check); so a packet cut
+//! through onto it may reach the AN up to one serialisation early, as latency only (the
+//! input link still paces the stream).
 
 use units::{BitRate, SimDuration};
 
