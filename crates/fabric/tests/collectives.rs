@@ -178,9 +178,11 @@ fn ib_all_reduce(leaves: u32, hosts_per_leaf: u32, routing: &str, algorithm: &st
 /// The test: SHARP all-reduce of a large message reaches close to its ideal ratio
 /// over ring algbw, 2(n−1)/n. Each rank's link carries S once each way with SHARP and
 /// 2(n−1)/n·S with the ring, so with both at the link payload rate B_eff, algbw is B_eff
-/// and B_eff·n/(2(n−1)). "Close": within 5 % of 2(n−1)/n, with SHARP's algbw never above
-/// B_eff and the ring's busbw never above B_eff (neither beats physics). On 2 leaves × 4
-/// hosts (n = 8, ideal 1.75) with 32 MiB the pipeline fill of either costs under 3 %.
+/// and B_eff·n/(2(n−1)). "Close": at most 5 % under 2(n−1)/n and never above it, with
+/// SHARP's algbw never above B_eff and the ring's busbw never above B_eff (neither beats
+/// physics). SHARP's pipeline fills slower than the ring's (each of its four tree levels
+/// holds a whole 128 KiB chunk), so the ratio sits just under the ideal. On 2 leaves × 4
+/// hosts (n = 8, ideal 1.75) with 32 MiB: 1.731.
 #[test]
 fn sharp_all_reduce_reaches_its_ideal_ratio_over_ring() {
     let (leaves, hosts) = (2, 4);
@@ -194,7 +196,7 @@ fn sharp_all_reduce_reaches_its_ideal_ratio_over_ring() {
     assert!((s.algbw_bound_gbs - r.busbw_bound_gbs).abs() < 1e-9, "same link payload rate");
     let ratio = s.algbw_gbs / r.algbw_gbs;
     eprintln!("n = {n}: ring algbw {:.2} GB/s, sharp algbw {:.2} GB/s, ratio {ratio:.4}, ideal {ideal:.4}", r.algbw_gbs, s.algbw_gbs);
-    assert!((ratio / ideal - 1.0).abs() <= 0.05, "ratio {ratio} not within 5 % of {ideal}");
+    assert!(ratio >= 0.95 * ideal && ratio <= ideal, "ratio {ratio} not within 5 % under {ideal}");
     // SHARP rows report nccl-tests' factor; the link carries algbw.
     assert!((s.bus_factor - ideal).abs() < 1e-12);
     assert!((s.link_gbs - s.algbw_gbs).abs() < 1e-9 * s.algbw_gbs);
