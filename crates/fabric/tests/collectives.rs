@@ -233,4 +233,10 @@ fn sharp_runs_on_infiniband_and_falls_back_to_ring_on_roce() {
     );
     let e = fabric::load_str("t.toml", &gather).err().expect("refused").to_string();
     assert!(e.contains("in-network all-reduce"), "{e}");
+    // A fabric read from ibnetdiscover output lists no aggregation nodes.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let file = std::fs::read_to_string(dir.join("ib-from-ibnetdiscover.toml")).unwrap()
+        + "\n[[traffic]]\nkind = \"collective\"\nsl = 0\nop = \"all-reduce\"\nalgorithm = \"sharp\"\nsize = \"1MiB\"\n";
+    let e = fabric::config::load_str_at("f.toml", &file, &dir).err().expect("refused").to_string();
+    assert!(e.contains("traffic[1].algorithm") && e.contains("topology file"), "{e}");
 }
