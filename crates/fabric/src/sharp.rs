@@ -25,7 +25,8 @@
 //! smaller `chunk` approaches streaming, at the cost of more transfers to simulate).
 //!
 //! Left out: the AM's limits on trees, jobs and outstanding operations per switch (the
-//! SHARP resource model), SHARP's reliability protocol, and multicast for the result (the
+//! SHARP resource model) and its spreading of jobs over trees (here jobs on the same
+//! leaves share a root: the lowest-numbered eligible switch), SHARP's reliability protocol, and multicast for the result (the
 //! result comes down as one unicast stream per tree edge, which loads every link as
 //! multicast would).
 
