@@ -57,7 +57,8 @@ fn background_example_offers_its_load_in_a_lossy_class() {
 
 /// The SHARP example: two 8-rank all-reduce jobs on disjoint halves of the fabric, SHARP
 /// and ring. SHARP's algbw is at most 5 % under 2(n−1)/n = 1.75 times the ring's (1.712
-/// measured), never above it nor above the link payload rate; both report nccl-tests' factor; nothing is dropped.
+/// measured), never above it nor above the link payload rate; both rows report
+/// nccl-tests' factor; nothing is dropped.
 #[test]
 fn sharp_example_beats_the_ring_by_about_2_n_minus_1_over_n() {
     let r = run("ib-sharp-allreduce.toml");
