@@ -73,7 +73,10 @@ pub struct CollectiveReport {
     pub busbw_gbs: f64,
     /// nccl-tests' factor for the operation, whatever the algorithm: all-reduce is
     /// 2(n−1)/n for ring, tree and SHARP alike (nccl-tests `src/all_reduce.cu`,
-    /// `AllReduceGetBw`, applies it to every NCCL algorithm, CollNet and NVLS included).
+    /// `AllReduceGetBw`, applies it to every NCCL algorithm, CollNet and NVLS included;
+    /// nccl-tests issue #279 asks about exactly this). NCCL's own tuning model converts
+    /// bus to algorithm bandwidth per algorithm (`src/graph/tuning.cc`: ring n/(2(n−1)),
+    /// NVLS 5/6, tree and CollNet 1/2); no (n−1)/(n+1) factor appears in either.
     pub bus_factor: f64,
     /// The most busbw can be, in GB/s: ring and tree, the slowest rank NIC's line rate ×
     /// payload/wire bytes of a full path-MTU packet (the link payload rate); SHARP, that
