@@ -105,6 +105,10 @@ pub fn run(file: &std::path::Path, b: &str, e: &str, f: &str, json: bool) -> Exi
     };
     let _ = writeln!(s, "# fabriclab {}: {} {} on {ranks} ranks, {tech}, simulated (one run per size)", base.name, op.name(), job.algorithm.name());
     let _ = writeln!(s, "# busbw = algbw x {:.4} (nccl-tests factor); GB/s = 10^9 B/s", workload::bus_factor(op, ranks));
+    if job.algorithm == workload::Algorithm::Sharp {
+        let _ = writeln!(s, "# sharp: the factor is nccl-tests' 2(n-1)/n, which src/all_reduce.cu applies to every all-reduce algorithm (CollNet/NVLS too);");
+        let _ = writeln!(s, "# each rank's link carries S once each way, so algbw (not busbw) is what to hold against the link's payload rate");
+    }
     let _ = writeln!(s, "#");
     let _ = writeln!(s, "# {:>12} {:>12} {:>8} {:>6} {:>6} {:>11} {:>7} {:>7} {:>6}", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
     let _ = writeln!(s, "# {:>12} {:>12} {:>8} {:>6} {:>6} {:>11} {:>7} {:>7} {:>6}", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "");

@@ -40,7 +40,7 @@ pub struct Comparison {
 /// What fabriclab does not model and a reader of a comparison should know.
 pub const LIMITATIONS: [&str; 5] = [
     "InfiniBand adaptive routing (NVIDIA Quantum AR) is not modelled: IB packets follow the subnet manager's static tables, RoCE packets ECMP hashing",
-    "SHARP in-network reduction is not modelled yet: IB collectives use the same host-based algorithms as RoCE",
+    "SHARP (algorithm = \"sharp\") is modelled as aggregation nodes in every IB switch that reduce at line rate, without SHARP's resource limits (trees, jobs, outstanding operations) or its multicast result; RoCEv2 has no in-network reduction and runs such jobs with the ring",
     "NICs drain received data at once unless a slow- or stuck-receiver fault says otherwise; GPU compute and NVLink inside a host are not modelled (every rank-to-rank transfer crosses the fabric)",
     "packets are switched whole (no flit-level credits); the IB per-VL input buffer and the RoCE shared buffer come from the scenario",
     "NCCL is modelled at its network-transfer granularity (Simple protocol; no LL/LL128, no launch latency)",
@@ -98,7 +98,15 @@ fn rows(ib: &Side, roce: &Side) -> Vec<Row> {
         rows.push(Row { metric, unit: unit.into(), infiniband: f(&ib.report), roce: f(&roce.report) });
     };
     for (i, c) in roce.report.collectives.iter().enumerate() {
-        let label = format!("{} {} {} B, {} ranks", c.op, c.algorithm, c.size_bytes, c.ranks);
+        // A SHARP job runs as sharp on InfiniBand and as ring on RoCEv2: say both.
+        let algorithm = match ib.report.collectives.get(i) {
+            Some(x) if x.algorithm != c.algorithm => format!("{} (IB) / {} (RoCE)", x.algorithm, c.algorithm),
+            _ => c.algorithm.clone(),
+        };
+        let label = format!("{} {} {} B, {} ranks", c.op, algorithm, c.size_bytes, c.ranks);
+        if algorithm != c.algorithm {
+            add(format!("{label}: algbw"), "GB/s", &|r| r.collectives.get(i).filter(|c| c.time_ps.is_some()).map(|c| c.algbw_gbs));
+        }
         add(format!("{label}: busbw"), "GB/s", &|r| r.collectives.get(i).filter(|c| c.time_ps.is_some()).map(|c| c.busbw_gbs));
         add(format!("{label}: time per iteration"), "us", &|r| r.collectives.get(i).and_then(|c| c.time_ps).map(|t| t as f64 / 1e6));
         add(format!("{label}: busbw bound"), "GB/s", &|r| r.collectives.get(i).map(|c| c.busbw_bound_gbs));

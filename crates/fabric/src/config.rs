@@ -413,7 +413,9 @@ pub enum Traffic {
 pub struct CollectiveCfg {
     /// "all-reduce", "all-gather", "reduce-scatter", "broadcast" or "all-to-all".
     pub op: String,
-    /// "ring" (default) or "tree" (all-reduce only).
+    /// "ring" (default), "tree" (all-reduce only) or "sharp" (in-network all-reduce on
+    /// the switches' aggregation nodes; InfiniBand only: the scenario's switches then get
+    /// aggregation nodes, see `topology` and `sharp`).
     #[serde(default)]
     pub algorithm: Option<String>,
     /// nccl-tests' S: see `workload::Collective` for what it means per operation.
@@ -461,6 +463,10 @@ pub struct Job {
     pub iteration_ends: Vec<u32>,
     /// Endpoint of each rank.
     pub endpoints: Vec<u32>,
+    /// Bytes the busiest rank's link carries per iteration in one direction (the most a
+    /// rank sends or receives): with busbw's meaning of "bus", S × 2(n−1)/n for ring,
+    /// S for SHARP.
+    pub rank_link_bytes: u64,
 }
 
 #[derive(Deserialize, Debug)]
@@ -617,6 +623,32 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
         }
         (None, None, None) => return Err(c.err("scenario", "expected a [roce] or an [infiniband] section")),
     };
+    let mut sharp_notes = vec![];
+    let sharp = cfg.traffic.iter().position(|t| matches!(t, Traffic::Collective(j) if j.algorithm.as_deref() == Some("sharp")));
+    let topo = match sharp {
+        None => topo,
+        Some(i) => {
+            let field = format!("traffic[{i}].algorithm");
+            if tech == Tech::Roce {
+                return Err(c.err(
+                    &field,
+                    "SHARP aggregates in InfiniBand switches (aggregation nodes); RoCEv2 has no in-network reduction: use \"ring\" or \"tree\" \
+                     (`fabriclab compare` runs the RoCEv2 side with ring)",
+                ));
+            }
+            if layout.is_some() {
+                return Err(c.err(&field, "SHARP needs aggregation nodes in the switches; a fabric read from a topology file has none listed"));
+            }
+            let t = topo.with_aggregation_nodes().map_err(|e| c.err("topology", e.to_string()))?;
+            let first = topo.endpoints.len();
+            sharp_notes.push(format!(
+                "SHARP: an aggregation node in each of the {} switches (endpoints {first}..{}, on each switch's last port, rate = the sum of its other ports')",
+                t.endpoints.len() - first,
+                t.endpoints.len() - 1
+            ));
+            t
+        }
+    };
     let (mut params, headroom_cells, notes, lft, sm) = match tech {
         Tech::Roce => {
             let buffer = cfg.buffer.as_ref().ok_or_else(|| c.err("buffer", "a RoCE fabric needs a [buffer] section (the switch MMU)"))?;
@@ -636,6 +668,7 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
     let (flows, jobs) = traffic(c, &cfg, &topo, tech)?;
     let mut flows = flows;
     let mut notes = notes;
+    notes.extend(sharp_notes);
     if let (Some(sm), Some(ib)) = (&sm, &params.ib) {
         if sm.engine == crate::subnet_manager::Engine::Dfsssp {
             // dfsssp hands every path its SL (path records); SL2VL is the identity.
@@ -717,7 +750,7 @@ fn port_tables(c: &Ctx, r: &IbSection, topo: &Topology, default: &[u8; 16]) -> R
             map[sl as usize] = vl;
         }
         match node.kind {
-            NodeKind::Nic { ep, .. } => {
+            NodeKind::Nic { ep, .. } | NodeKind::Aggregator { ep, .. } => {
                 if e.in_port.is_some() || e.out_port.is_some() {
                     return Err(c.err(&f, format!("`{}` is an HCA: it has one table, give no in_port/out_port", e.node)));
                 }
@@ -820,15 +853,19 @@ fn compile_ib(
         return Err(c.err("infiniband.retry_cnt", "retry_cnt is a 3-bit field: 0..7"));
     }
     let mut notes = vec![];
-    for p in &topo.ports {
-        if p.rate.0 > 0 && model::ib::Generation::of(p.rate).is_none() {
+    for (pi, p) in topo.ports.iter().enumerate() {
+        if p.rate.0 > 0 && model::ib::Generation::of(p.rate).is_none() && !topo.is_aggregator_port(PortId(pi as u32)) {
             return Err(c.err("topology", format!("{} is not an InfiniBand 4x speed; expected 100Gbps (EDR), 200Gbps (HDR), 400Gbps (NDR) or 800Gbps (XDR)", p.rate)));
         }
     }
     let switch_latency = match r.switch_latency {
         Auto::Value(v) => v,
         Auto::Auto => {
-            let fastest = topo.ports.iter().map(|p| p.rate).max().unwrap_or_default();
+            let fastest = (0..topo.ports.len() as u32)
+                .filter(|&pi| !topo.is_aggregator_port(PortId(pi)))
+                .map(|pi| topo.port(PortId(pi)).rate)
+                .max()
+                .unwrap_or_default();
             let g = model::ib::Generation::of(fastest).expect("checked above");
             notes.push(format!("switch latency auto: {} {} (datasheet)", g.name(), g.switch_latency()));
             g.switch_latency()
@@ -1666,7 +1703,8 @@ fn collective(
     let algorithm = match j.algorithm.as_deref() {
         None | Some("ring") => Algorithm::Ring,
         Some("tree") => Algorithm::Tree,
-        Some(o) => return Err(c.err(&format!("{f}.algorithm"), format!("unknown algorithm `{o}`; expected \"ring\" or \"tree\""))),
+        Some("sharp") => Algorithm::Sharp,
+        Some(o) => return Err(c.err(&format!("{f}.algorithm"), format!("unknown algorithm `{o}`; expected \"ring\", \"tree\" or \"sharp\""))),
     };
     let hosts: Vec<u32> = match &j.hosts {
         Some(h) => {
@@ -1697,11 +1735,22 @@ fn collective(
     spec.window = j.window.unwrap_or(spec.window);
     spec.root = j.root.unwrap_or(spec.root);
     spec.iterations = j.iterations.unwrap_or(spec.iterations);
+    // SHARP: the aggregation manager's tree over the switches above the placed ranks;
+    // its aggregation vertices run on those switches' aggregation nodes.
+    let mut vertices = eps.clone();
+    if algorithm == Algorithm::Sharp && op == Collective::AllReduce && ranks >= 2 {
+        let jt = crate::sharp::job_tree(topo, &eps).map_err(|e| c.err(&format!("{f}.algorithm"), e))?;
+        spec.tree = Some(jt.tree);
+        vertices = jt.endpoints;
+    }
     let dag = workload::build(&spec).map_err(|e| c.err(f, e))?;
+    let sent = dag.bytes_sent();
+    let received = dag.bytes_received();
+    let rank_link_bytes = sent.iter().chain(&received).copied().max().unwrap_or(0) / spec.iterations as u64;
     let start = SimTime(j.start.unwrap_or_default().ps());
     // Jobs get disjoint connection ids: one QP per (job, lane, peer pair).
     let conn_base = flows.iter().filter_map(|x| x.conn).max().map_or(0, |m| m + 1);
-    let ids = crate::driver::append(flows, &dag, &eps, start, dscp, sl, group, conn_base);
+    let ids = crate::driver::append(flows, &dag, &vertices, start, dscp, sl, group, conn_base);
     Ok(Job {
         group,
         op,
@@ -1713,5 +1762,6 @@ fn collective(
         start,
         iteration_ends: dag.iteration_ends.iter().map(|&i| ids[i as usize]).collect(),
         endpoints: eps,
+        rank_link_bytes,
     })
 }

@@ -77,7 +77,8 @@ pub fn place(topo: &Topology, hosts: &[u32], ranks: u32, placement: Placement, r
     Ok(order)
 }
 
-/// Appends the flows of `dag` to `flows`, rank r on endpoint `eps[r]`; the job starts at
+/// Appends the flows of `dag` to `flows`, vertex v (a rank, or a SHARP aggregation vertex
+/// after the ranks) on endpoint `eps[v]`; the job starts at
 /// `start`. Connection ids are offset by `conn_base` so jobs never share a QP. Returns
 /// the flow index of each of the DAG's nodes.
 #[allow(clippy::too_many_arguments)]

@@ -12,6 +12,7 @@ pub mod ibcc;
 pub mod params;
 pub mod report;
 pub mod routing;
+pub mod sharp;
 pub mod sim;
 pub mod stats;
 pub mod subnet_manager;

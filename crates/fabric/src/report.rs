@@ -130,10 +130,24 @@ pub struct CollectiveReport {
     pub time_ps: Option<u64>,
     pub algbw_gbs: f64,
     pub busbw_gbs: f64,
+    /// nccl-tests' factor for the operation, whatever the algorithm: all-reduce is
+    /// 2(n−1)/n for ring, tree and SHARP alike (nccl-tests `src/all_reduce.cu`,
+    /// `AllReduceGetBw`, applies it to every NCCL algorithm, CollNet and NVLS included;
+    /// nccl-tests issue #279 asks about exactly this). NCCL's own tuning model converts
+    /// bus to algorithm bandwidth per algorithm (`src/graph/tuning.cc`: ring n/(2(n−1)),
+    /// NVLS 5/6, tree and CollNet 1/2); no (n−1)/(n+1) factor appears in either.
     pub bus_factor: f64,
-    /// The most busbw can be: the slowest rank NIC's line rate × payload/wire bytes of
-    /// a full path-MTU packet, in GB/s.
+    /// The most busbw can be, in GB/s: ring and tree, the slowest rank NIC's line rate ×
+    /// payload/wire bytes of a full path-MTU packet (the link payload rate); SHARP, that
+    /// rate × `bus_factor` (each rank's link carries S once each way, so algbw itself is
+    /// bounded by the link payload rate).
     pub busbw_bound_gbs: f64,
+    /// The most algbw can be: `busbw_bound_gbs / bus_factor`.
+    pub algbw_bound_gbs: f64,
+    /// Bandwidth the busiest rank link carried in one direction, in GB/s: algbw × (bytes
+    /// a rank sends or receives per iteration, at most) / S. Equals busbw for ring; for
+    /// SHARP it is algbw (the figure to hold against the link rate).
+    pub link_gbs: f64,
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -687,6 +701,10 @@ fn collectives(w: &World, sim: &Sim) -> Vec<CollectiveReport> {
             let time_ps = (!done.is_empty()).then(|| done.iter().sum::<u64>() / done.len() as u64);
             let row = time_ps.map(|t| workload::NcclRow::new(j.op, j.ranks, j.size, t));
             let slowest = j.endpoints.iter().map(|&ep| w.topo.port(w.topo.ep_port(ep)).rate.0).min().unwrap_or(0);
+            let factor = workload::bus_factor(j.op, j.ranks);
+            let link_rate = slowest as f64 * eff / 8e9;
+            let busbw_bound_gbs = if j.algorithm == workload::Algorithm::Sharp { link_rate * factor } else { link_rate };
+            let algbw_gbs = row.as_ref().map_or(0.0, |r| r.algbw_gbs);
             CollectiveReport {
                 op: j.op.name().into(),
                 algorithm: j.algorithm.name().into(),
@@ -696,10 +714,12 @@ fn collectives(w: &World, sim: &Sim) -> Vec<CollectiveReport> {
                 chunk_bytes: j.chunk,
                 iteration_ps,
                 time_ps,
-                algbw_gbs: row.as_ref().map_or(0.0, |r| r.algbw_gbs),
+                algbw_gbs,
                 busbw_gbs: row.as_ref().map_or(0.0, |r| r.busbw_gbs),
-                bus_factor: workload::bus_factor(j.op, j.ranks),
-                busbw_bound_gbs: slowest as f64 * eff / 8e9,
+                bus_factor: factor,
+                busbw_bound_gbs,
+                algbw_bound_gbs: if factor > 0.0 { busbw_bound_gbs / factor } else { 0.0 },
+                link_gbs: if j.size > 0 { algbw_gbs * j.rank_link_bytes as f64 / j.size as f64 } else { 0.0 },
             }
         })
         .collect()
@@ -776,6 +796,14 @@ pub fn text(r: &Report) -> String {
                 s,
                 "  {:<15} {:<5} {:>5} {:>14} {:>5} {:>12} {:>9.2} {:>9.2} {:>7.4} {:>9.2}",
                 c.op, c.algorithm, c.ranks, c.size_bytes, c.iteration_ps.len(), time, c.algbw_gbs, c.busbw_gbs, c.bus_factor, c.busbw_bound_gbs
+            );
+        }
+        if let Some(c) = r.collectives.iter().find(|c| c.algorithm == "sharp") {
+            let _ = writeln!(
+                s,
+                "  sharp rows: busbw = algbw x 2(n-1)/n, nccl-tests' all-reduce factor for every algorithm (src/all_reduce.cu); \
+                 each rank's link carries S once each way, so algbw is the link load: bound {:.2} GB/s (link payload rate), busbw bound = that x factor",
+                c.algbw_bound_gbs
             );
         }
     }

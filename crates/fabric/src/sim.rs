@@ -652,13 +652,13 @@ impl Sim {
             .map(|n| {
                 p.forwarding == Forwarding::CutThrough && n.kind == NodeKind::Switch && {
                     let r = topo.ports[n.first_port as usize].rate;
-                    (n.first_port..n.first_port + n.nports).all(|pi| topo.ports[pi as usize].rate == r)
+                    (n.first_port..n.first_port + n.nports).all(|pi| topo.ports[pi as usize].rate == r || topo.is_aggregator_port(PortId(pi)))
                 }
             })
             .collect();
         let owner = |n: NodeId| match topo.node(n).kind {
             NodeKind::Switch => (n.0, true),
-            NodeKind::Nic { ep, .. } => (ep, false),
+            NodeKind::Nic { ep, .. } | NodeKind::Aggregator { ep, .. } => (ep, false),
         };
         let ports: Vec<PortState> = topo
             .ports

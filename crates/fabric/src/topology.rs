@@ -5,6 +5,16 @@
 //! fabric; each node owns a contiguous range. Generators build 2-tier leaf-spine (with
 //! rails and parallel uplinks) and k-ary fat trees (Al-Fares et al., SIGCOMM 2008);
 //! an explicit list of nodes and links covers everything else.
+//!
+//! A SHARP aggregation node (AN) is an endpoint inside a switch
+//! ([`Topology::with_aggregation_nodes`]): NVIDIA's Quantum switches expose theirs as a
+//! channel adapter on an internal switch port, which the subnet manager gives a LID and
+//! routes to like any CA (NVIDIA SHARP documentation, "SHARP Aggregation Node"). Here it
+//! is a one-port endpoint on an extra, last port of its switch, with no cable. Its port
+//! is faster than the switch's others, which does not make a cut-through switch
+//! store-and-forward (the simulator leaves AN ports out of that check); so a packet cut
+//! through onto it may reach the AN up to one serialisation early, as latency only (the
+//! input link still paces the stream).
 
 use units::{BitRate, SimDuration};
 
@@ -18,6 +28,8 @@ pub enum NodeKind {
     Switch,
     /// One NIC: endpoint index, host index, rail.
     Nic { ep: u32, host: u32, rail: u32 },
+    /// A SHARP aggregation node: endpoint index and the switch it lives in.
+    Aggregator { ep: u32, switch: NodeId },
 }
 
 #[derive(Clone, Debug)]
@@ -132,6 +144,66 @@ impl Topology {
     }
     pub fn is_switch(&self, n: NodeId) -> bool {
         matches!(self.nodes[n.0 as usize].kind, NodeKind::Switch)
+    }
+    /// Whether `p` is the internal switch port of an aggregation node, or the node's own.
+    pub fn is_aggregator_port(&self, p: PortId) -> bool {
+        let pt = self.port(p);
+        [Some(pt.node), pt.peer.map(|q| self.port(q).node)]
+            .into_iter()
+            .flatten()
+            .any(|n| matches!(self.node(n).kind, NodeKind::Aggregator { .. }))
+    }
+    /// The aggregation node of switch `sw`, as an endpoint index.
+    pub fn aggregator_of(&self, sw: NodeId) -> Option<u32> {
+        let n = self.node(sw);
+        let last = n.nports.checked_sub(1)?;
+        let peer = self.port(self.port_of(sw, last)).peer?;
+        match self.node(self.port(peer).node).kind {
+            NodeKind::Aggregator { ep, .. } => Some(ep),
+            _ => None,
+        }
+    }
+
+    /// This topology with a SHARP aggregation node in every switch: each switch gets one
+    /// more port (the last), cabled with no propagation delay to a one-port aggregation
+    /// endpoint. Node ids, NIC endpoint indices and port numbers within a node are kept;
+    /// aggregation endpoints come after every NIC. The internal port's rate is the sum of
+    /// the switch's other ports' rates: an AN can take every port's data at line rate at
+    /// once, so it never limits a tree (SHARPv2 aggregates at wire speed, Hot
+    /// Interconnects 2020; the number of trees and of concurrent streams an ASIC supports
+    /// is not modelled).
+    pub fn with_aggregation_nodes(&self) -> Result<Topology, TopoError> {
+        if self.nodes.iter().any(|n| matches!(n.kind, NodeKind::Aggregator { .. })) {
+            return Err(TopoError::Invalid("the topology already has aggregation nodes".into()));
+        }
+        let mut t = Topology::default();
+        for n in &self.nodes {
+            match n.kind {
+                NodeKind::Switch => t.add_switch(n.name.clone(), n.nports + 1, n.tier),
+                NodeKind::Nic { host, rail, .. } => t.add_nic(n.name.clone(), host, rail),
+                NodeKind::Aggregator { .. } => unreachable!("refused above"),
+            };
+        }
+        for (i, p) in self.ports.iter().enumerate() {
+            let Some(q) = p.peer else { continue };
+            if (q.0 as usize) < i {
+                continue;
+            }
+            let other = self.port(q);
+            t.connect(LinkSpec { a: (p.node, p.index), b: (other.node, other.index), rate: p.rate, prop: p.prop })?;
+        }
+        for (i, n) in self.nodes.iter().enumerate() {
+            if n.kind != NodeKind::Switch {
+                continue;
+            }
+            let sw = NodeId(i as u32);
+            let rate = (n.first_port..n.first_port + n.nports).map(|pi| &self.ports[pi as usize]).filter(|p| p.peer.is_some()).map(|p| p.rate.0).sum();
+            let ep = t.endpoints.len() as u32;
+            let an = t.add_node(format!("{}.an", n.name), NodeKind::Aggregator { ep, switch: sw }, 1, 0);
+            t.endpoints.push(an);
+            t.connect(LinkSpec { a: (an, 0), b: (sw, n.nports), rate: BitRate(rate), prop: SimDuration::ZERO })?;
+        }
+        Ok(t)
     }
     /// The NIC port of endpoint `ep`.
     pub fn ep_port(&self, ep: u32) -> PortId {
@@ -349,6 +421,38 @@ mod tests {
         assert_eq!(t.endpoints.len(), 32);
         assert_eq!(t.hosts, 16);
         assert!(Topology::leaf_spine(3, 2, 8, 2, 1, L, L).is_err());
+    }
+
+    #[test]
+    fn aggregation_nodes_keep_ids_and_add_one_port_per_switch() {
+        let t = Topology::leaf_spine(2, 2, 4, 1, 1, L, L).unwrap();
+        let a = t.with_aggregation_nodes().unwrap();
+        assert_eq!(a.hosts, t.hosts);
+        assert_eq!(a.endpoints.len(), t.endpoints.len() + 4);
+        assert_eq!(&a.endpoints[..8], &t.endpoints[..]);
+        for (i, n) in t.nodes.iter().enumerate() {
+            let m = &a.nodes[i];
+            assert_eq!((&m.name, m.kind), (&n.name, n.kind));
+            let want = if n.kind == NodeKind::Switch { n.nports + 1 } else { n.nports };
+            assert_eq!(m.nports, want);
+        }
+        // Every original link is still there between the same (node, port) pairs.
+        for p in &t.ports {
+            let q = t.port(p.peer.unwrap());
+            let pa = a.port(a.port_of(p.node, p.index));
+            let qa = a.port(pa.peer.unwrap());
+            assert_eq!((qa.node, qa.index, pa.rate, pa.prop), (q.node, q.index, p.rate, p.prop));
+        }
+        // leaf0: 4 hosts + 2 uplinks at 100 Gb/s; its AN is endpoint 8 on port 6.
+        let leaf0 = NodeId(0);
+        assert_eq!(a.aggregator_of(leaf0), Some(8));
+        let an_port = a.ep_port(8);
+        assert_eq!(a.port(an_port).rate, BitRate::from_gbps(600));
+        assert_eq!(a.port(a.port(an_port).peer.unwrap()).index, 6);
+        assert!(a.is_aggregator_port(an_port) && a.is_aggregator_port(a.port_of(leaf0, 6)) && !a.is_aggregator_port(a.port_of(leaf0, 5)));
+        assert_eq!(t.aggregator_of(leaf0), None);
+        a.check().unwrap();
+        assert!(a.with_aggregation_nodes().is_err());
     }
 
     #[test]

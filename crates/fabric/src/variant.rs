@@ -160,6 +160,17 @@ pub fn for_technology(src: &str, tech: Tech) -> Result<(Vec<Edit>, Vec<String>),
             if !t.contains_key("roce") {
                 return Err("compare needs a [roce] section (and [buffer]) to run the RoCEv2 side".into());
             }
+            // RoCEv2 has no in-network reduction: SHARP jobs run NCCL's ring there.
+            if let Some(Value::Array(tr)) = t.get("traffic") {
+                for (i, x) in tr.iter().enumerate() {
+                    if x.get("algorithm").and_then(|v| v.as_str()) == Some("sharp") {
+                        edits.push(Edit::new(format!("traffic[{i}].algorithm"), "ring"));
+                        notes.push(format!(
+                            "RoCEv2: traffic[{i}] asks for SHARP, which exists only in InfiniBand switches; the RoCEv2 side runs it with NCCL's ring"
+                        ));
+                    }
+                }
+            }
         }
         Tech::Infiniband => {
             if !t.contains_key("infiniband") {

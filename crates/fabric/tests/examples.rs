@@ -95,3 +95,21 @@ fn failure_examples_show_their_failure() {
     let (_, ib, roce) = fabric::compare::run("deadlock-ring.toml", &src, false).unwrap();
     assert!(ib.report.totals.deadlock.is_some() && roce.report.totals.deadlock.is_some());
 }
+
+/// The SHARP example: two 8-rank all-reduce jobs on disjoint halves of the fabric, SHARP
+/// and ring. SHARP's algbw is at most 5 % under 2(n−1)/n = 1.75 times the ring's (1.712
+/// measured), never above it nor above the link payload rate; both rows report
+/// nccl-tests' factor; nothing is dropped.
+#[test]
+fn sharp_example_beats_the_ring_by_about_2_n_minus_1_over_n() {
+    let r = run("ib-sharp-allreduce.toml");
+    assert_eq!(r.totals.drops, 0);
+    assert_eq!(r.flows.completed, r.flows.count);
+    let (s, ring) = (&r.collectives[0], &r.collectives[1]);
+    assert_eq!((s.algorithm.as_str(), ring.algorithm.as_str(), s.ranks, ring.ranks), ("sharp", "ring", 8, 8));
+    assert!(s.algbw_gbs <= s.algbw_bound_gbs, "{} above {}", s.algbw_gbs, s.algbw_bound_gbs);
+    let ratio = s.algbw_gbs / ring.algbw_gbs;
+    assert!((0.95 * 1.75..=1.75).contains(&ratio), "sharp/ring algbw {ratio}");
+    assert_eq!((s.bus_factor, ring.bus_factor), (1.75, 1.75));
+    assert!(r.notes.iter().any(|n| n.contains("aggregation node")), "{:?}", r.notes);
+}

@@ -113,3 +113,46 @@ fn ftree_balances_every_uplink_of_a_fat_tree_exactly() {
         assert!(ups.iter().all(|&c| c == want), "{name}: {ups:?}");
     }
 }
+
+/// SHARP aggregation nodes (a CA inside every switch, `Topology::with_aggregation_nodes`)
+/// would make every switch look like a leaf: updn and ftree route the fabric without
+/// them and reach each AN as they reach its switch. They still route (no minhop
+/// fallback), host-to-host routes are the same hops as without ANs, every edge of a
+/// SHARP tree over all hosts is routed both ways by a shortest path (a tree edge joins
+/// adjacent switches, or climbs or descends, so up*/down* allows it), and the routes stay
+/// free of credit loops. (Not every AN is reachable from every switch under updn: two
+/// aggregation switches of one pod have no up*/down* path between them, and neither do
+/// their LIDs.)
+#[test]
+fn aggregation_nodes_are_routed_through_their_switch() {
+    let hops = |t: &Topology, path: &[fabric::topology::PortId]| -> Vec<(u32, u32)> {
+        path.iter().map(|&p| (t.port(p).node.0, t.port(p).index)).collect()
+    };
+    for t in [Topology::fat_tree(4, L, L).unwrap(), Topology::leaf_spine(4, 2, 4, 1, 2, L, L).unwrap()] {
+        let a = t.with_aggregation_nodes().unwrap();
+        let hosts = t.endpoints.len() as u32;
+        let job = fabric::sharp::job_tree(&a, &(0..hosts).collect::<Vec<_>>()).unwrap();
+        for engine in [Engine::Updn, Engine::Ftree] {
+            let mut plain = SubnetManager::new(&t, SmConfig { engine, ..Default::default() });
+            plain.bring_up();
+            let mut sm = SubnetManager::new(&a, SmConfig { engine, ..Default::default() });
+            let r = sm.bring_up();
+            assert_eq!(r.engine, engine, "fallback: {:?}", r.fallback);
+            for s in 0..hosts {
+                for d in (0..hosts).filter(|&d| d != s) {
+                    assert_eq!(hops(&t, &walk(&t, plain.lft(), s, d).unwrap()), hops(&a, &walk(&a, sm.lft(), s, d).unwrap()), "{engine}: {s}->{d}");
+                }
+            }
+            for (v, p) in job.tree.parent.iter().enumerate() {
+                let Some(p) = *p else { continue };
+                let (c, q) = (job.endpoints[v], job.endpoints[p as usize]);
+                for (x, y) in [(c, q), (q, c)] {
+                    let path = walk(&a, sm.lft(), x, y).unwrap_or_else(|| panic!("{engine}: tree edge {x}->{y} unreachable"));
+                    assert_eq!(Some(path.len() + 1), shortest_links(&a, x, y, &[]), "{engine}: {x}->{y}");
+                }
+            }
+            let st = sm.state().unwrap();
+            assert!(cdg::check(&st.fabric, &st.routed.tables, None).acyclic, "{engine}: credit loop with ANs");
+        }
+    }
+}

@@ -47,6 +47,14 @@ pub enum Algorithm {
     /// second the first shifted by one rank so most leaves of one are inner nodes of the
     /// other.
     Tree,
+    /// SHARP-style in-network all-reduce (Graham et al., "Scalable Hierarchical
+    /// Aggregation Protocol (SHArP)", COMHPC 2016; SHARPv2 streaming aggregation, Hot
+    /// Interconnects 2020): each rank sends its data up to an aggregation vertex once and
+    /// receives the result from it once; aggregation vertices reduce their children's
+    /// chunks and send one stream up, and the root's result comes back down the same
+    /// tree. The tree is the driver's ([`AggregationTree`]); this crate only knows its
+    /// shape.
+    Sharp,
 }
 
 impl Algorithm {
@@ -54,7 +62,55 @@ impl Algorithm {
         match self {
             Algorithm::Ring => "ring",
             Algorithm::Tree => "tree",
+            Algorithm::Sharp => "sharp",
         }
+    }
+}
+
+/// The aggregation tree of [`Algorithm::Sharp`]: vertices `0..ranks` are the ranks,
+/// vertices `ranks..` aggregation vertices (which the driver maps onto the aggregation
+/// nodes of switches). `parent[v]` is `None` for the root only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AggregationTree {
+    pub parent: Vec<Option<u32>>,
+}
+
+impl AggregationTree {
+    /// Checks the shape SHARP needs for `ranks` ranks: ranks are leaves whose parents are
+    /// aggregation vertices, one root (an aggregation vertex), every vertex reaches it,
+    /// every aggregation vertex has a child.
+    fn check(&self, ranks: u32) -> Result<(), String> {
+        let n = self.parent.len();
+        if n <= ranks as usize {
+            return Err(format!("the aggregation tree has {n} vertices, not more than the {ranks} ranks"));
+        }
+        let mut children = vec![0u32; n];
+        for (v, p) in self.parent.iter().enumerate() {
+            match *p {
+                Some(p) if p as usize >= n => return Err(format!("vertex {v}'s parent {p} is not a vertex")),
+                Some(p) if p < ranks => return Err(format!("vertex {v}'s parent {p} is a rank, not an aggregation vertex")),
+                Some(p) => children[p as usize] += 1,
+                None if (v as u32) < ranks => return Err(format!("rank {v} has no aggregation vertex above it")),
+                None => {}
+            }
+        }
+        if self.parent.iter().filter(|p| p.is_none()).count() != 1 {
+            return Err("the aggregation tree must have exactly one root".into());
+        }
+        if let Some(a) = (ranks as usize..n).find(|&a| children[a] == 0) {
+            return Err(format!("aggregation vertex {a} has no children"));
+        }
+        for v in 0..n {
+            let (mut u, mut hops) = (v, 0);
+            while let Some(p) = self.parent[u] {
+                u = p as usize;
+                hops += 1;
+                if hops > n {
+                    return Err(format!("vertex {v} is on a cycle"));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -76,12 +132,14 @@ pub struct Spec {
     pub root: u32,
     /// Back-to-back repetitions, each after the previous one completed everywhere.
     pub iterations: u32,
+    /// The aggregation tree ([`Algorithm::Sharp`] only).
+    pub tree: Option<AggregationTree>,
 }
 
 impl Spec {
     /// NCCL's defaults: one channel, 512 KiB transfers, 8 slots, one iteration.
     pub fn new(op: Collective, algorithm: Algorithm, ranks: u32, size: u64) -> Spec {
-        Spec { op, algorithm, ranks, size, channels: 1, chunk: 512 << 10, window: 8, root: 0, iterations: 1 }
+        Spec { op, algorithm, ranks, size, channels: 1, chunk: 512 << 10, window: 8, root: 0, iterations: 1, tree: None }
     }
 
     fn check(&self) -> Result<(), String> {
@@ -106,6 +164,15 @@ impl Spec {
         if self.algorithm == Algorithm::Tree && self.op != Collective::AllReduce {
             return Err(format!("the tree algorithm is NCCL's all-reduce; {} uses ring", self.op.name()));
         }
+        match (&self.tree, self.algorithm) {
+            (_, Algorithm::Sharp) if self.op != Collective::AllReduce => {
+                return Err(format!("sharp is an in-network all-reduce; {} uses ring", self.op.name()))
+            }
+            (Some(t), Algorithm::Sharp) => t.check(self.ranks)?,
+            (None, Algorithm::Sharp) => return Err("sharp needs an aggregation tree (the driver builds it from the fabric)".into()),
+            (Some(_), _) => return Err(format!("an aggregation tree is for sharp, not {}", self.algorithm.name())),
+            (None, _) => {}
+        }
         Ok(())
     }
 }
@@ -114,6 +181,9 @@ impl Spec {
 pub fn build(spec: &Spec) -> Result<Dag, String> {
     spec.check()?;
     let mut b = Builder::new(spec.ranks, spec.window);
+    if let Some(t) = &spec.tree {
+        b.dag.aggregators = t.parent.len() as u32 - spec.ranks;
+    }
     let mut gate = None;
     for _ in 0..spec.iterations {
         let start = b.dag.nodes.len();
@@ -121,6 +191,7 @@ pub fn build(spec: &Spec) -> Result<Dag, String> {
         match (spec.op, spec.algorithm) {
             (Collective::AllReduce, Algorithm::Ring) => ring(&mut b, spec, true, true, &g),
             (Collective::AllReduce, Algorithm::Tree) => tree_all_reduce(&mut b, spec, &g),
+            (Collective::AllReduce, Algorithm::Sharp) => sharp_all_reduce(&mut b, spec, &g),
             (Collective::ReduceScatter, _) => ring(&mut b, spec, true, false, &g),
             (Collective::AllGather, _) => ring(&mut b, spec, false, true, &g),
             (Collective::Broadcast, _) => chain_broadcast(&mut b, spec, &g),
@@ -259,48 +330,72 @@ fn tree_all_reduce(b: &mut Builder, spec: &Spec, gate: &[u32]) {
         for (t, (parent, root)) in trees.iter().enumerate() {
             let lane = 2 * c + t as u32;
             let bytes = parts[lane as usize];
-            let children: Vec<Vec<u32>> = (0..n).map(|v| (0..n).filter(|&u| parent[u as usize] == Some(v)).collect()).collect();
-            // Post-order (children before parents) for the reduction, pre-order for the broadcast.
-            let mut post = vec![];
-            let mut stack = vec![(*root, false)];
-            while let Some((v, expanded)) = stack.pop() {
-                if expanded {
-                    post.push(v);
-                } else {
-                    stack.push((v, true));
-                    for &ch in children[v as usize].iter().rev() {
-                        stack.push((ch, false));
-                    }
-                }
+            reduce_broadcast(b, lane, parent, *root, bytes, spec.chunk, gate);
+        }
+    }
+}
+
+/// SHARP all-reduce over the driver's aggregation tree; each channel streams its share
+/// of the data through the same tree on its own connections (lane = channel).
+fn sharp_all_reduce(b: &mut Builder, spec: &Spec, gate: &[u32]) {
+    let parent = &spec.tree.as_ref().expect("checked").parent;
+    let root = parent.iter().position(|p| p.is_none()).expect("checked") as u32;
+    for (c, bytes) in split(spec.size, spec.channels as u64).enumerate() {
+        reduce_broadcast(b, c as u32, parent, root, bytes, spec.chunk, gate);
+    }
+}
+
+/// Reduce `bytes` up the tree `parent` (rooted at `root`) and broadcast the result down
+/// it, chunk by chunk, pipelined: a vertex sends chunk k up once chunk k from every child
+/// has arrived; the root sends it down once all its children's did; every other vertex
+/// forwards it down once its parent's has arrived.
+fn reduce_broadcast(b: &mut Builder, lane: u32, parent: &[Option<u32>], root: u32, bytes: u64, chunk: u64, gate: &[u32]) {
+    let n = parent.len() as u32;
+    let mut children: Vec<Vec<u32>> = vec![vec![]; n as usize];
+    for u in 0..n {
+        if let Some(p) = parent[u as usize] {
+            children[p as usize].push(u);
+        }
+    }
+    // Post-order (children before parents) for the reduction, pre-order for the broadcast.
+    let mut post = vec![];
+    let mut stack = vec![(root, false)];
+    while let Some((v, expanded)) = stack.pop() {
+        if expanded {
+            post.push(v);
+        } else {
+            stack.push((v, true));
+            for &ch in children[v as usize].iter().rev() {
+                stack.push((ch, false));
             }
-            let chunks = bytes.div_ceil(spec.chunk).max(1);
-            for piece in split(bytes, chunks) {
-                let mut up = vec![u32::MAX; n as usize];
-                for &v in &post {
-                    let Some(pv) = parent[v as usize] else { continue };
-                    let mut after: Vec<u32> = children[v as usize].iter().map(|&ch| up[ch as usize]).collect();
-                    if after.is_empty() {
-                        after = gate.to_vec();
-                    }
-                    up[v as usize] = b.send(lane, v, pv, piece, after);
+        }
+    }
+    let chunks = bytes.div_ceil(chunk).max(1);
+    for piece in split(bytes, chunks) {
+        let mut up = vec![u32::MAX; n as usize];
+        for &v in &post {
+            let Some(pv) = parent[v as usize] else { continue };
+            let mut after: Vec<u32> = children[v as usize].iter().map(|&ch| up[ch as usize]).collect();
+            if after.is_empty() {
+                after = gate.to_vec();
+            }
+            up[v as usize] = b.send(lane, v, pv, piece, after);
+        }
+        // Down: the root once every child's reduction arrived; others once their parent's result did.
+        let mut down_into = vec![u32::MAX; n as usize];
+        for &v in post.iter().rev() {
+            let after: Vec<u32> = if v == root {
+                let a: Vec<u32> = children[v as usize].iter().map(|&ch| up[ch as usize]).collect();
+                if a.is_empty() {
+                    gate.to_vec()
+                } else {
+                    a
                 }
-                // Down: the root once every child's reduction arrived; others once their parent's result did.
-                let mut down_into = vec![u32::MAX; n as usize];
-                for &v in post.iter().rev() {
-                    let after: Vec<u32> = if v == *root {
-                        let a: Vec<u32> = children[v as usize].iter().map(|&ch| up[ch as usize]).collect();
-                        if a.is_empty() {
-                            gate.to_vec()
-                        } else {
-                            a
-                        }
-                    } else {
-                        vec![down_into[v as usize]]
-                    };
-                    for &ch in &children[v as usize] {
-                        down_into[ch as usize] = b.send(lane, v, ch, piece, after.clone());
-                    }
-                }
+            } else {
+                vec![down_into[v as usize]]
+            };
+            for &ch in &children[v as usize] {
+                down_into[ch as usize] = b.send(lane, v, ch, piece, after.clone());
             }
         }
     }
@@ -419,6 +514,89 @@ mod tests {
         let leaf1: Vec<bool> = (0..n).map(|v| leaf0[((v + n - 1) % n) as usize]).collect();
         let both = (0..n as usize).filter(|&v| leaf0[v] && leaf1[v]).count();
         assert!(both <= 1, "{both} ranks are leaves of both trees");
+    }
+
+    /// Two leaf aggregation vertices (8 and 9) of 4 ranks each under a root (10): a
+    /// two-level leaf-spine as the fabric's aggregation manager builds it.
+    fn two_level(n: u32) -> AggregationTree {
+        let half = n / 2;
+        let mut parent: Vec<Option<u32>> = (0..n).map(|r| Some(n + u32::from(r >= half))).collect();
+        parent.extend([Some(n + 2), Some(n + 2), None]);
+        AggregationTree { parent }
+    }
+
+    fn sharp(n: u32, size: u64) -> Spec {
+        let mut s = Spec::new(Collective::AllReduce, Algorithm::Sharp, n, size);
+        s.tree = Some(two_level(n));
+        s
+    }
+
+    #[test]
+    fn sharp_sends_each_byte_up_once_and_receives_it_once() {
+        let s = 8 * 1_000_003;
+        let mut spec = sharp(8, s);
+        spec.chunk = 100_000;
+        spec.channels = 2;
+        let d = build(&spec).unwrap();
+        assert_eq!((d.ranks, d.aggregators), (8, 3));
+        // Every rank sends S (up) and receives S (the result), whatever n is …
+        assert!(d.bytes_sent().iter().all(|&b| b == s), "{:?}", d.bytes_sent());
+        assert!(d.bytes_received().iter().all(|&b| b == s));
+        // … and talks only to its leaf aggregation vertex; vertices talk along tree edges.
+        let t = two_level(8);
+        for x in &d.nodes {
+            if let Node::Send { src, dst, .. } = *x {
+                assert!(t.parent[src as usize] == Some(dst) || t.parent[dst as usize] == Some(src), "{src} -> {dst} is not a tree edge");
+            }
+        }
+        // Each tree edge carries S each way: 10 edges, 2 directions.
+        let total: u64 = d.nodes.iter().map(|x| if let Node::Send { bytes, .. } = x { *bytes } else { 0 }).sum();
+        assert_eq!(total, 2 * 10 * s);
+    }
+
+    #[test]
+    fn sharp_streams_chunk_by_chunk() {
+        let mut spec = sharp(4, 4 << 20);
+        spec.chunk = 1 << 20;
+        let d = build(&spec).unwrap();
+        let sends: Vec<(u32, u32, &[u32])> =
+            d.nodes.iter().filter_map(|x| if let Node::Send { src, dst, after, .. } = x { Some((*src, *dst, after.as_slice())) } else { None }).collect();
+        // Per chunk: 4 ranks up, 2 leaf vertices up, root down to 2, leaves down to 4.
+        assert_eq!(sends.len(), 4 * 12);
+        let idx = |i: usize| d.nodes.iter().enumerate().filter(|(_, x)| matches!(x, Node::Send { .. })).nth(i).unwrap().0 as u32;
+        // Chunk 1's leaf-vertex send up waits for chunk 1 of its two ranks only, not for
+        // chunk 0's result: the tree is a pipeline.
+        let (src, dst, after) = sends[12 + 2];
+        assert_eq!((src, dst), (4, 6));
+        let want: Vec<u32> = [12, 13].iter().map(|&i| idx(i)).collect();
+        assert_eq!(after, want.as_slice());
+        // Post-order per chunk: 0→4, 1→4, 4→6, 2→5, 3→5, 5→6, then down; the root sends
+        // down once both leaf vertices' chunk arrived.
+        let (src, _, after) = sends[6];
+        assert_eq!(src, 6);
+        assert_eq!(after, [idx(2), idx(5)].as_slice());
+    }
+
+    #[test]
+    fn sharp_trees_are_checked() {
+        let bad = |parent: Vec<Option<u32>>| {
+            let mut s = Spec::new(Collective::AllReduce, Algorithm::Sharp, 2, 8);
+            s.tree = Some(AggregationTree { parent });
+            build(&s).unwrap_err()
+        };
+        assert!(build(&Spec::new(Collective::AllReduce, Algorithm::Sharp, 2, 8)).unwrap_err().contains("aggregation tree"));
+        assert!(bad(vec![Some(2), Some(0), None]).contains("is a rank"));
+        assert!(bad(vec![Some(2), None, None]).contains("rank 1"));
+        assert!(bad(vec![Some(2), Some(2), None, None]).contains("one root"));
+        assert!(bad(vec![Some(2), Some(2), Some(3), Some(2)]).contains("one root"));
+        assert!(bad(vec![Some(2), Some(2), None, Some(2)]).contains("no children"));
+        assert!(bad(vec![Some(5), Some(2), None]).contains("not a vertex"));
+        let mut s = sharp(4, 8);
+        s.op = Collective::AllGather;
+        assert!(build(&s).is_err());
+        let mut s = Spec::new(Collective::AllReduce, Algorithm::Ring, 4, 8);
+        s.tree = Some(two_level(4));
+        assert!(build(&s).is_err());
     }
 
     #[test]

@@ -17,6 +17,9 @@
 //! * a connection has `window` buffer slots (`NCCL_STEPS` = 8): its m-th send is posted
 //!   only after its (m − window)-th was delivered, so a rank runs ahead of its peer by at
 //!   most the receive buffer, as NCCL's flow control between GPUs allows;
+//! * SHARP ([`Algorithm::Sharp`]) adds *aggregation vertices* after the ranks: a send's
+//!   `src`/`dst` is then a vertex, a rank when below [`Dag::ranks`]; the driver decides
+//!   what an aggregation vertex is (the fabric crate puts it on a switch);
 //! * what is left out: GPU compute (a reduction is instantaneous), NVLink inside a host
 //!   (every transfer crosses the fabric), NCCL's LL/LL128 protocols (only Simple), and
 //!   launch latencies.
@@ -25,7 +28,7 @@ mod collective;
 pub mod flowsize;
 mod nccl;
 
-pub use collective::{build, Algorithm, Collective, Spec};
+pub use collective::{build, AggregationTree, Algorithm, Collective, Spec};
 pub use nccl::{bus_factor, parse_nccl_size, size_sweep, NcclRow};
 
 /// One node of a workload graph.
@@ -49,6 +52,8 @@ impl Node {
 #[derive(Clone, Debug, Default)]
 pub struct Dag {
     pub ranks: u32,
+    /// Aggregation vertices `ranks .. ranks + aggregators` (SHARP), 0 otherwise.
+    pub aggregators: u32,
     pub nodes: Vec<Node>,
     /// Connections used (ids `0..conns`).
     pub conns: u32,
@@ -57,12 +62,28 @@ pub struct Dag {
 }
 
 impl Dag {
-    /// Bytes sent by each rank (what busbw measures, per rank).
+    /// Bytes sent by each rank (what busbw measures, per rank); aggregation vertices'
+    /// sends are not counted.
     pub fn bytes_sent(&self) -> Vec<u64> {
         let mut v = vec![0; self.ranks as usize];
         for n in &self.nodes {
             if let Node::Send { src, bytes, .. } = n {
-                v[*src as usize] += bytes;
+                if let Some(x) = v.get_mut(*src as usize) {
+                    *x += bytes;
+                }
+            }
+        }
+        v
+    }
+
+    /// Bytes received by each rank.
+    pub fn bytes_received(&self) -> Vec<u64> {
+        let mut v = vec![0; self.ranks as usize];
+        for n in &self.nodes {
+            if let Node::Send { dst, bytes, .. } = n {
+                if let Some(x) = v.get_mut(*dst as usize) {
+                    *x += bytes;
+                }
             }
         }
         v

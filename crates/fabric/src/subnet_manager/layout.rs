@@ -85,7 +85,11 @@ impl IbLayout {
             }
             let port_guids = (0..=nports as u64).map(|p| if switch { guid } else { guid + p }).collect();
             node_ib[n.0 as usize] = nodes.len() as u32;
-            nodes.push(IbNode { name: node.name.clone(), desc: node.name.clone(), switch, guid, sys_guid: guid, nports, ports, port_guids, topo_nodes: vec![n] });
+            let desc = match node.kind {
+                NodeKind::Aggregator { .. } => format!("{} {}", node.name, super::tables::AN_DESC),
+                _ => node.name.clone(),
+            };
+            nodes.push(IbNode { name: node.name.clone(), desc, switch, guid, sys_guid: guid, nports, ports, port_guids, topo_nodes: vec![n] });
         }
         let port_ib = t.ports.iter().map(|p| (node_ib[p.node.0 as usize], p.index as u8 + 1)).collect();
         let sm = match sm_node {

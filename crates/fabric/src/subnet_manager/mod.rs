@@ -171,12 +171,28 @@ pub struct Routed {
 
 /// Runs the configured engine; falls back to minhop when it fails (OpenSM
 /// `osm_ucast_mgr_process`).
+///
+/// SHARP aggregation nodes (CAs inside switches, see `topology`) would make every switch
+/// look like a leaf to updn's root detection and to ftree's ranking, so those two engines
+/// route the fabric without them and each AN's LID is then forwarded as its switch's LID
+/// is ([`Fabric::route_aggregation_nodes`]; where an engine leaves a switch LID
+/// unrouted, as up*/down* does between two aggregation switches of a pod, the AN is
+/// unreachable from there too, which a SHARP tree never needs). Host routes are the same
+/// as without ANs. This rule is fabriclab's: how OpenSM treats ANs was not checked.
 pub fn route(f: &Fabric, cfg: &SmConfig, old: Option<&Tables>) -> Routed {
     let roots: Vec<usize> = cfg.roots.iter().filter_map(|g| f.sw_guid.iter().position(|x| x == g)).collect();
+    let without_an = f.eps.iter().any(|e| e.an).then(|| f.without_aggregation_nodes());
+    let g = without_an.as_ref().unwrap_or(f);
+    let with_an = |mut t: Tables| {
+        if without_an.is_some() {
+            f.route_aggregation_nodes(&mut t);
+        }
+        t
+    };
     let res: Result<Routed, String> = match cfg.engine {
         Engine::Minhop => Ok(Routed { engine: Engine::Minhop, fallback: None, tables: minhop::route(f, old, cfg.lmc), sl: None, roots: vec![] }),
-        Engine::Updn => updn::route(f, &roots, old, cfg.lmc).map(|(t, r)| Routed { engine: Engine::Updn, fallback: None, tables: t, sl: None, roots: r }),
-        Engine::Ftree => ftree::route(f, &roots, cfg.lmc).map(|(t, r)| Routed { engine: Engine::Ftree, fallback: None, tables: t, sl: None, roots: r }),
+        Engine::Updn => updn::route(g, &roots, old, cfg.lmc).map(|(t, r)| Routed { engine: Engine::Updn, fallback: None, tables: with_an(t), sl: None, roots: r }),
+        Engine::Ftree => ftree::route(g, &roots, cfg.lmc).map(|(t, r)| Routed { engine: Engine::Ftree, fallback: None, tables: with_an(t), sl: None, roots: r }),
         Engine::Dfsssp => dfsssp::route(f, f.data_vls).map(|(t, sl)| Routed { engine: Engine::Dfsssp, fallback: None, tables: t, sl: Some(sl), roots: vec![] }),
     };
     match res {

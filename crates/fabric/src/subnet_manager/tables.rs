@@ -32,7 +32,12 @@ pub struct Ep {
     pub lmc: u8,
     /// The switch (index) and switch port it is cabled to.
     pub sw: Option<(u32, u8)>,
+    /// A SHARP aggregation node (its NodeDescription says [`AN_DESC`]).
+    pub an: bool,
 }
+
+/// What the NodeDescription of a SHARP aggregation node contains.
+pub const AN_DESC: &str = "Aggregation Node";
 
 /// Who owns a LID.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,7 +96,8 @@ impl Fabric {
                     continue;
                 }
                 let sw = port.peer.and_then(|(pn, pp)| (sw_of[pn as usize] != u32::MAX).then_some((sw_of[pn as usize], pp)));
-                eps.push(Ep { node: i as u32, port: p as u8, guid: port.guid, node_guid: n.guid, sys_guid: n.sys_guid, lid: port.lid, lmc: port.lmc, sw });
+                let an = n.desc.contains(AN_DESC);
+                eps.push(Ep { node: i as u32, port: p as u8, guid: port.guid, node_guid: n.guid, sys_guid: n.sys_guid, lid: port.lid, lmc: port.lmc, sw, an });
             }
         }
         eps.sort_by_key(|e| guid_order(e.guid));
@@ -182,6 +188,69 @@ impl Fabric {
 
     pub fn nsw(&self) -> usize {
         self.sw_node.len()
+    }
+
+    /// The graph without SHARP aggregation nodes: their ports look empty and their LIDs
+    /// unowned; LIDs and table sizes are kept. Other endports are renumbered in order.
+    pub fn without_aggregation_nodes(&self) -> Fabric {
+        let mut new_ep = vec![u32::MAX; self.eps.len()];
+        let mut eps = vec![];
+        for (k, e) in self.eps.iter().enumerate() {
+            if !e.an {
+                new_ep[k] = eps.len() as u32;
+                eps.push(*e);
+            }
+        }
+        let adj: Vec<Vec<Peer>> = self
+            .adj
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|p| match *p {
+                        Peer::Ep { ep } if new_ep[ep as usize] == u32::MAX => Peer::None,
+                        Peer::Ep { ep } => Peer::Ep { ep: new_ep[ep as usize] },
+                        other => other,
+                    })
+                    .collect()
+            })
+            .collect();
+        let sw_eps = self.sw_eps.iter().map(|v| v.iter().map(|&e| new_ep[e as usize]).filter(|&e| e != u32::MAX).collect()).collect();
+        let owner = self
+            .owner
+            .iter()
+            .map(|o| match *o {
+                Owner::Ep(e) if new_ep[e as usize] == u32::MAX => Owner::None,
+                Owner::Ep(e) => Owner::Ep(new_ep[e as usize]),
+                other => other,
+            })
+            .collect();
+        let peer_flat = self
+            .peer_flat
+            .iter()
+            .map(|&x| match x {
+                PEER_NONE => PEER_NONE,
+                x if x & PEER_EP != 0 && new_ep[(x & !PEER_EP) as usize] == u32::MAX => PEER_NONE,
+                x if x & PEER_EP != 0 => PEER_EP | new_ep[(x & !PEER_EP) as usize],
+                x => x,
+            })
+            .collect();
+        Fabric { adj, eps, sw_eps, owner, peer_flat, ..self.clone() }
+    }
+
+    /// Adds routes to every SHARP aggregation node of `self` to tables computed without
+    /// them: each switch forwards an AN's LID as it forwards the LID of the AN's switch,
+    /// and that switch delivers it on the AN's port.
+    pub fn route_aggregation_nodes(&self, t: &mut Tables) {
+        for e in self.eps.iter().filter(|e| e.an) {
+            let Some((home, port)) = e.sw else { continue };
+            let home_lid = self.sw_lid[home as usize] as usize;
+            for s in 0..self.nsw() {
+                let out = if s == home as usize { port } else { t.get(s, home_lid) };
+                for l in e.lid..e.lid + (1 << e.lmc) {
+                    t.set(s, l as usize, out);
+                }
+            }
+        }
     }
 
     /// Switch-to-switch links of switch `s`: (local port, peer switch, peer port).
