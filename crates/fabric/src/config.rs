@@ -1024,12 +1024,16 @@ fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) ->
                         response,
                         trigger_delay: r.switch_latency,
                         cell: b.cell,
-                        // The simulator admits frames whole, so with maximum-size frames only
-                        // ceil(W/P) frames arrive after the trigger. Interleaved message tails
-                        // (short frames wasting partial cells) need more: a 127:1 incast on a
-                        // k=8 fat tree drops with the whole-frame bound. `auto` keeps the IEEE
-                        // figure's extra frame as that allowance.
-                        whole_frame_admission: false,
+                        // The simulator admits a frame whole (on its last bit, or on its
+                        // header when cutting through), so ceil(W/P) maximum frames follow
+                        // the trigger; the frame that crosses it lands in headroom too when
+                        // the trigger is dynamic (α·free falls between this PG's arrivals).
+                        // A static trigger leaves it in the shared part, unless the pool runs
+                        // so low that α·free falls under the static level. Maximum-size
+                        // frames only: short frames cost more cells (`fabriclab plan roce
+                        // --short-frames` shows how many more).
+                        trigger_frame_in_headroom: trigger == Trigger::Dynamic,
+                        short_frames: 0,
                     });
                     worst = worst.max(d.cells);
                     d.cells
