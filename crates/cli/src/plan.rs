@@ -4,10 +4,12 @@
 //! is expected (exit code 2).
 //!
 //! `--prove` simulates, per tier, the headroom worst case on one switch: the sender h0 on
-//! the tier's speed and longest cable is one of the `incast` senders to h1 (so its ingress
-//! PG pauses again and again; every sender's PG is checked), three hosts write to h0 in a
-//! lossy class at incommensurate rates (so PFC frames to h0 wait behind maximum frames at
-//! every phase, and h0 is part-way through a frame when a pause arrives), buffers counted
+//! the tier's speed and longest cable shares the receiver h1 2:1 with h2 for 1500 packets
+//! (so its ingress PG pauses again and again; h1's link is a tenth as fast, so the PG
+//! barely drains while its headroom fills) and the rest of the named incast joins at the
+//! start; h_rev writes to h0 in a lossy class with random gaps (so PFC
+//! frames to h0 wait behind maximum frames at every phase, and h0 is part-way through a
+//! frame when a pause arrives), buffers counted
 //! in cells with the plan's reserved, alpha, headroom and resume offset, ECN and DCQCN off
 //! (PFC alone). The trigger is scaled down (IEEE: static, 8 maximum frames; SONiC: its
 //! dynamic threshold over a small pool) so the PGs pause often; headroom does not depend
@@ -374,64 +376,90 @@ pub struct TierProof {
     pub scenario: String,
 }
 
-/// Packets all senders of `--prove`'s incast send together, and at least per sender: enough
-/// pause cycles of h0 for the reverse frame to take every phase.
-const PROVE_FRAMES: u64 = 24_000;
-const PROVE_MIN_FRAMES: u64 = 1_000;
-/// Link speeds (per mille of the tier's) of the hosts writing to h0 in a lossy class: 69%
-/// of the link together, at incommensurate rates, so the maximum frames the PFC frames
-/// wait behind start at irregular times. (One sender at a fixed rate locks the phase: the
-/// XON that resumes h0 waits behind a reverse frame too, so every pause cycle would see
-/// the same residual.)
-const REVERSE_PERMILLE: [u64; 3] = [230, 290, 170];
-
+/// Packets h0 (and h2, sharing h1 with it 2:1) send in `--prove`: a pause cycle per five or
+/// so, enough cycles for the reverse frame to take most phases.
+const PROVE_FRAMES: u64 = 1_500;
+/// Packets each other sender of the incast sends at the start.
+const PROVE_BURST_FRAMES: u64 = 64;
 /// The static trigger `--prove` uses with the IEEE plan, in maximum frames.
 const PROVE_XOFF_FRAMES: u64 = 8;
 
+/// xorshift64* (Vigna 2016): the reverse traffic's sizes and gaps, fixed by the seed.
+fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+}
+
 /// The `--prove` scenario for one tier with `headroom_cells` of headroom.
+///
+/// h0 (the tier's speed and longest cable) and h2 write to h1 for PROVE_FRAMES packets
+/// each, 2:1 on h1's slow port, so h0's PG pauses and resumes again and again; h3..hN join at
+/// the start with a burst each (the named incast). h_rev writes to h0 in a lossy class:
+/// messages of 1..8 maximum packets with random gaps (about 70% of the link), so the
+/// maximum frame a PFC frame waits behind starts at every phase. (Back-to-back reverse
+/// frames would lock the phase: the XON that resumes h0 waits behind one too, so every
+/// pause cycle would see the same residual.)
 pub fn scenario(i: &RoceInput, t: &r::TierInput, p: &TierPlan, headroom_cells: u64) -> String {
     let n = i.incast as u64;
     let cell = i.buffer.cell.0;
     let frame = r::lossless_frame(i);
-    // Ports: h0 (the tier's link), h1 the receiver, h2..=hn the other senders, then h_rev,
-    // two lossy senders and their receiver.
     let rev = n + 1;
-    let nports = n + 1 + REVERSE_PERMILLE.len() as u64;
+    let nports = n + 2;
     let resv_cells = i.buffer.reserved.0.div_ceil(cell);
     // IEEE: a static trigger (as planned) scaled down to PROVE_XOFF_FRAMES so h0's PG
     // pauses every few frames, with a pool large enough that alpha*free never falls under
     // it. SONiC: its dynamic threshold over a small pool, so the PGs pause often. Headroom
     // does not depend on the trigger level.
     let fc = frame.cells(i.buffer.cell);
-    let trig = resv_cells.max(1) + PROVE_XOFF_FRAMES * fc;
+    let trig = resv_cells + PROVE_XOFF_FRAMES * fc;
     let th = i.buffer.dynamic_th;
     let (xoff, shared) = match i.model {
-        HeadroomModel::Ieee => (format!("{}B", trig * cell), (n + 2) * trig + (2 * trig << (-th).max(0))),
+        HeadroomModel::Ieee => (format!("{}B", trig * cell), (n + 2) * trig + ((2 * trig) << (-th).max(0))),
         HeadroomModel::Sonic(_) => ("dynamic".to_string(), (128 * 1024u64).max(8 * n * frame.0).div_ceil(cell)),
     };
     let total = nports * 8 * resv_cells + nports * headroom_cells + shared;
     let speed = format!("{}Mbps", t.speed.0 / 1_000_000);
-    // Three hosts write to h0 in a lossy class (REVERSE_PERMILLE), so PFC frames wait
-    // behind maximum frames at every phase.
-    let reverse_speed = |h: u64| format!("{}Mbps", t.speed.0 / 1_000_000 * REVERSE_PERMILLE[(h - rev) as usize] / 1000);
-    let rspeeds: Vec<String> = (0..nports).map(|h| if h >= rev { reverse_speed(h) } else { speed.clone() }).collect();
     let cable = format!("{}mm", t.cable.mm().max(1));
     let mut nodes = vec![];
     let mut links = vec![];
+    // h1's link is slow (a tenth of the tier's speed, at least 10 Gb/s), so h0's PG hardly
+    // drains while its headroom fills: the simulator frees a departing packet's headroom
+    // cells first, and the worst case is the one with nothing leaving.
+    let slow_mbps = (t.speed.0 / 10_000_000).max(10_000);
+    let slow = format!("{slow_mbps}Mbps");
     for h in 0..nports {
         nodes.push(format!("  {{ name = \"h{h}\", kind = \"host\" }},"));
         let (sp, c) = match h {
             0 => (&speed, cable.as_str()),
-            _ => (&rspeeds[h as usize], "2m"),
+            1 => (&slow, "2m"),
+            _ => (&speed, "2m"),
         };
         links.push(format!("  {{ a = \"h{h}\", b = \"s0:{h}\", speed = \"{sp}\", cable = \"{c}\" }},"));
     }
-    // Whole packets only (no short tail frames). Every sender of the incast writes the same
-    // amount and the reverse senders keep the link to h0 busy as long.
-    let frames = (PROVE_FRAMES / n).max(PROVE_MIN_FRAMES);
-    let a = frames * i.mtu.0;
-    let b = a;
-    let senders: Vec<String> = (2..=n).map(|h| h.to_string()).collect();
+    // Whole packets only: no short tail frames.
+    let a = PROVE_FRAMES * i.mtu.0;
+    let b = PROVE_BURST_FRAMES * i.mtu.0;
+    let senders: Vec<String> = (3..=n).map(|h| h.to_string()).collect();
+    let burst = if senders.is_empty() {
+        String::new()
+    } else {
+        format!("\n[[traffic]]\nkind = \"incast\"\nreceiver = 1\nsenders = [{}]\nsize = \"{b}B\"\ndscp = 26\n", senders.join(", "))
+    };
+    // Reverse messages until h0 and h2 are done (2 x PROVE_FRAMES packet times, plus the burst).
+    let pkt = units::serialization(model::frame::wire(frame), t.speed).ps();
+    let end = (2 * PROVE_FRAMES + (n - 2) * PROVE_BURST_FRAMES) * pkt * t.speed.0.div_ceil(slow_mbps * 1_000_000);
+    let mut reverse = String::new();
+    let (mut at, mut x) = (0u64, 0x9e37_79b9_7f4a_7c15 ^ t.speed.0 ^ t.cable.mm());
+    while at < end {
+        let k = 1 + xorshift(&mut x) % 8;
+        reverse.push_str(&format!(
+            "\n[[traffic]]\nkind = \"message\"\nsrc = {rev}\ndst = 0\nsize = \"{}B\"\nat = \"{at}ps\"\ndscp = 0\n",
+            k * i.mtu.0
+        ));
+        at += k * pkt + xorshift(&mut x) % (4 * pkt);
+    }
     format!(
         r#"[scenario]
 name = "plan-roce-prove-{tier}"
@@ -477,13 +505,13 @@ at = "0us"
 dscp = 26
 
 [[traffic]]
-kind = "incast"
-receiver = 1
-senders = [{senders}]
-size = "{b}B"
+kind = "message"
+src = 2
+dst = 1
+size = "{a}B"
+at = "0us"
 dscp = 26
-
-{reverse}"#,
+{burst}{reverse}"#,
         tier = t.tier,
         nodes = nodes.join("\n"),
         links = links.join("\n"),
@@ -493,13 +521,6 @@ dscp = 26
         resv = resv_cells * cell,
         hdrm = headroom_cells * cell,
         xon = p.xon_offset_bytes.div_ceil(cell) * cell,
-        senders = senders.join(", "),
-        reverse = (rev..nports)
-            .map(|h| format!(
-                "\n[[traffic]]\nkind = \"message\"\nsrc = {h}\ndst = 0\nsize = \"{}B\"\nat = \"0us\"\ndscp = 0\n",
-                n * a * REVERSE_PERMILLE[(h - rev) as usize] / 1000
-            ))
-            .collect::<String>(),
     )
 }
 
@@ -637,7 +658,7 @@ fn print_plan(i: &RoceInput, p: &RocePlan) {
 
 fn print_proof(i: &RoceInput, proofs: &[TierProof]) {
     println!(
-        "\n--prove: one switch; h0 on the tier's speed and longest cable is one of {} senders to h1; three hosts send lossy maximum frames back to h0 (69% of its link); PFC alone (no ECN/DCQCN); {}",
+        "\n--prove: one switch; h0 on the tier's speed and longest cable and h2 write 2:1 to h1 on a slow link (h0's PG barely drains while its headroom fills), the rest of the {}:1 incast joins with a burst; lossy maximum frames back to h0 at random gaps (~70% of its link); PFC alone (no ECN/DCQCN); {}",
         i.incast,
         match i.model {
             HeadroomModel::Ieee => format!("static XOFF at {PROVE_XOFF_FRAMES} maximum frames"),

@@ -138,9 +138,9 @@ buffer = { total = "32MiB" }
 
 #[test]
 fn prove_ieee_zero_drops_at_plan_and_drops_one_mtu_short() {
-    // One tier so the test stays quick: the host-leaf worst case (100G, 3 m). W = 2389.52 ns,
-    // P = 335.52 ns: 8 maximum frames (136 cells), the last needing a PFC frame delayed by a
-    // reverse frame that started at most 40.9 ns (12%) before XOFF.
+    // The host-leaf worst case (100G, 3 m): W = 2389.52 ns, P = 335.52 ns: 8 maximum frames
+    // (136 cells), the last needing a PFC frame delayed by a reverse frame that started at
+    // most 40.9 ns (12% of phases) before XOFF, which the run meets.
     let v = json(&with(&["--json", "--prove"]));
     let pr = &v["prove"][0];
     assert_eq!(pr["tier"], "host-leaf");
