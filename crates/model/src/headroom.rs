@@ -172,8 +172,9 @@ pub fn short_frame_allowance(inp: &HeadroomInput, w: SimDuration, n: u64) -> u64
     if n == 0 {
         return 0;
     }
-    // best[x]: fewest ps of short frames that take x cells.
-    let top = n * max_cells as usize;
+    // best[x]: fewest ps of short frames that take x cells; no mix of short frames that
+    // starts inside the window takes more than the best single size repeated.
+    let top = cand.iter().map(|&(k, t)| (w.0 / t + 1) * k).max().unwrap_or(0).min(n as u64 * max_cells) as usize;
     let mut best = vec![u64::MAX; top + 1];
     best[0] = 0;
     if n as u64 == any {

@@ -14,9 +14,10 @@
 //!   channel-dependency checker, intact and after every single switch-to-switch link
 //!   failure (routes recomputed over the surviving links, as BGP would).
 //!
-//! Conventions: the planned port admits whole frames (as the simulator does) and pauses on
-//! a dynamic threshold (α·free, SONiC's `dynamic_th`), so the frame that crosses the trigger
-//! counts in headroom; the lossless class carries maximum-size frames unless
+//! Conventions: the planned port admits whole frames (as the simulator does). The IEEE plan
+//! pauses on a static XOFF level (the dynamic threshold's equilibrium under the worst
+//! incast), so the frame that crosses it is admitted below it; a dynamic trigger needs one
+//! frame more (shown). The SONiC plan pauses on SONiC's dynamic threshold. The lossless class carries maximum-size frames unless
 //! `short_frames` says how many shorter ones a pause window may hold. PFC is DSCP-based
 //! (no VLAN tag). Three quantities are kept apart: the pause *trigger* (dynamic), the
 //! *headroom* above it (SONiC's `xoff`) and the *resume* offset below it (SONiC's `xon`).
@@ -449,8 +450,12 @@ pub struct TierPlan {
     /// Buffer reserved per lossless PG (SONiC `size`).
     pub pg_size_bytes: u64,
     pub terms: Vec<PlanTerm>,
-    /// IEEE: maximum frames in flight after the trigger (including the crossing frame).
+    /// IEEE: the static XOFF trigger, PG occupancy at which the PG pauses its peer.
+    pub xoff_trigger_bytes: Option<u64>,
+    /// IEEE: maximum frames in flight after the trigger.
     pub frames: Option<u64>,
+    /// IEEE: headroom cells if the trigger were dynamic instead (one frame more).
+    pub dynamic_trigger_cells: Option<u64>,
     pub max_frame_cells: Option<u64>,
     pub short_frame_cells: Option<u64>,
     /// IEEE: cells if every frame of the window were short (the all-small worst case).
@@ -554,7 +559,7 @@ pub fn ieee_input(i: &RoceInput, t: &TierInput) -> HeadroomInput {
         response: SimDuration(pause_response_quanta(t.speed) * quantum(t.speed).ps()),
         trigger_delay: SimDuration::ZERO,
         cell: i.buffer.cell,
-        trigger_frame_in_headroom: true,
+        trigger_frame_in_headroom: false,
         short_frames: i.short_frames,
     }
 }
@@ -582,12 +587,13 @@ fn tier_plan(i: &RoceInput, t: &TierInput) -> Result<TierPlan, InputError> {
         xon_offset_bytes: xon.0,
         pg_size_bytes: size.0,
         terms,
+        xoff_trigger_bytes: None,
         frames: None,
+        dynamic_trigger_cells: None,
         max_frame_cells: None,
         short_frame_cells: None,
         all_short_cells: None,
     };
-    let alpha = format!("dynamic: pause when the PG's shared use reaches alpha*free, alpha = 2^{}", i.buffer.dynamic_th);
     match i.model {
         HeadroomModel::Ieee => {
             let hi = ieee_input(i, t);
@@ -602,7 +608,7 @@ fn tier_plan(i: &RoceInput, t: &TierInput) -> Result<TierPlan, InputError> {
             }
             let fc = lossless_frame(i).cells(cell);
             terms.push(PlanTerm {
-                name: format!("frames in flight: ceil(W/P) = {} after the trigger + 1 crossing it (dynamic trigger), x {fc} cells", d.frames - 1),
+                name: format!("frames in flight: ceil(W/P) = {} after the (static) trigger, x {fc} cells", d.frames),
                 time_ps: Some(d.window.ps()),
                 bytes: (d.max_frame_cells * cell.0) as f64,
                 source: SRC_QBB.into(),
@@ -616,8 +622,9 @@ fn tier_plan(i: &RoceInput, t: &TierInput) -> Result<TierPlan, InputError> {
                 });
             }
             let xon = cell * (2 * fc);
-            let mut p = base(terms, d.bytes, xon, d.bytes, alpha);
+            let mut p = base(terms, d.bytes, xon, d.bytes, String::new());
             p.frames = Some(d.frames);
+            p.dynamic_trigger_cells = Some(d.cells + fc);
             p.max_frame_cells = Some(d.max_frame_cells);
             p.short_frame_cells = Some(d.short_frame_cells);
             p.all_short_cells = Some(all_short_cells(&hi));
@@ -634,7 +641,8 @@ fn tier_plan(i: &RoceInput, t: &TierInput) -> Result<TierPlan, InputError> {
                     PlanTerm { name: "xoff before compensation (rounded to 1 KiB)".into(), time_ps: None, bytes: h.xoff_rounded.0 as f64, source: sonic::LUA_SOURCE.into() },
                 ])
                 .collect();
-            Ok(base(terms, h.xoff, h.xon, h.size, format!("{alpha} (SONiC profile dynamic_th {})", h.dynamic_th)))
+            let trigger = format!("dynamic: pause when the PG's shared use reaches alpha*free, alpha = 2^{} (SONiC profile dynamic_th)", h.dynamic_th);
+            Ok(base(terms, h.xoff, h.xon, h.size, trigger))
         }
     }
 }
@@ -643,8 +651,11 @@ fn tier_of<'a>(plans: &'a [TierPlan], name: &str) -> &'a TierPlan {
     plans.iter().find(|p| p.tier == name).expect("tier planned")
 }
 
+/// Switch roles: name, how many, and (tier, ports of that tier on one switch).
+type Roles = Vec<(&'static str, u32, Vec<(&'static str, u32)>)>;
+
 fn budgets(i: &RoceInput, plans: &[TierPlan]) -> Vec<Budget> {
-    let roles: Vec<(&'static str, u32, Vec<(&'static str, u32)>)> = match i.topology {
+    let roles: Roles = match i.topology {
         Topo::LeafSpine { leaves, spines, hosts_per_leaf } => vec![
             ("leaf", leaves, vec![("host-leaf", hosts_per_leaf), ("leaf-spine", spines)]),
             ("spine", spines, vec![("leaf-spine", leaves)]),
@@ -687,7 +698,7 @@ fn budgets(i: &RoceInput, plans: &[TierPlan]) -> Vec<Budget> {
 }
 
 /// The egress queue at which PFC fires under the worst incast, in frame bytes.
-fn pfc_queue(i: &RoceInput, leaf: &Budget) -> (u64, String) {
+fn pfc_queue(i: &RoceInput, leaf: &Budget) -> (u64, u64, String) {
     let cell = i.buffer.cell.0;
     let leaf_ports: u32 = leaf.ports.iter().map(|p| p.1).sum();
     let n = i.incast.min(leaf_ports - 1) as u64;
@@ -700,6 +711,7 @@ fn pfc_queue(i: &RoceInput, leaf: &Budget) -> (u64, String) {
     let per_cell = frame.0 as f64 / frame.cells(i.buffer.cell) as f64;
     let q = (n as f64 * (resv + x) as f64 * per_cell) as u64;
     (
+        (resv + x) * cell,
         q,
         format!(
             "n = min(incast {}, leaf ports - 1) = {n} ingress PGs each reach reserved {resv} + alpha*S/(1+n*alpha) = {x} cells \
@@ -934,8 +946,19 @@ fn dscp_risk(i: &RoceInput) -> Risk {
 pub fn plan(i: &RoceInput) -> Result<RocePlan, InputError> {
     let tiers = i.tiers.iter().map(|t| tier_plan(i, t)).collect::<Result<Vec<_>, _>>()?;
     let budgets = budgets(i, &tiers);
-    let (q, why) = pfc_queue(i, &budgets[0]);
+    let (level, q, why) = pfc_queue(i, &budgets[0]);
     let ecn = ecn_plan(i, q, why);
+    let mut tiers = tiers;
+    if i.model == HeadroomModel::Ieee {
+        for t in &mut tiers {
+            t.xoff_trigger_bytes = Some(level);
+            t.trigger = format!(
+                "static: pause at {level} B of PG occupancy, the leaf's dynamic equilibrium under the worst incast \
+                 (reserved + alpha*S/(1+n*alpha)); a dynamic trigger needs {} cells",
+                t.dynamic_trigger_cells.unwrap_or(0)
+            );
+        }
+    }
     let topo = topology(i).map_err(|e| InputError { field: "leaves".into(), msg: e })?;
     let cdg = cdg_check(&topo).map_err(|e| InputError { field: "hosts_per_leaf".into(), msg: e })?;
     let risks = risks(i, &tiers, &budgets, &ecn, &cdg);
@@ -976,9 +999,11 @@ pub fn explain(i: &RoceInput, p: &RocePlan) -> Vec<String> {
         HeadroomModel::Ieee => {
             v.push("peer response = IEEE 802.3 Annex 31B pause quanta by speed x 512 bit times (model::headroom::pause_response_quanta)".into());
             v.push(format!(
-                "headroom = cells of (ceil(W/P) + 1) maximum frames, W = reverse frame + PFC frame + 2 x cable + peer response, P = a maximum frame's wire time: \
-                 {SRC_QBB}. +1: the planned trigger is dynamic, so the frame that finds its PG over it lands in headroom"
+                "headroom = cells of ceil(W/P) maximum frames, W = reverse frame + PFC frame + 2 x cable + peer response, P = a maximum frame's wire time: \
+                 {SRC_QBB}. The planned XOFF trigger is static, so the frame that crosses it is admitted below it; with a dynamic trigger \
+                 (alpha*free falls between a PG's arrivals) that frame lands in headroom too: one frame more, shown per tier"
             ));
+            v.push("XOFF trigger = reserved + alpha*S/(1+n*alpha): the level the leaf's dynamic threshold settles at when n ingress PGs of the worst incast share S (plan::burst's rule), made static".into());
             v.push(format!(
                 "short frames: {} allowed per window, each charged exactly (model::headroom::short_frame_allowance); the all-small worst case is shown per tier",
                 i.short_frames

@@ -3,9 +3,9 @@
 //!
 //! IEEE rows are worked by hand from IEEE 802.1Qbb Annex N's terms (as in
 //! `model::headroom`): W = reverse max frame + PFC frame (84 wire B) + 2 × cable (5 ns/m) +
-//! peer response (IEEE 802.3 Annex 31B quanta × 512 bit times); frames = ceil(W/P) + 1 (the
-//! planned dynamic trigger puts the crossing frame in headroom); cells = frames × cells of
-//! one maximum frame. The RoCE frame at path MTU m is m + 78 B (Ethernet 14, IPv4 20, UDP 8,
+//! peer response (IEEE 802.3 Annex 31B quanta × 512 bit times); frames = ceil(W/P) (the
+//! planned trigger is static, so the frame crossing it stays below it; a dynamic trigger
+//! needs one more); cells = frames × cells of one maximum frame. The RoCE frame at path MTU m is m + 78 B (Ethernet 14, IPv4 20, UDP 8,
 //! BTH 12, RETH 16, ICRC 4, FCS 4; no VLAN tag).
 //!
 //! SONiC rows are the two worked by hand in `model/tests/sonic_headroom.rs` from the Lua's
@@ -47,16 +47,15 @@ fn ieee_worked_examples() {
     // (speed, cable, path MTU) -> (W in ps, frames, cells of 256 B).
     let rows = [
         // 100G, 100 m, 4096: frame 4174 B, wire 4194 B = 335.52 ns; PFC 6.72 ns; cable 500 ns
-        // each way; response 394 x 5.12 ns = 2017.28 ns. W = 3359.52 ns; W/P = 10.013 -> 11,
-        // + 1 = 12 frames of 17 cells.
-        ("100Gbps", "100m", "4096B", 3_359_520, 12, 204),
+        // each way; response 394 x 5.12 ns = 2017.28 ns. W = 3359.52 ns; W/P = 10.013 -> 11
+        // frames of 17 cells.
+        ("100Gbps", "100m", "4096B", 3_359_520, 11, 187),
         // 400G, 3 m, 4096: P = 83.88 ns, PFC 1.68 ns, cable 15 ns, response 905 x 1.28 ns =
-        // 1158.4 ns. W = 1273.96 ns; W/P = 15.19 -> 16, + 1 = 17 frames of 17 cells.
-        ("400Gbps", "3m", "4096B", 1_273_960, 17, 289),
+        // 1158.4 ns. W = 1273.96 ns; W/P = 15.19 -> 16 frames of 17 cells.
+        ("400Gbps", "3m", "4096B", 1_273_960, 16, 272),
         // 25G, 10 m, 1024: frame 1102 B, wire 1122 B = 359.04 ns; PFC 26.88 ns; cable 50 ns;
-        // response 80 x 20.48 ns = 1638.4 ns. W = 2124.32 ns; W/P = 5.92 -> 6, + 1 = 7 frames
-        // of 5 cells.
-        ("25Gbps", "10m", "1024B", 2_124_320, 7, 35),
+        // response 80 x 20.48 ns = 1638.4 ns. W = 2124.32 ns; W/P = 5.92 -> 6 frames of 5 cells.
+        ("25Gbps", "10m", "1024B", 2_124_320, 6, 30),
     ];
     for (speed, cable, mtu, w, frames, cells) in rows {
         let p = planned(&cfg(speed, cable, cable, mtu));
@@ -70,6 +69,7 @@ fn ieee_worked_examples() {
         assert_eq!(t.xon_offset_bytes, 2 * t.max_frame_cells.unwrap() / frames * 256, "{speed}");
         assert_eq!(t.pg_size_bytes, t.headroom_bytes);
         assert!(t.all_short_cells.unwrap() > cells, "all-small worst case is larger");
+        assert_eq!(t.dynamic_trigger_cells, Some(cells + cells / frames), "a dynamic trigger: one frame more");
     }
 }
 
@@ -85,8 +85,8 @@ fn ieee_short_frames_and_port_mtu_add_what_the_model_says() {
     c.port_mtu = Some("9100B".into());
     let jumbo = planned(&c);
     assert_eq!(jumbo.reverse_frame_bytes, 9122);
-    // W = 3359.52 + 394.24 = 3753.76 ns -> 11.19 -> 12 + 1 = 13 frames.
-    assert_eq!(jumbo.tiers[0].frames, Some(13));
+    // W = 3359.52 + 394.24 = 3753.76 ns -> 11.19 -> 12 frames.
+    assert_eq!(jumbo.tiers[0].frames, Some(12));
 }
 
 #[test]
@@ -142,12 +142,12 @@ fn budget_counts_ports_pgs_and_cells() {
     let p = planned(&c);
     let leaf = &p.budgets[0];
     assert_eq!(leaf.role, "leaf");
-    // 10 ports x 8 PGs x 4 cells; headroom 10 ports x 2 PGs x 204 cells.
+    // 10 ports x 8 PGs x 4 cells; headroom 10 ports x 2 PGs x 187 cells.
     assert_eq!(leaf.reserved_bytes, 10 * 8 * 4 * 256);
-    assert_eq!(leaf.headroom_bytes, 10 * 2 * 204 * 256);
+    assert_eq!(leaf.headroom_bytes, 10 * 2 * 187 * 256);
     assert_eq!(leaf.shared_bytes, 64 * 1024 * 1024 - leaf.reserved_bytes - leaf.headroom_bytes);
     let spine = &p.budgets[1];
-    assert_eq!(spine.headroom_bytes, 4 * 2 * 204 * 256);
+    assert_eq!(spine.headroom_bytes, 4 * 2 * 187 * 256);
 }
 
 #[test]
@@ -175,7 +175,7 @@ fn risks_fire_and_do_not_fire() {
     }
     type Op = fn(&mut OperatorConfig);
     let cases: [(&str, Op, Op); 5] = [
-        ("headroom-short", |o| o.headroom = Some("40KB".into()), |o| o.headroom = Some("60KB".into())),
+        ("headroom-short", |o| o.headroom = Some("40KB".into()), |o| o.headroom = Some("50KB".into())),
         (
             "pfc-before-ecn",
             |o| {
