@@ -9,6 +9,7 @@ mod burst;
 mod design;
 mod nccl;
 mod plan;
+mod prove;
 mod sm;
 mod sweep;
 

@@ -475,27 +475,7 @@ links = [
 {links}
 ]
 
-[roce]
-mtu = "{mtu}B"
-lossless_priorities = [3]
-dscp_to_tc = {{ 26 = 3, 48 = 6 }}
-cnp_dscp = 48
-timeout = 8
-retry_cnt = 7
-forwarding = "store-and-forward"
-switch_latency = "0ns"
-pfc = {{ enabled = true, quanta = 65535, refresh = "auto", response = "auto" }}
-dcqcn = {{ preset = "off" }}
-
-[buffer]
-total = "{total}B"
-cell = "{cell}B"
-dynamic_th = {th}
-reserved = "{resv}B"
-headroom = "{hdrm}B"
-xoff = "{xoff}"
-xon_offset = "{xon}B"
-
+{sections}
 [[traffic]]
 kind = "message"
 src = 0
@@ -515,12 +495,18 @@ dscp = 26
         tier = t.tier,
         nodes = nodes.join("\n"),
         links = links.join("\n"),
-        mtu = i.mtu.0,
-        total = total * cell,
-        th = i.buffer.dynamic_th,
-        resv = resv_cells * cell,
-        hdrm = headroom_cells * cell,
-        xon = p.xon_offset_bytes.div_ceil(cell) * cell,
+        sections = crate::prove::PfcOnly {
+            mtu: i.mtu.0,
+            timeout: 8,
+            total: total * cell,
+            cell,
+            dynamic_th: i.buffer.dynamic_th,
+            reserved: resv_cells * cell,
+            headroom: headroom_cells * cell,
+            xoff: &xoff,
+            xon_offset: p.xon_offset_bytes.div_ceil(cell) * cell,
+        }
+        .sections(),
     )
 }
 

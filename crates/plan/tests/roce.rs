@@ -34,6 +34,18 @@ fn cfg(speed: &str, host_cable: &str, fabric_cable: &str, mtu: &str) -> RoceConf
     }
 }
 
+/// A k = 4 fat tree: 3 m host cables, 30 m to the aggregation, 100 m to the core.
+fn fat_tree(speed: &str) -> RoceConfig {
+    RoceConfig {
+        leaves: None,
+        spines: None,
+        hosts_per_leaf: None,
+        fat_tree_k: Some(4),
+        spine_core: link(speed, "100m"),
+        ..cfg(speed, "3m", "30m", "4096B")
+    }
+}
+
 fn planned(c: &RoceConfig) -> RocePlan {
     plan(&validate(c).expect("valid")).expect("plans")
 }
@@ -152,13 +164,7 @@ fn budget_counts_ports_pgs_and_cells() {
 
 #[test]
 fn fat_tree_has_three_tiers_and_roles() {
-    let mut c = cfg("400Gbps", "3m", "30m", "4096B");
-    c.leaves = None;
-    c.spines = None;
-    c.hosts_per_leaf = None;
-    c.fat_tree_k = Some(4);
-    c.spine_core = link("400Gbps", "100m");
-    let p = planned(&c);
+    let p = planned(&fat_tree("400Gbps"));
     assert_eq!(p.tiers.iter().map(|t| t.tier).collect::<Vec<_>>(), ["host-leaf", "leaf-spine", "spine-core"]);
     assert_eq!(p.budgets.iter().map(|b| (b.role, b.switches)).collect::<Vec<_>>(), [("edge", 8), ("aggregation", 8), ("core", 4)]);
     assert!(p.tiers[2].headroom_cells > p.tiers[1].headroom_cells && p.tiers[1].headroom_cells > p.tiers[0].headroom_cells);
@@ -236,13 +242,7 @@ fn cyclic_dependency_check() {
     assert_eq!(p.cdg.failures_checked, 8);
     // So does a k = 4 fat tree: a failed link's traffic bounces down and up once, which
     // adds dependencies but closes no cycle while every other link is up.
-    let mut c = cfg("100Gbps", "3m", "30m", "4096B");
-    c.leaves = None;
-    c.spines = None;
-    c.hosts_per_leaf = None;
-    c.fat_tree_k = Some(4);
-    c.spine_core = link("100Gbps", "100m");
-    let p = planned(&c);
+    let p = planned(&fat_tree("100Gbps"));
     assert!(p.cdg.intact_cycle.is_none() && p.cdg.failures_with_cycle.is_empty(), "{:?}", p.cdg);
     assert_eq!(p.cdg.failures_checked, 32);
     // The same check fires where shortest paths do close a cycle: a ring of six switches
@@ -258,7 +258,8 @@ fn cyclic_dependency_check() {
 #[test]
 fn errors_name_the_field() {
     let ok = cfg("100Gbps", "100m", "100m", "4096B");
-    let cases: Vec<(Box<dyn Fn(&mut RoceConfig)>, &str, &str)> = vec![
+    type Edit = Box<dyn Fn(&mut RoceConfig)>;
+    let cases: Vec<(Edit, &str, &str)> = vec![
         (Box::new(|c| c.mtu = None), "mtu", "missing"),
         (Box::new(|c| c.mtu = Some("9000B".into())), "mtu", "IB path MTU"),
         (Box::new(|c| c.host_leaf.as_mut().unwrap().speed = Some("fast".into())), "host_leaf.speed", "expected a rate"),
