@@ -156,6 +156,7 @@ dscp = {dscp}
             headroom: headroom_cells * c,
             xoff: "dynamic",
             xon_offset: p.xon_offset_cells * c,
+            ack_every: None,
         }
         .sections(),
         senders = senders.join(", "),

@@ -4,8 +4,8 @@
 //! is expected (exit code 2).
 //!
 //! `--prove` simulates, per tier, the headroom worst case on one switch: the sender h0 on
-//! the tier's speed and longest cable shares the receiver h1 2:1 with h2 for 1500 packets
-//! (so its ingress PG pauses again and again; h1's link is a tenth as fast, so the PG
+//! the tier's speed and longest cable shares the receiver h1 2:1 with h2 for up to 4000
+//! packets (so its ingress PG pauses again and again; h1's link is a tenth as fast, so the PG
 //! barely drains while its headroom fills) and the rest of the named incast joins at the
 //! start; h_rev writes to h0 in a lossy class with random gaps (so PFC
 //! frames to h0 wait behind maximum frames at every phase, and h0 is part-way through a
@@ -376,9 +376,13 @@ pub struct TierProof {
     pub scenario: String,
 }
 
-/// Packets h0 (and h2, sharing h1 with it 2:1) send in `--prove`: a pause cycle per five or
-/// so, enough cycles for the reverse frame to take most phases.
-const PROVE_FRAMES: u64 = 1_500;
+/// Pause cycles `--prove` aims at (a cycle takes about half the headroom's frames plus
+/// one): enough for the reverse frame to take the rare phases the bound's last frame needs
+/// on most inputs ...
+const PROVE_CYCLES: u64 = 900;
+/// ... but no more than this many packets from h0 (and as many from h2), to keep a run
+/// near a second in a debug build.
+const PROVE_MAX_FRAMES: u64 = 4_000;
 /// Packets each other sender of the incast sends at the start.
 const PROVE_BURST_FRAMES: u64 = 64;
 /// The static trigger `--prove` uses with the IEEE plan, in maximum frames.
@@ -394,13 +398,14 @@ fn xorshift(x: &mut u64) -> u64 {
 
 /// The `--prove` scenario for one tier with `headroom_cells` of headroom.
 ///
-/// h0 (the tier's speed and longest cable) and h2 write to h1 for PROVE_FRAMES packets
+/// h0 (the tier's speed and longest cable) and h2 write to h1 for PROVE_CYCLES cycles' packets
 /// each, 2:1 on h1's slow port, so h0's PG pauses and resumes again and again; h3..hN join at
 /// the start with a burst each (the named incast). h_rev writes to h0 in a lossy class:
-/// messages of 1..8 maximum packets with random gaps (about 70% of the link), so the
-/// maximum frame a PFC frame waits behind starts at every phase. (Back-to-back reverse
-/// frames would lock the phase: the XON that resumes h0 waits behind one too, so every
-/// pause cycle would see the same residual.)
+/// messages of 4..24 maximum packets and a random tail, with random gaps (about 80% of the
+/// link), so the maximum frame a PFC frame waits behind starts at every phase. (Regular
+/// reverse frames lock the phase: the XON that resumes h0 waits behind one too, so every
+/// pause cycle would see the same residual.) h0 ACKs only every 64 packets and each
+/// message's last, so its own ACKs rarely shift its data frames.
 pub fn scenario(i: &RoceInput, t: &r::TierInput, p: &TierPlan, headroom_cells: u64) -> String {
     let n = i.incast as u64;
     let cell = i.buffer.cell.0;
@@ -439,7 +444,8 @@ pub fn scenario(i: &RoceInput, t: &r::TierInput, p: &TierPlan, headroom_cells: u
         links.push(format!("  {{ a = \"h{h}\", b = \"s0:{h}\", speed = \"{sp}\", cable = \"{c}\" }},"));
     }
     // Whole packets only: no short tail frames.
-    let a = PROVE_FRAMES * i.mtu.0;
+    let frames = (PROVE_CYCLES * (headroom_cells / fc / 2 + 1)).min(PROVE_MAX_FRAMES);
+    let a = frames * i.mtu.0;
     let b = PROVE_BURST_FRAMES * i.mtu.0;
     let senders: Vec<String> = (3..=n).map(|h| h.to_string()).collect();
     let burst = if senders.is_empty() {
@@ -447,18 +453,19 @@ pub fn scenario(i: &RoceInput, t: &r::TierInput, p: &TierPlan, headroom_cells: u
     } else {
         format!("\n[[traffic]]\nkind = \"incast\"\nreceiver = 1\nsenders = [{}]\nsize = \"{b}B\"\ndscp = 26\n", senders.join(", "))
     };
-    // Reverse messages until h0 and h2 are done (2 x PROVE_FRAMES packet times, plus the burst).
+    // Reverse messages until h0 and h2 are done (2 x `frames` packets at h1's speed, plus the burst).
     let pkt = units::serialization(model::frame::wire(frame), t.speed).ps();
-    let end = (2 * PROVE_FRAMES + (n - 2) * PROVE_BURST_FRAMES) * pkt * t.speed.0.div_ceil(slow_mbps * 1_000_000);
+    let end = (2 * frames + (n - 2) * PROVE_BURST_FRAMES) * pkt * t.speed.0.div_ceil(slow_mbps * 1_000_000);
     let mut reverse = String::new();
     let (mut at, mut x) = (0u64, 0x9e37_79b9_7f4a_7c15 ^ t.speed.0 ^ t.cable.mm());
     while at < end {
-        let k = 1 + xorshift(&mut x) % 8;
+        let k = 4 + xorshift(&mut x) % 21;
+        let tail = 1 + xorshift(&mut x) % i.mtu.0;
         reverse.push_str(&format!(
             "\n[[traffic]]\nkind = \"message\"\nsrc = {rev}\ndst = 0\nsize = \"{}B\"\nat = \"{at}ps\"\ndscp = 0\n",
-            k * i.mtu.0
+            k * i.mtu.0 + tail
         ));
-        at += k * pkt + xorshift(&mut x) % (4 * pkt);
+        at += k * pkt + xorshift(&mut x) % (16 * pkt);
     }
     format!(
         r#"[scenario]
@@ -505,6 +512,7 @@ dscp = 26
             headroom: headroom_cells * cell,
             xoff: &xoff,
             xon_offset: p.xon_offset_bytes.div_ceil(cell) * cell,
+            ack_every: Some(64),
         }
         .sections(),
     )
@@ -644,7 +652,7 @@ fn print_plan(i: &RoceInput, p: &RocePlan) {
 
 fn print_proof(i: &RoceInput, proofs: &[TierProof]) {
     println!(
-        "\n--prove: one switch; h0 on the tier's speed and longest cable and h2 write 2:1 to h1 on a slow link (h0's PG barely drains while its headroom fills), the rest of the {}:1 incast joins with a burst; lossy maximum frames back to h0 at random gaps (~70% of its link); PFC alone (no ECN/DCQCN); {}",
+        "\n--prove: one switch; h0 on the tier's speed and longest cable and h2 write 2:1 to h1 on a slow link (h0's PG barely drains while its headroom fills), the rest of the {}:1 incast joins with a burst; lossy messages back to h0 at random sizes and gaps (~80% of its link); PFC alone (no ECN/DCQCN); {}",
         i.incast,
         match i.model {
             HeadroomModel::Ieee => format!("static XOFF at {PROVE_XOFF_FRAMES} maximum frames"),

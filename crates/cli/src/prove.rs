@@ -16,6 +16,8 @@ pub struct PfcOnly<'a> {
     /// "dynamic" or a size with its unit.
     pub xoff: &'a str,
     pub xon_offset: u64,
+    /// Responder ACKs every this many packets (and each message's last); `None`: default.
+    pub ack_every: Option<u32>,
 }
 
 impl PfcOnly<'_> {
@@ -27,7 +29,7 @@ lossless_priorities = [3]
 dscp_to_tc = {{ 26 = 3, 48 = 6 }}
 cnp_dscp = 48
 timeout = {timeout}
-retry_cnt = 7
+retry_cnt = 7{ack}
 forwarding = "store-and-forward"
 switch_latency = "0ns"
 pfc = {{ enabled = true, quanta = 65535, refresh = "auto", response = "auto" }}
@@ -44,6 +46,7 @@ xon_offset = "{xon}B"
 "#,
             mtu = self.mtu,
             timeout = self.timeout,
+            ack = self.ack_every.map_or(String::new(), |a| format!("\nack_every = {a}")),
             total = self.total,
             cell = self.cell,
             th = self.dynamic_th,
