@@ -870,7 +870,7 @@ fn risks(i: &RoceInput, plans: &[TierPlan], budgets: &[Budget], ecn: &EcnPlan, c
         detail: match op.pfc_watchdog {
             Some(false) => "a stuck receiver pauses its peer forever and the pause spreads (PFC storm); enable the switch PFC watchdog (SONiC pfcwd)".into(),
             Some(true) => "PFC watchdog on".into(),
-            None => "plan: enable the PFC watchdog on every lossless port (SONiC pfcwd: detect 200 ms, restore 200 ms, action drop)".into(),
+            None => "plan: enable the PFC watchdog on every lossless port (SONiC: `pfcwd start_default`; its timers are not checked here)".into(),
         },
     });
     v.push(Risk {
