@@ -245,6 +245,12 @@ fn cyclic_dependency_check() {
     let p = planned(&fat_tree("100Gbps"));
     assert!(p.cdg.intact_cycle.is_none() && p.cdg.failures_with_cycle.is_empty(), "{:?}", p.cdg);
     assert_eq!(p.cdg.failures_checked, 32);
+    assert!(!p.cdg.by_symmetry);
+    // Above 1024 switch-to-switch links, one failure per class of link stands for its class.
+    let big = RoceConfig { leaves: Some(40), spines: Some(30), ..cfg("100Gbps", "3m", "30m", "4096B") };
+    let p = planned(&big);
+    assert_eq!((p.cdg.links, p.cdg.failures_checked, p.cdg.by_symmetry), (1200, 1, true));
+    assert!(!risk(&p, "cyclic-buffer-dependency").fired);
     // The same check fires where shortest paths do close a cycle: a ring of six switches
     // (ECMP both ways round at distance 3; Dally & Seitz's classic case).
     let l = (BitRate::from_gbps(100), units::SimDuration::from_ns(5));
