@@ -585,14 +585,14 @@ fn print_plan(i: &RoceInput, p: &RocePlan) {
     };
     println!("RoCEv2 lossless plan ({topo})");
     println!(
-        "  model {}; path MTU {} (lossless frame {} B, reverse frame {} B); buffer {} in {} B cells, reserved {} per PG, alpha 2^{}; {} lossless priorit{}; incast {}:1; NIC {:?}; short frames per window {}",
+        "  model {}; path MTU {} B (lossless frame {} B, reverse frame {} B); buffer {} in {} B cells, reserved {} B per PG, alpha 2^{}; {} lossless priorit{}; incast {}:1; NIC {:?}; short frames per window {}",
         p.model,
-        i.mtu,
+        i.mtu.0,
         p.lossless_frame_bytes,
         p.reverse_frame_bytes,
-        i.buffer.total,
+        kb(i.buffer.total.0),
         p.cell_bytes,
-        i.buffer.reserved,
+        i.buffer.reserved.0,
         i.buffer.dynamic_th,
         i.lossless_priorities,
         if i.lossless_priorities == 1 { "y" } else { "ies" },

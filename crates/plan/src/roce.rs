@@ -934,7 +934,10 @@ fn dscp_risk(i: &RoceInput) -> Risk {
         let sw = op.switch_dscp_map.as_ref().map(|m| m.get(&d).copied());
         let nic = op.nic_dscp_map.as_ref().map(|m| m.get(&d).copied());
         match (sw, nic) {
-            (Some(a), Some(b)) if a != b => problems.push(format!("{what} DSCP {d}: switch priority {a:?}, NIC priority {b:?}")),
+            (Some(a), Some(b)) if a != b => {
+                let p = |x: Option<u8>| x.map_or("none".to_string(), |v| v.to_string());
+                problems.push(format!("{what} DSCP {d}: switch priority {}, NIC priority {}", p(a), p(b)))
+            }
             _ => {}
         }
         if what == "RoCE data" {
@@ -1005,8 +1008,8 @@ pub fn plan(i: &RoceInput) -> Result<RocePlan, InputError> {
 pub fn explain(i: &RoceInput, p: &RocePlan) -> Vec<String> {
     let mut v = vec![
         format!(
-            "lossless frame = RoCEv2 RDMA WRITE first packet at path MTU {}: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 + payload + ICRC 4 + FCS 4 = {} B (no VLAN tag: DSCP-based PFC; model::frame)",
-            i.mtu, p.lossless_frame_bytes
+            "lossless frame = RoCEv2 RDMA WRITE first packet at path MTU {} B: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 + payload + ICRC 4 + FCS 4 = {} B (no VLAN tag: DSCP-based PFC; model::frame)",
+            i.mtu.0, p.lossless_frame_bytes
         ),
         format!(
             "reverse frame (ahead of the PFC frame) = {} B: {}",
@@ -1042,11 +1045,11 @@ pub fn explain(i: &RoceInput, p: &RocePlan) -> Vec<String> {
         }
     }
     v.push(format!(
-        "budget per switch = ports x 8 PGs x reserved + ports x {} lossless PG(s) x PG size{}, in whole cells of {} B, against buffer {}",
+        "budget per switch = ports x 8 PGs x reserved + ports x {} lossless PG(s) x PG size{}, in whole cells of {} B, against buffer {} B",
         i.lossless_priorities,
         if i.operator.headroom.is_some() { " (the operator's headroom)" } else { "" },
         i.buffer.cell.0,
-        i.buffer.total
+        i.buffer.total.0
     ));
     v.push(format!("PFC point: {}", p.ecn.pfc_queue_derivation));
     v.push(format!("ECN: {}", p.ecn.reason));
