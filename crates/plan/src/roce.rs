@@ -705,9 +705,8 @@ fn pfc_queue(i: &RoceInput, leaf: &Budget) -> (u64, u64, String) {
     let leaf_ports: u32 = leaf.ports.iter().map(|p| p.1).sum();
     let n = i.incast.min(leaf_ports - 1) as u64;
     let s = leaf.shared_bytes / cell;
-    let th = i.buffer.dynamic_th as i32;
-    // x = alpha*(S - n*x)  =>  x = alpha*S/(1 + n*alpha), with alpha = 2^th.
-    let x = if th >= 0 { (s << th) / (1 + (n << th)) } else { s / ((1u64 << -th) + n) };
+    let th = i.buffer.dynamic_th;
+    let x = model::buffer::dynamic_threshold_share(s, n, th);
     let resv = i.buffer.reserved.0.div_ceil(cell);
     let frame = lossless_frame(i);
     let per_cell = frame.0 as f64 / frame.cells(i.buffer.cell) as f64;
@@ -718,7 +717,7 @@ fn pfc_queue(i: &RoceInput, leaf: &Budget) -> (u64, u64, String) {
         format!(
             "n = min(incast {}, leaf ports - 1) = {n} ingress PGs each reach reserved {resv} + alpha*S/(1+n*alpha) = {x} cells \
              (S = {s} shared cells of the leaf, alpha = 2^{th}); the egress queue holds their sum, \
-             {} cells = {q} frame bytes at {per_cell:.1} B per cell of maximum frames (plan::burst's dynamic-threshold rule)",
+             {} cells = {q} frame bytes at {per_cell:.1} B per cell of maximum frames (model::buffer: Choudhury & Hahne 1998)",
             i.incast,
             n * (resv + x)
         ),
@@ -1026,7 +1025,7 @@ pub fn explain(i: &RoceInput, p: &RocePlan) -> Vec<String> {
                  {SRC_QBB}. The planned XOFF trigger is static, so the frame that crosses it is admitted below it; with a dynamic trigger \
                  (alpha*free falls between a PG's arrivals) that frame lands in headroom too: one frame more, shown per tier"
             ));
-            v.push("XOFF trigger = reserved + alpha*S/(1+n*alpha): the level the leaf's dynamic threshold settles at when n ingress PGs of the worst incast share S (plan::burst's rule), made static".into());
+            v.push("XOFF trigger = reserved + alpha*S/(1+n*alpha): the level the leaf's dynamic threshold settles at when n ingress PGs of the worst incast share S, made static (model::buffer::dynamic_threshold_share)".into());
             v.push(format!(
                 "short frames: {} allowed per window, each charged exactly (model::headroom::short_frame_allowance); the all-small worst case is shown per tier",
                 i.short_frames
