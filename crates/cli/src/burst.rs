@@ -135,27 +135,7 @@ nodes = [
 links = [
 {links}]
 
-[roce]
-mtu = "{mtu}B"
-lossless_priorities = [3]
-dscp_to_tc = {{ 26 = 3, 48 = 6 }}
-cnp_dscp = 48
-timeout = 10
-retry_cnt = 7
-forwarding = "store-and-forward"
-switch_latency = "0ns"
-pfc = {{ enabled = true, quanta = 65535, refresh = "auto", response = "auto" }}
-dcqcn = {{ preset = "off" }}
-
-[buffer]
-total = "{total}B"
-cell = "{c}B"
-dynamic_th = {th}
-reserved = "{resv}B"
-headroom = "{hdrm}B"
-xoff = "dynamic"
-xon_offset = "{xon}B"
-
+{sections}
 [[traffic]]
 kind = "incast"
 receiver = 0
@@ -166,12 +146,19 @@ dscp = {dscp}
 "#,
         nodes = nodes.join("\n"),
         ports = n + 1,
-        mtu = i.mtu.0,
-        total = total_cells * c,
-        th = i.dynamic_th,
-        resv = p.reserved_cells * c,
-        hdrm = headroom_cells * c,
-        xon = p.xon_offset_cells * c,
+        sections = crate::prove::PfcOnly {
+            mtu: i.mtu.0,
+            timeout: 10,
+            total: total_cells * c,
+            cell: c,
+            dynamic_th: i.dynamic_th,
+            reserved: p.reserved_cells * c,
+            headroom: headroom_cells * c,
+            xoff: "dynamic",
+            xon_offset: p.xon_offset_cells * c,
+            ack_every: None,
+        }
+        .sections(),
         senders = senders.join(", "),
         size = i.burst.0,
     )

@@ -8,6 +8,8 @@ use clap::{Parser, Subcommand};
 mod burst;
 mod design;
 mod nccl;
+mod plan;
+mod prove;
 mod sm;
 mod sweep;
 
@@ -58,6 +60,8 @@ enum Cmd {
     Design(design::DesignArgs),
     /// Microburst buffer planner: peak queue, drain, largest burst absorbed, drops or pause beyond.
     Burst(burst::BurstArgs),
+    /// Planners for a fabric's settings (`plan roce`: the RoCEv2 lossless planner).
+    Plan(plan::PlanArgs),
     /// Run one scenario on InfiniBand and on RoCEv2 and print the results side by side.
     Compare {
         /// Scenario file (TOML) with a [roce] section; [infiniband] is optional (defaults).
@@ -86,6 +90,7 @@ fn main() -> ExitCode {
         Cmd::Merge(a) => sweep::merge(a),
         Cmd::Design(a) => design::run(a),
         Cmd::Burst(a) => burst::run(a),
+        Cmd::Plan(a) => plan::run(a),
         Cmd::Compare { file, json, html } => compare(&file, json, html.as_deref()),
         Cmd::Run { file, json, out: _, html: _, minbytes: Some(b), maxbytes: Some(e), stepfactor } => nccl::run(&file, &b, &e, &stepfactor, json),
         Cmd::Run { file, json, out, html, .. } => {

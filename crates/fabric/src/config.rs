@@ -1131,12 +1131,16 @@ fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) ->
                         response,
                         trigger_delay: r.switch_latency,
                         cell: b.cell,
-                        // The simulator admits frames whole, so with maximum-size frames only
-                        // ceil(W/P) frames arrive after the trigger. Interleaved message tails
-                        // (short frames wasting partial cells) need more: a 127:1 incast on a
-                        // k=8 fat tree drops with the whole-frame bound. `auto` keeps the IEEE
-                        // figure's extra frame as that allowance.
-                        whole_frame_admission: false,
+                        // The simulator admits a frame whole (on its last bit, or on its
+                        // header when cutting through), so ceil(W/P) maximum frames follow
+                        // the trigger; the frame that crosses it lands in headroom too when
+                        // the trigger is dynamic (α·free falls between this PG's arrivals).
+                        // A static trigger leaves it in the shared part, unless the pool runs
+                        // so low that α·free falls under the static level. Maximum-size
+                        // frames only: short frames cost more cells (`fabriclab plan roce
+                        // --short-frames` shows how many more).
+                        trigger_frame_in_headroom: trigger == Trigger::Dynamic,
+                        short_frames: 0,
                     });
                     worst = worst.max(d.cells);
                     d.cells
@@ -1484,7 +1488,9 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
                         response,
                         trigger_delay: SimDuration::ZERO,
                         cell: Bytes(1),
-                        whole_frame_admission: false,
+                        // The NIC counts its backlog in bytes: the trigger falls inside a frame.
+                        trigger_frame_in_headroom: true,
+                        short_frames: 0,
                     });
                     let headroom = d.cells;
                     if buffer.0 < headroom + 2 * max_frame.0 {

@@ -22,15 +22,29 @@
 //! each its cells. The peer starts frames during an interval of length `W` (from the end
 //! of the frame that crossed the trigger to the moment it acts on the pause), at most one
 //! every `P` (one frame's wire time): `ceil(W/P)` frames when the trigger is evaluated on
-//! whole-frame arrival, as in store-and-forward admission; with bit- or cell-level
-//! admission the trigger can fall inside a frame, which adds that frame: `ceil(W/P) + 1`.
-//! That is the tight bound for maximum-size frames; a mix of small frames wastes partial
-//! cells and needs more (the planner flags that case rather than hiding it here).
+//! whole-frame arrival and the frame that crosses it is admitted below it. That frame lands
+//! in headroom too, `ceil(W/P) + 1`, when admission is per bit or cell (the trigger falls
+//! inside a frame) or when the trigger moves between arrivals: a dynamic threshold α·free
+//! falls as other ports fill the shared pool, and the next frame finds its PG already over
+//! it ([`HeadroomInput::trigger_frame_in_headroom`]).
+//! That is the tight bound for maximum-size frames.
+//!
+//! Short frames (message tails, ACKs) waste partial cells: a 64-byte frame takes a whole
+//! cell for 84 wire bytes, a maximum frame 17 cells of 256 B for 4194. So a window that
+//! holds some short frames can need more cells than the same window of maximum frames.
+//! [`HeadroomInput::short_frames`] says how many frames of the window may be shorter than
+//! the maximum; [`short_frame_allowance`] charges them exactly: it maximises, over every
+//! choice of that many frames of any size (64 B up to the maximum) plus as many maximum
+//! frames as still start inside the window, the cells they take, and reports the excess
+//! over the maximum-frames bound. Allowing every frame to be short gives the all-small
+//! worst case ([`all_short_cells`]), two to three times the maximum-frame figure; nobody
+//! provisions that, which is why SONiC's model weighs a small-packet share instead
+//! ([`crate::sonic`]).
 
 use serde::Serialize;
 use units::{serialization, BitRate, Bytes, SimDuration};
 
-use crate::frame::{wire, PFC_FRAME};
+use crate::frame::{wire, MIN_FRAME, PFC_FRAME};
 
 /// Inputs of the IEEE 802.1Qbb worst-case headroom model, all explicit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -52,11 +66,16 @@ pub struct HeadroomInput {
     pub trigger_delay: SimDuration,
     /// Buffer cell size.
     pub cell: Bytes,
-    /// The switch admits a frame into the buffer only once it has arrived whole (store-and-
-    /// forward admission), so the trigger falls on the peer's frame boundary and the frame
-    /// in progress is already inside the window count. With bit- or cell-level admission
-    /// (`false`) the trigger can fall inside a frame and one more frame is in flight.
-    pub whole_frame_admission: bool,
+    /// The frame whose arrival finds the PG at its trigger lands in headroom itself, on top
+    /// of the `ceil(W/P)` frames the peer starts after it. True with bit- or cell-level
+    /// admission (the trigger falls inside a frame) and with a trigger that moves between
+    /// arrivals (a dynamic threshold α·free falls as other ports fill the pool, so the next
+    /// frame finds its PG already over it). False for whole-frame admission against a static
+    /// trigger: the crossing frame is admitted below it and only the frames after it count.
+    pub trigger_frame_in_headroom: bool,
+    /// How many frames arriving after the trigger may be shorter than the maximum (each
+    /// charged its worst case, see [`short_frame_allowance`]); 0: maximum-size frames only.
+    pub short_frames: u64,
 }
 
 /// One term of a derivation: a time span and the bytes the line rate moves in it.
@@ -79,7 +98,11 @@ pub struct Derivation {
     pub wire_bytes: Bytes,
     /// Maximum number of maximum-size lossless frames that can arrive after the trigger.
     pub frames: u64,
-    /// Buffer those frames take, in cells.
+    /// Cells of the maximum-frames bound: `frames` × the cells of one maximum frame.
+    pub max_frame_cells: u64,
+    /// Extra cells the allowed short frames can cost beyond that ([`short_frame_allowance`]).
+    pub short_frame_cells: u64,
+    /// Headroom in cells: `max_frame_cells + short_frame_cells`.
     pub cells: u64,
     /// `cells × cell`: the headroom to configure, in bytes.
     pub bytes: Bytes,
@@ -112,9 +135,79 @@ pub fn ieee_8021qbb(inp: &HeadroomInput) -> Derivation {
         source: SRC_QBB,
     });
     let wire_bytes = inp.rate.bytes_in(window) + wire(inp.max_frame_lossless);
-    let frames = window.0.div_ceil(lossless_frame.0) + u64::from(!inp.whole_frame_admission);
-    let cells = frames * inp.max_frame_lossless.cells(inp.cell);
-    Derivation { terms, window, wire_bytes, frames, cells, bytes: inp.cell * cells }
+    let frames = window.0.div_ceil(lossless_frame.0) + u64::from(inp.trigger_frame_in_headroom);
+    let max_frame_cells = frames * inp.max_frame_lossless.cells(inp.cell);
+    let short_frame_cells = short_frame_allowance(inp, window, inp.short_frames);
+    let cells = max_frame_cells + short_frame_cells;
+    Derivation { terms, window, wire_bytes, frames, max_frame_cells, short_frame_cells, cells, bytes: inp.cell * cells }
+}
+
+/// Extra cells (over `ceil(W/P)` maximum frames, plus the trigger frame when it counts) that
+/// up to `n` frames shorter than the maximum can cost in the window `w`.
+///
+/// Frames start back to back; all but the last must start inside the window, so the last is
+/// best a maximum frame and the rest satisfy `Σ wire time < W`. For `j ≤ n` short frames
+/// the fewest wire picoseconds that buy `x` cells is a bounded knapsack over the cheapest
+/// frame of each cell count (`max(64, (k−1)·cell + 1)` bytes for `k` cells); the maximum
+/// frames fill what is left. The result is exact for the frame model here (whole frames,
+/// each in whole cells); `n` above the window's frame count means "any mix".
+pub fn short_frame_allowance(inp: &HeadroomInput, w: SimDuration, n: u64) -> u64 {
+    let c = inp.cell;
+    let max_cells = inp.max_frame_lossless.cells(c);
+    let p = serialization(wire(inp.max_frame_lossless), inp.rate).0;
+    let fit = |left: u64| left.div_ceil(p); // maximum frames starting in `left` ps
+    let base = fit(w.0) * max_cells;
+    // Cheapest frame (shorter than the maximum) for each cell count.
+    let mut cand: Vec<(u64, u64)> = vec![];
+    for k in 1..=max_cells {
+        let size = ((k - 1) * c.0 + 1).max(MIN_FRAME);
+        if size >= inp.max_frame_lossless.0 || Bytes(size).cells(c) != k {
+            continue;
+        }
+        cand.push((k, serialization(wire(Bytes(size)), inp.rate).0));
+    }
+    let Some(&(_, t_min)) = cand.first() else { return 0 };
+    let any = w.0 / t_min + 1; // no more short frames than that start in the window
+    let n = n.min(any) as usize;
+    if n == 0 {
+        return 0;
+    }
+    // best[x]: fewest ps of short frames that take x cells; no mix of short frames that
+    // starts inside the window takes more than the best single size repeated.
+    let top = cand.iter().map(|&(k, t)| (w.0 / t + 1) * k).max().unwrap_or(0).min(n as u64 * max_cells) as usize;
+    let mut best = vec![u64::MAX; top + 1];
+    best[0] = 0;
+    if n as u64 == any {
+        // Any number: an unbounded knapsack, one pass.
+        for x in 1..=top {
+            for &(k, t) in &cand {
+                if let Some(&t0) = best.get(x.wrapping_sub(k as usize)).filter(|&&t0| t0 != u64::MAX) {
+                    best[x] = best[x].min(t0 + t);
+                }
+            }
+        }
+    } else {
+        // At most n: one round per short frame.
+        for _ in 0..n {
+            let prev = best.clone();
+            for (x, &t0) in prev.iter().enumerate().filter(|(_, &t0)| t0 < w.0) {
+                for &(k, t) in &cand {
+                    let y = x + k as usize;
+                    if y <= top {
+                        best[y] = best[y].min(t0 + t);
+                    }
+                }
+            }
+        }
+    }
+    let most = best.iter().enumerate().filter(|(_, &t)| t < w.0).map(|(x, &t)| x as u64 + fit(w.0 - t) * max_cells).max().unwrap_or(base);
+    most - base
+}
+
+/// Cells the window can take when any frame may be short: the all-small worst case.
+pub fn all_short_cells(inp: &HeadroomInput) -> u64 {
+    let d = ieee_8021qbb(&HeadroomInput { short_frames: 0, ..*inp });
+    d.max_frame_cells + short_frame_allowance(inp, d.window, u64::MAX)
 }
 
 /// Duration of one pause quantum (512 bit times) at `rate` (IEEE 802.3 clause 31B.2).
@@ -167,7 +260,8 @@ mod tests {
             response: SimDuration::ZERO,
             trigger_delay: SimDuration::ZERO,
             cell: Bytes(256),
-            whole_frame_admission: false,
+            trigger_frame_in_headroom: true,
+            short_frames: 0,
         }
     }
 
@@ -182,7 +276,7 @@ mod tests {
         assert_eq!(d.frames, 6);
         assert_eq!(d.cells, 6 * 17);
         assert_eq!(d.bytes, Bytes(6 * 17 * 256));
-        let whole = ieee_8021qbb(&HeadroomInput { whole_frame_admission: true, ..inp() });
+        let whole = ieee_8021qbb(&HeadroomInput { trigger_frame_in_headroom: false, ..inp() });
         assert_eq!(whole.frames, 5, "the frame in progress is inside ceil(W/P)");
     }
 
@@ -198,6 +292,32 @@ mod tests {
             assert!(d.frames * fw >= d.wire_bytes.0, "{m} m");
             assert!(d.frames * fw < d.wire_bytes.0 + 2 * fw, "{m} m");
         }
+    }
+
+    #[test]
+    fn short_frames_are_charged_exactly() {
+        // Textbook case: the window ends 0.16 ns after the 4th frame starts, so no short
+        // frame fits without pushing a maximum frame out.
+        let i = inp();
+        let w = ieee_8021qbb(&i).window;
+        assert_eq!(short_frame_allowance(&i, w, 1), 0);
+        // Any mix: 199 minimum frames (64 B, one cell, 6.72 ns each) then a maximum frame.
+        assert_eq!(all_short_cells(&HeadroomInput { trigger_frame_in_headroom: false, ..i }), 199 + 17);
+        // 300 m and the 100G response time: W = 5359.52 ns, 16 maximum frames, and the
+        // last starts 326.72 ns (4084 wire B) before the window closes: a 3841..4063 B
+        // frame (16 cells) fits ahead of it; two short frames can make 17.
+        let i = HeadroomInput {
+            cable: SimDuration::from_ns(1500),
+            response: SimDuration(394 * 5_120),
+            trigger_frame_in_headroom: false,
+            ..inp()
+        };
+        let d = ieee_8021qbb(&i);
+        assert_eq!((d.window, d.frames, d.short_frame_cells), (SimDuration(5_359_520), 16, 0));
+        assert_eq!(short_frame_allowance(&i, d.window, 1), 16);
+        assert_eq!(short_frame_allowance(&i, d.window, 2), 17);
+        let one = ieee_8021qbb(&HeadroomInput { short_frames: 1, ..i });
+        assert_eq!((one.max_frame_cells, one.short_frame_cells, one.cells), (16 * 17, 16, 16 * 17 + 16));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! verifier call the same functions. The simulator itself never re-derives a threshold
 //! from a formula, so simulating a planned configuration genuinely tests the formula.
 
+pub mod buffer;
 pub mod dcqcn;
 pub mod ecn;
 pub mod frame;

@@ -205,8 +205,8 @@ pub fn plan(i: &BurstInput) -> Result<BurstPlan, BurstError> {
     let (an, ad) = alpha_frac(i.dynamic_th);
     let s_cells = i.shared.0 / i.cell.0;
     let r_cells = i.reserved.cells(i.cell);
-    // s* = α·S/(1+N·α) = an·S/(ad + N·an)
-    let per_pg = (an * s_cells as u128 / (ad + n * an)) as u64;
+    // s* = α·S/(1+N·α)
+    let per_pg = model::buffer::dynamic_threshold_share(s_cells, n as u64, i.dynamic_th);
     let limit_c = n * (r_cells as u128 + per_pg as u128);
     let limit_w = cells_to_wire(limit_c) as u128;
 

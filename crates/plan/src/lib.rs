@@ -4,6 +4,10 @@
 //! * [`design`]: the fabric designer (`fabriclab design`): tiers, switches, links,
 //!   cables, transceivers, bisection bandwidth and hop counts of a Clos fabric, and a
 //!   scenario file for the simulator.
+//! * [`burst`]: the microburst buffer planner (`fabriclab burst`).
+//! * [`roce`]: the RoCEv2 lossless planner (`fabriclab plan roce`): PFC headroom (IEEE
+//!   802.1Qbb or SONiC's Spectrum model), buffer budget, ECN, DCQCN and risk flags.
 
 pub mod burst;
 pub mod design;
+pub mod roce;

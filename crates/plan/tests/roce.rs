@@ -1,0 +1,322 @@
+//! `plan::roce`: worked headroom examples for both models, and every risk flag shown firing
+//! and not firing.
+//!
+//! IEEE rows are worked by hand from IEEE 802.1Qbb Annex N's terms (as in
+//! `model::headroom`): W = reverse max frame + PFC frame (84 wire B) + 2 × cable (5 ns/m) +
+//! peer response (IEEE 802.3 Annex 31B quanta × 512 bit times); frames = ceil(W/P) (the
+//! planned trigger is static, so the frame crossing it stays below it; a dynamic trigger
+//! needs one more); cells = frames × cells of one maximum frame. The RoCE frame at path MTU m is m + 78 B (Ethernet 14, IPv4 20, UDP 8,
+//! BTH 12, RETH 16, ICRC 4, FCS 4; no VLAN tag).
+//!
+//! SONiC rows are the two worked by hand in `model/tests/sonic_headroom.rs` from the Lua's
+//! arithmetic (and checked there against the Lua itself), plus a grid of speeds × cables ×
+//! MTUs checked against `model::sonic::mellanox_headroom` (itself checked against the Lua).
+
+use plan::roce::*;
+use units::{BitRate, Length};
+
+fn link(speed: &str, cable: &str) -> Option<LinkConfig> {
+    Some(LinkConfig { speed: Some(speed.into()), cable: Some(cable.into()) })
+}
+
+/// A small leaf-spine with one host-leaf and one leaf-spine speed and cable.
+fn cfg(speed: &str, host_cable: &str, fabric_cable: &str, mtu: &str) -> RoceConfig {
+    RoceConfig {
+        mtu: Some(mtu.into()),
+        incast: Some(8),
+        leaves: Some(4),
+        spines: Some(2),
+        hosts_per_leaf: Some(8),
+        host_leaf: link(speed, host_cable),
+        leaf_spine: link(speed, fabric_cable),
+        buffer: Some(BufferConfig { total: Some("64MiB".into()), cell: Some("256B".into()), reserved: None, dynamic_th: None }),
+        ..Default::default()
+    }
+}
+
+/// A k = 4 fat tree: 3 m host cables, 30 m to the aggregation, 100 m to the core.
+fn fat_tree(speed: &str) -> RoceConfig {
+    RoceConfig {
+        leaves: None,
+        spines: None,
+        hosts_per_leaf: None,
+        fat_tree_k: Some(4),
+        spine_core: link(speed, "100m"),
+        ..cfg(speed, "3m", "30m", "4096B")
+    }
+}
+
+fn planned(c: &RoceConfig) -> RocePlan {
+    plan(&validate(c).expect("valid")).expect("plans")
+}
+
+fn risk<'a>(p: &'a RocePlan, id: &str) -> &'a Risk {
+    p.risks.iter().find(|r| r.id == id).expect("risk listed")
+}
+
+#[test]
+fn ieee_worked_examples() {
+    // (speed, cable, path MTU) -> (W in ps, frames, cells of 256 B).
+    let rows = [
+        // 100G, 100 m, 4096: frame 4174 B, wire 4194 B = 335.52 ns; PFC 6.72 ns; cable 500 ns
+        // each way; response 394 x 5.12 ns = 2017.28 ns. W = 3359.52 ns; W/P = 10.013 -> 11
+        // frames of 17 cells.
+        ("100Gbps", "100m", "4096B", 3_359_520, 11, 187),
+        // 400G, 3 m, 4096: P = 83.88 ns, PFC 1.68 ns, cable 15 ns, response 905 x 1.28 ns =
+        // 1158.4 ns. W = 1273.96 ns; W/P = 15.19 -> 16 frames of 17 cells.
+        ("400Gbps", "3m", "4096B", 1_273_960, 16, 272),
+        // 25G, 10 m, 1024: frame 1102 B, wire 1122 B = 359.04 ns; PFC 26.88 ns; cable 50 ns;
+        // response 80 x 20.48 ns = 1638.4 ns. W = 2124.32 ns; W/P = 5.92 -> 6 frames of 5 cells.
+        ("25Gbps", "10m", "1024B", 2_124_320, 6, 30),
+    ];
+    for (speed, cable, mtu, w, frames, cells) in rows {
+        let p = planned(&cfg(speed, cable, cable, mtu));
+        let t = &p.tiers[0];
+        assert_eq!(t.frames, Some(frames), "{speed} {cable} {mtu}");
+        assert_eq!(t.headroom_cells, cells, "{speed} {cable} {mtu}");
+        assert_eq!(t.headroom_bytes, cells * 256, "{speed} {cable} {mtu}");
+        let window: u64 = t.terms.iter().take(6).filter_map(|x| x.time_ps).sum();
+        assert_eq!(window, w, "{speed} {cable} {mtu}: W");
+        // Resume two maximum frames below the trigger; PG size = headroom.
+        assert_eq!(t.xon_offset_bytes, 2 * t.max_frame_cells.unwrap() / frames * 256, "{speed}");
+        assert_eq!(t.pg_size_bytes, t.headroom_bytes);
+        assert!(t.all_short_cells.unwrap() > cells, "all-small worst case is larger");
+        assert_eq!(t.dynamic_trigger_cells, Some(cells + cells / frames), "a dynamic trigger: one frame more");
+    }
+}
+
+#[test]
+fn ieee_short_frames_and_port_mtu_add_what_the_model_says() {
+    let mut c = cfg("100Gbps", "100m", "100m", "4096B");
+    let base = planned(&c).tiers[0].headroom_cells;
+    c.short_frames = Some(1);
+    let one = planned(&c);
+    assert_eq!(one.tiers[0].headroom_cells, base + one.tiers[0].short_frame_cells.unwrap());
+    c.short_frames = None;
+    // A 9100 B port MTU: the reverse frame is 9122 B (729.76 ns at 100G instead of 335.52).
+    c.port_mtu = Some("9100B".into());
+    let jumbo = planned(&c);
+    assert_eq!(jumbo.reverse_frame_bytes, 9122);
+    // W = 3359.52 + 394.24 = 3753.76 ns -> 11.19 -> 12 frames.
+    assert_eq!(jumbo.tiers[0].frames, Some(12));
+}
+
+#[test]
+fn sonic_worked_examples() {
+    // (asic, speed, cable) -> (xon, xoff, size) from model/tests/sonic_headroom.rs.
+    for (asic, speed, cable, xon, xoff, size) in
+        [("spectrum-3", "100Gbps", "5m", 19_456, 48_128, 67_584), ("spectrum-4", "400Gbps", "40m", 19_456, 119_808, 139_264)]
+    {
+        let mut c = cfg(speed, cable, cable, "4096B");
+        c.model = Some("sonic".into());
+        c.asic = Some(asic.into());
+        c.buffer.as_mut().unwrap().cell = None;
+        let p = planned(&c);
+        let t = &p.tiers[0];
+        assert_eq!((t.xon_offset_bytes, t.headroom_bytes, t.pg_size_bytes), (xon, xoff, size), "{asic} {speed} {cable}");
+    }
+}
+
+#[test]
+fn sonic_grid_matches_the_model() {
+    use model::sonic::{mellanox_headroom, DynamicHeadroomInput, LosslessTrafficPattern, Spectrum};
+    for (asic, g) in [("spectrum-2", Spectrum::Spectrum2), ("spectrum-4", Spectrum::Spectrum4)] {
+        for speed in [25u64, 100, 400] {
+            for cable in [1u64, 5, 40, 300] {
+                for port_mtu in [1500u64, 9100] {
+                    let s = format!("{speed}Gbps");
+                    let cb = format!("{cable}m");
+                    let mut c = cfg(&s, &cb, &cb, "4096B");
+                    c.model = Some("sonic".into());
+                    c.asic = Some(asic.into());
+                    c.port_mtu = Some(format!("{port_mtu}B"));
+                    c.buffer.as_mut().unwrap().cell = None;
+                    let p = planned(&c);
+                    let want = mellanox_headroom(&DynamicHeadroomInput {
+                        port_mtu: units::Bytes(port_mtu),
+                        pattern: LosslessTrafficPattern::default(),
+                        ..DynamicHeadroomInput::new(BitRate::from_gbps(speed), Length::from_m(cable), g)
+                    })
+                    .unwrap();
+                    let t = &p.tiers[0];
+                    assert_eq!((t.headroom_bytes, t.xon_offset_bytes, t.pg_size_bytes), (want.xoff.0, want.xon.0, want.size.0), "{asic} {s} {cb} {port_mtu}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn budget_counts_ports_pgs_and_cells() {
+    let mut c = cfg("100Gbps", "100m", "100m", "4096B");
+    c.lossless_priorities = Some(2);
+    c.buffer.as_mut().unwrap().reserved = Some("1000B".into()); // 4 cells
+    let p = planned(&c);
+    let leaf = &p.budgets[0];
+    assert_eq!(leaf.role, "leaf");
+    // 10 ports x 8 PGs x 4 cells; headroom 10 ports x 2 PGs x 187 cells.
+    assert_eq!(leaf.reserved_bytes, 10 * 8 * 4 * 256);
+    assert_eq!(leaf.headroom_bytes, 10 * 2 * 187 * 256);
+    assert_eq!(leaf.shared_bytes, 64 * 1024 * 1024 - leaf.reserved_bytes - leaf.headroom_bytes);
+    let spine = &p.budgets[1];
+    assert_eq!(spine.headroom_bytes, 4 * 2 * 187 * 256);
+}
+
+#[test]
+fn fat_tree_has_three_tiers_and_roles() {
+    let p = planned(&fat_tree("400Gbps"));
+    assert_eq!(p.tiers.iter().map(|t| t.tier).collect::<Vec<_>>(), ["host-leaf", "leaf-spine", "spine-core"]);
+    assert_eq!(p.budgets.iter().map(|b| (b.role, b.switches)).collect::<Vec<_>>(), [("edge", 8), ("aggregation", 8), ("core", 4)]);
+    assert!(p.tiers[2].headroom_cells > p.tiers[1].headroom_cells && p.tiers[1].headroom_cells > p.tiers[0].headroom_cells);
+    assert_eq!(p.cdg.links, 32);
+}
+
+#[test]
+fn risks_fire_and_do_not_fire() {
+    let base = cfg("100Gbps", "100m", "100m", "4096B");
+    let plan0 = planned(&base);
+    for r in &plan0.risks {
+        assert!(!r.fired, "the plan's own settings raise no flag: {r:?}");
+        assert_eq!(r.evaluated, "plan", "{}", r.id);
+    }
+    type Op = fn(&mut OperatorConfig);
+    let cases: [(&str, Op, Op); 5] = [
+        ("headroom-short", |o| o.headroom = Some("40KB".into()), |o| o.headroom = Some("50KB".into())),
+        (
+            "pfc-before-ecn",
+            |o| {
+                o.ecn_kmin = Some("60MB".into());
+                o.ecn_kmax = Some("70MB".into());
+                o.ecn_pmax = Some(0.1);
+            },
+            |o| {
+                o.ecn_kmin = Some("150KB".into());
+                o.ecn_kmax = Some("1500KB".into());
+                o.ecn_pmax = Some(0.1);
+            },
+        ),
+        ("no-pfc-watchdog", |o| o.pfc_watchdog = Some(false), |o| o.pfc_watchdog = Some(true)),
+        ("host-storm-protection", |o| o.storm_protection = Some(false), |o| o.storm_protection = Some(true)),
+        (
+            "dscp-map-mismatch",
+            |o| {
+                o.switch_dscp_map = Some([("26".to_string(), 3), ("48".to_string(), 6)].into());
+                o.nic_dscp_map = Some([("26".to_string(), 4), ("48".to_string(), 6)].into());
+            },
+            |o| {
+                o.switch_dscp_map = Some([("26".to_string(), 3), ("48".to_string(), 6)].into());
+                o.nic_dscp_map = Some([("26".to_string(), 3), ("48".to_string(), 6)].into());
+                o.lossless = Some(vec![3]);
+            },
+        ),
+    ];
+    for (id, fire, calm) in cases {
+        for (f, want) in [(fire, true), (calm, false)] {
+            let mut c = base.clone();
+            f(c.operator.get_or_insert_with(Default::default));
+            let p = planned(&c);
+            let r = risk(&p, id);
+            assert_eq!(r.fired, want, "{id}: {r:?}");
+            assert_eq!(r.evaluated, "operator", "{id}");
+        }
+    }
+    // RoCE data mapped to a priority the switch does not make lossless.
+    let mut c = base.clone();
+    let o = c.operator.get_or_insert_with(Default::default);
+    o.switch_dscp_map = Some([("26".to_string(), 2)].into());
+    assert!(risk(&planned(&c), "dscp-map-mismatch").fired);
+    // Over budget: a 2 MiB buffer cannot hold 10 ports of 52 KB headroom for 8 priorities.
+    let mut c = base.clone();
+    c.buffer.as_mut().unwrap().total = Some("2MiB".into());
+    c.lossless_priorities = Some(8);
+    assert!(risk(&planned(&c), "buffer-over-budget").fired);
+    assert!(!risk(&plan0, "buffer-over-budget").fired);
+}
+
+#[test]
+fn cyclic_dependency_check() {
+    // A two-tier Clos routed on shortest paths stays acyclic after any single failure.
+    let p = planned(&cfg("100Gbps", "3m", "30m", "4096B"));
+    let r = risk(&p, "cyclic-buffer-dependency");
+    assert!(!r.fired, "{r:?}");
+    assert_eq!(p.cdg.failures_checked, 8);
+    // So does a k = 4 fat tree: a failed link's traffic bounces down and up once, which
+    // adds dependencies but closes no cycle while every other link is up.
+    let p = planned(&fat_tree("100Gbps"));
+    assert!(p.cdg.intact_cycle.is_none() && p.cdg.failures_with_cycle.is_empty(), "{:?}", p.cdg);
+    assert_eq!(p.cdg.failures_checked, 32);
+    assert!(!p.cdg.by_symmetry);
+    // Above 1024 switch-to-switch links, one failure per class of link stands for its class.
+    let big = RoceConfig { leaves: Some(40), spines: Some(30), ..cfg("100Gbps", "3m", "30m", "4096B") };
+    let p = planned(&big);
+    assert_eq!((p.cdg.links, p.cdg.failures_checked, p.cdg.by_symmetry), (1200, 1, true));
+    assert!(!risk(&p, "cyclic-buffer-dependency").fired);
+    // The same check fires where shortest paths do close a cycle: a ring of six switches
+    // (ECMP both ways round at distance 3; Dally & Seitz's classic case).
+    let l = (BitRate::from_gbps(100), units::SimDuration::from_ns(5));
+    let ring = fabric::topology::Topology::ring(6, 1, l, l).unwrap();
+    let c = cdg_check(&ring).unwrap();
+    let cycle = c.intact_cycle.expect("a ring's shortest paths are cyclic");
+    assert!(cycle.len() >= 3, "{cycle:?}");
+    assert!(c.failures_checked == 6);
+}
+
+#[test]
+fn errors_name_the_field() {
+    let ok = cfg("100Gbps", "100m", "100m", "4096B");
+    type Edit = Box<dyn Fn(&mut RoceConfig)>;
+    let cases: Vec<(Edit, &str, &str)> = vec![
+        (Box::new(|c| c.mtu = None), "mtu", "missing"),
+        (Box::new(|c| c.mtu = Some("9000B".into())), "mtu", "IB path MTU"),
+        (Box::new(|c| c.host_leaf.as_mut().unwrap().speed = Some("fast".into())), "host_leaf.speed", "expected a rate"),
+        (Box::new(|c| c.leaf_spine.as_mut().unwrap().cable = None), "leaf_spine.cable", "missing"),
+        (Box::new(|c| c.spine_core = link("100Gbps", "1m")), "spine_core", "no spine-core tier"),
+        (Box::new(|c| c.model = Some("cisco".into())), "model", "ieee or sonic"),
+        (Box::new(|c| c.model = Some("sonic".into())), "asic", "missing"),
+        (Box::new(|c| c.incast = Some(1)), "incast", "at least 2"),
+        (Box::new(|c| c.nic = Some("e810".into())), "nic", "connectx"),
+        (Box::new(|c| c.buffer.as_mut().unwrap().cell = None), "buffer.cell", "missing"),
+        (Box::new(|c| c.buffer.as_mut().unwrap().dynamic_th = Some(9)), "buffer.dynamic_th", "-7..3"),
+        (
+            Box::new(|c| {
+                c.operator = Some(OperatorConfig { ecn_kmin: Some("1MB".into()), ..Default::default() });
+            }),
+            "operator.ecn_kmax",
+            "missing",
+        ),
+        (
+            Box::new(|c| {
+                c.operator = Some(OperatorConfig { switch_dscp_map: Some([("77".to_string(), 3)].into()), ..Default::default() });
+            }),
+            "operator.switch_dscp_map",
+            "0..63",
+        ),
+    ];
+    for (f, field, msg) in cases {
+        let mut c = ok.clone();
+        f(&mut c);
+        let e = validate(&c).expect_err(field);
+        assert_eq!(e.field, field, "{e}");
+        assert!(e.msg.contains(msg), "{field}: {e}");
+    }
+}
+
+#[test]
+fn ecn_stays_below_the_pfc_point_and_dcqcn_follows_the_nic() {
+    let p = planned(&cfg("400Gbps", "3m", "30m", "4096B"));
+    // HPCC's scaling at 400G: 1.6 MB / 6.4 MB, Pmax 0.2, below the PFC point of a 64 MiB leaf.
+    assert_eq!((p.ecn.kmin_bytes, p.ecn.kmax_bytes, p.ecn.pmax), (1_600_000, 6_400_000, 0.2));
+    assert!(p.ecn.kmax_bytes < p.ecn.pfc_queue_bytes);
+    // A small buffer lowers them below half the PFC point.
+    let mut c = cfg("400Gbps", "3m", "30m", "4096B");
+    c.buffer.as_mut().unwrap().total = Some("8MiB".into());
+    let p = planned(&c);
+    assert_eq!(p.ecn.kmax_bytes, p.ecn.pfc_queue_bytes / 2);
+    assert!(p.ecn.kmin_bytes <= p.ecn.kmax_bytes / 4);
+    assert_eq!(p.dcqcn.preset, "NvidiaDefault");
+    assert_eq!(p.dcqcn.params, model::dcqcn::NVIDIA_DEFAULT);
+    let mut c = cfg("400Gbps", "3m", "30m", "4096B");
+    c.nic = Some("paper".into());
+    assert_eq!(planned(&c).dcqcn.params, model::dcqcn::PAPER);
+    assert!(planned(&c).dcqcn.reasons.iter().all(|(_, _, why)| why.contains("paper")));
+}
