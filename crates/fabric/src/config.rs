@@ -47,9 +47,11 @@ pub struct ScenarioFile {
 /// * `link-down` / `link-up`: `link`, one end of the link: "node:port" or a host name;
 /// * `switch-down`: `node`, a switch: every link of it fails and what it holds is lost;
 /// * `stuck-receiver`: `node`, a host: its NIC stops draining what it receives and keeps
-///   every lossless priority paused (pause refreshed) — the classic PFC storm source;
-/// * `slow-receiver`: `node`, a host; `drain_rate` (what it absorbs) and `buffer` (its
-///   receive buffer): it pauses its switch when the backlog nears the buffer's end;
+///   every lossless priority paused (pause refreshed) — the classic PFC storm source; an
+///   InfiniBand HCA stops returning credits instead;
+/// * `slow-receiver`: `node`, a host; `drain_rate` (what it absorbs) and, on RoCE,
+///   `buffer` (its receive buffer): it pauses its switch when the backlog nears the
+///   buffer's end (an IB HCA returns credits as it drains);
 /// * `misconfigured-port`: `port` ("node:port" or a host name) and one of `pfc = false`
 ///   (the port neither sends nor honours PFC), `headroom` (its lossless headroom),
 ///   `dscp_to_tc` (the DSCP → class map the switch applies to what arrives on it);
@@ -125,6 +127,10 @@ pub struct IbSection {
     pub hoq_lifetime: String,
     /// Switch lifetime limit: "auto" (OpenSM's default), "infinite", or a time.
     pub switch_lifetime: String,
+    /// Head-of-queue discards in a row before a switch port's VL stalls (1..7; OpenSM's
+    /// `vl_stall_count` and `leaf_vl_stall_count` default to 7); absent: 7.
+    #[serde(default)]
+    pub vl_stall_count: Option<u8>,
     /// Routing: the subnet manager's engine.
     pub routing: String,
     /// Local ACK timeout exponent: 4.096 µs × 2^timeout (NCCL's default is 20).
@@ -912,6 +918,11 @@ fn compile_ib(
         data_vls: r.data_vls,
         vl_buffer_blocks,
         hoq_lifetime: lifetime(c, "infiniband.hoq_lifetime", &r.hoq_lifetime)?,
+        vl_stall_count: match r.vl_stall_count {
+            None => 7,
+            Some(n @ 1..=7) => n,
+            Some(n) => return Err(c.err("infiniband.vl_stall_count", format!("{n}: PortInfo:VLStallCount is 3 bits, expected 1..7"))),
+        },
         switch_lifetime: lifetime(c, "infiniband.switch_lifetime", &r.switch_lifetime)?,
         routing: r.routing.clone(),
         cc: match &r.congestion_control {
@@ -1458,9 +1469,6 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
             }
             "stuck-receiver" | "slow-receiver" => {
                 need(f.node.is_some(), "node")?;
-                if !roce {
-                    return Err(c.err(&field("kind"), format!("`{kind}` is a RoCEv2 fault (a NIC asserting PFC); InfiniBand receivers return credits instead")));
-                }
                 let name = f.node.as_deref().expect("checked");
                 let n = topo.nodes.iter().find(|n| n.name == name).ok_or_else(|| c.err(&field("node"), format!("no node `{name}` in the topology")))?;
                 let crate::topology::NodeKind::Nic { ep, .. } = n.kind else {
@@ -1468,6 +1476,18 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
                 };
                 let rx = if kind == "stuck-receiver" {
                     RxFault { drain_bps: 0, buffer: 0, xoff: 0, xon: 0 }
+                } else if !roce {
+                    // An HCA withholds credits: its VL buffers ([infiniband] vl_buffer) bound
+                    // the backlog; there is no pause threshold to set.
+                    need(f.drain_rate.is_some(), "drain_rate")?;
+                    if f.buffer.is_some() {
+                        return Err(c.err(&field("buffer"), "an InfiniBand HCA's receive buffer is `infiniband.vl_buffer` (it withholds credits)"));
+                    }
+                    let rate = f.drain_rate.expect("checked");
+                    if rate.0 == 0 {
+                        return Err(c.err(&field("drain_rate"), "a receiver that drains nothing is a `stuck-receiver`"));
+                    }
+                    RxFault { drain_bps: rate.0, buffer: u64::MAX, xoff: u64::MAX, xon: 0 }
                 } else {
                     need(f.drain_rate.is_some(), "drain_rate")?;
                     need(f.buffer.is_some(), "buffer")?;

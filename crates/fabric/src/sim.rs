@@ -381,6 +381,9 @@ struct IbPort {
     wait_from: u64,
     /// When each VL queue's current head became the head (HOQ lifetime).
     head_since: [u64; 8],
+    /// Head-of-queue discards in a row per VL, and until when the VL is stalled.
+    hoq_run: [u8; 8],
+    stalled_until: [u64; 8],
 }
 
 /// How switches pick an output port.
@@ -1125,6 +1128,7 @@ impl Sim {
                 let vl = self.pkts[id as usize].tc as usize;
                 let st = &mut self.ib[pi];
                 st.fctbs[vl] = ((st.fctbs[vl] as u32 + ib::blocks(Bytes(frame))) % ib::CREDIT_MODULUS) as u16;
+                st.hoq_run[vl] = 0;
                 if st.wait_from != NEVER {
                     self.stats.ports[pi].xmit_wait_ps += now - st.wait_from;
                     st.wait_from = NEVER;
@@ -1182,8 +1186,11 @@ impl Sim {
         }
         let before = ib::fccl(st.abr[vl], st.free[vl]);
         st.abr[vl] = ((st.abr[vl] as u32 + b) % ib::CREDIT_MODULUS) as u16;
-        // A switch holds the packet until it leaves; an HCA consumes it at once.
-        if self.ports[pi].flags & P_SWITCH != 0 {
+        // A switch holds the packet until it leaves; an HCA consumes it at once, unless its
+        // receive side is impaired (then it holds the blocks until it absorbs the packet).
+        let holds = self.ports[pi].flags & P_SWITCH != 0
+            || (!self.rx.is_empty() && self.rx[self.ports[pi].owner as usize].fault.is_some());
+        if holds {
             st.free[vl] -= b;
             let cap = self.p.ib.as_ref().expect("ib").vl_buffer_blocks;
             let s = &mut self.stats.ports[pi];
@@ -1738,12 +1745,16 @@ impl Sim {
                 let head = self.cls[pi * 8 + tc].head;
                 let since = self.ib[pi].head_since[tc];
                 let t_in = self.pkts[head as usize].t;
-                let hoq_at = hoq.map_or(NEVER, |h| since.saturating_add(h));
+                let stalled = now < self.ib[pi].stalled_until[tc];
+                let hoq_at = if stalled { now } else { hoq.map_or(NEVER, |h| since.saturating_add(h)) };
                 let life_at = life.map_or(NEVER, |l| t_in.saturating_add(l));
                 if now >= hoq_at || now >= life_at {
                     let cause = if now >= hoq_at { DropCause::HoqLifetime } else { DropCause::SwitchLifetime };
                     let id = self.dequeue(now, port, tc);
                     self.drop_pkt(port, id, cause);
+                    if cause == DropCause::HoqLifetime && !stalled {
+                        self.hoq_discard(now, port, tc);
+                    }
                 } else {
                     next = next.min(hoq_at.min(life_at));
                     break;
@@ -1751,6 +1762,25 @@ impl Sim {
             }
         }
         next
+    }
+
+    /// VL stall (IBTA Vol. 1 §18.2.5.4, PortInfo:VLStallCount): after `vl_stall_count`
+    /// head-of-queue discards in a row on a VL, the port discards every packet of that VL
+    /// for 8 × HOQ lifetime, then starts counting again (OpenSM `osm_base.h`,
+    /// OSM_DEFAULT_VL_STALL_COUNT 0x7: "in stalled state, the port is supposed to drop
+    /// everything for 8*(head of queue lifetime)"). InfiniBand's own containment of a
+    /// receiver that stopped returning credits.
+    fn hoq_discard(&mut self, now: u64, port: u32, tc: usize) {
+        let ibc = self.p.ib.as_ref().expect("ib");
+        let (Some(hoq), count) = (ibc.hoq_lifetime, ibc.vl_stall_count) else { return };
+        let pi = port as usize;
+        let st = &mut self.ib[pi];
+        st.hoq_run[tc] = st.hoq_run[tc].saturating_add(1);
+        if count > 0 && st.hoq_run[tc] >= count {
+            st.hoq_run[tc] = 0;
+            st.stalled_until[tc] = now + 8 * hoq.ps();
+            self.incident(now, "vl-stalled", Some(port), Some(tc as u8), format!("{count} head-of-queue discards in a row: every packet of the VL discarded for 8 x HOQ lifetime"));
+        }
     }
 
     /// Frees a departing packet's ingress cells: headroom first, then shared, then reserved.
@@ -2702,6 +2732,7 @@ impl Sim {
                 self.rx[e].bytes = 0;
                 self.nic_pause(now, ep, false);
                 for id in backlog {
+                    self.hca_release(now, ep, id);
                     self.nic_rx(now, ep, id);
                 }
             }
@@ -2714,6 +2745,16 @@ impl Sim {
         let e = ep as usize;
         let f = self.rx[e].fault.expect("impaired");
         let frame = self.pkts[id as usize].frame as u64;
+        if !self.ib.is_empty() {
+            // InfiniBand: the HCA holds the packet in its VL buffer and returns no credits
+            // for it until absorbed; credits bound the backlog, nothing is dropped.
+            self.rx[e].backlog.push_back(id);
+            self.rx[e].bytes += frame;
+            if f.drain_bps > 0 && !self.rx[e].draining {
+                self.schedule_drain(now, ep);
+            }
+            return;
+        }
         if f.drain_bps == 0 {
             self.drop_pkt(port, id, DropCause::ReceiverStuck);
             return;
@@ -2750,6 +2791,7 @@ impl Sim {
         self.rx[e].draining = false;
         let Some(id) = self.rx[e].backlog.pop_front() else { return };
         self.rx[e].bytes -= self.pkts[id as usize].frame as u64;
+        self.hca_release(now, ep, id);
         let f = self.rx[e].fault.expect("impaired");
         if self.rx[e].bytes <= f.xon {
             self.nic_pause(now, ep, false);
@@ -2760,8 +2802,20 @@ impl Sim {
         }
     }
 
-    /// A NIC asserts (or releases) pause on every lossless priority towards its switch.
+    /// InfiniBand: an impaired HCA absorbs a held packet and returns its credits.
+    fn hca_release(&mut self, now: u64, ep: u32, id: u32) {
+        if !self.ib.is_empty() {
+            let pk = self.pkts[id as usize];
+            self.ib_release(now, self.nics[ep as usize].port, pk.tc, pk.frame as u32);
+        }
+    }
+
+    /// A NIC asserts (or releases) pause on every lossless priority towards its switch
+    /// (RoCEv2; an InfiniBand HCA withholds credits instead).
     fn nic_pause(&mut self, now: u64, ep: u32, on: bool) {
+        if !self.ib.is_empty() {
+            return;
+        }
         let port = self.nics[ep as usize].port;
         for pg in 0..8u8 {
             if !(0..8).any(|tc| self.p.lossless[tc] && self.p.tc_to_pg[tc] == pg) {

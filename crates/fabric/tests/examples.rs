@@ -86,6 +86,10 @@ fn failure_examples_show_their_failure() {
     let at: Vec<String> = r.ports.iter().filter(|p| !p.drops.is_empty()).map(|p| format!("{}:{}", p.node, p.port)).collect();
     assert_eq!(at, ["leaf0:1", "leaf0:2", "leaf0:3"]);
 
+    let r = run("ib-stuck-hca.toml");
+    assert!(events(&r, "vl-stalled") > 0 && r.totals.pfc_frames == 0);
+    assert_eq!(r.victims.victim_flows, vec![1]);
+
     let r = run("ib-sm-failure.toml");
     assert_eq!(events(&r, "sm-takeover"), 1);
     assert_eq!(r.flows.failed, 1, "the QP gives up before the standby takes over");

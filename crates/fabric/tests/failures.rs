@@ -263,3 +263,42 @@ fn the_same_looping_routes_deadlock_roce_and_infiniband_and_dfsssp_completes() {
     assert_eq!(r.flows.completed, r.flows.count);
     assert_eq!(r.totals.drops, 0);
 }
+
+#[test]
+fn a_stuck_hca_starves_credits_hop_by_hop_and_vl_stall_contains_it() {
+    let w = load(&example("examples/ib-stuck-hca.toml"));
+    let (sim, r) = w.run(false);
+    let t = &w.topo;
+    let root = t.port(t.ep_port(0)).peer.unwrap();
+    // No pause frames on InfiniBand: the same closure, reached by credit starvation.
+    let starved: BTreeSet<String> = r.incidents.timeline.iter().filter(|e| e.event == "credit-starved").map(|e| e.port.clone().unwrap()).collect();
+    assert_eq!(starved, pause_closure(&w, &sim, root));
+    assert_eq!(r.totals.pfc_frames, 0);
+    // The head of leaf0's queue to h0 is discarded every HOQ lifetime (50 us); the 7th
+    // discard in a row stalls the VL for 8 x 50 us. The first head became the head when
+    // the last packet h0 had credit for left, at most one packet time (336 ns at 100G)
+    // before the port's first credit wait.
+    let root_name = port_name(&w, root);
+    let since = r.incidents.timeline.iter().find(|e| e.event == "credit-starved" && e.port.as_deref() == Some(&root_name)).unwrap().t_ps;
+    let stalls: Vec<u64> = r.incidents.timeline.iter().filter(|e| e.event == "vl-stalled").map(|e| e.t_ps).collect();
+    let first_stall = since + 7 * 50_000_000;
+    assert!((first_stall - 336_000..=first_stall).contains(&stalls[0]), "stalled at {} ps, first credit wait {since} ps", stalls[0]);
+    // While h0 stays stuck the cycle repeats: stalled 400 us, then 7 discards of 50 us
+    // (a head's lifetime runs from when it became the head: up to one lifetime early if
+    // it arrived during the stall, a packet's arrival late if the queue was empty).
+    for k in 1..stalls.len() {
+        let gap = stalls[k] - stalls[k - 1];
+        assert!((700_000_000..=751_000_000).contains(&gap), "{gap}");
+    }
+    assert!(stalls.len() >= 3 && *stalls.last().unwrap() < 3_050_000_000, "stalls until h0 recovers at 3.05 ms: {stalls:?}");
+    let hoq = r.totals.drops_by_cause.iter().find(|(c, _)| c == "hoq-lifetime").unwrap().1;
+    assert_eq!(hoq, r.totals.drops, "every drop is a lifetime discard at the stuck port");
+    // The victim h5 -> h1 is released by the stall, long before h0 recovers; without a
+    // HOQ lifetime it waits for h0.
+    assert_eq!(r.victims.victim_flows, vec![1]);
+    assert!(r.flow_records[1].fct_ps.unwrap() < 3_050_000_000);
+    let infinite = example("examples/ib-stuck-hca.toml").replace("hoq_lifetime = \"50us\"", "hoq_lifetime = \"infinite\"");
+    let (_, r) = load(&infinite).run(false);
+    assert!(r.flow_records[1].fct_ps.unwrap() > 3_050_000_000);
+    assert_eq!(r.totals.drops, 0);
+}
