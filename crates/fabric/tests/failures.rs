@@ -302,3 +302,40 @@ fn a_stuck_hca_starves_credits_hop_by_hop_and_vl_stall_contains_it() {
     assert!(r.flow_records[1].fct_ps.unwrap() > 3_050_000_000);
     assert_eq!(r.totals.drops, 0);
 }
+
+#[test]
+fn the_forward_action_ignores_the_storm_and_the_stuck_nic_drops() {
+    // pfcwd's forward action: the stormed queue stops obeying pause and keeps sending;
+    // what it sends into the stuck NIC is lost there, not in the switch.
+    let s = example(STORM).replace("action = \"drop\"", "action = \"forward\"");
+    let (_, r) = load(&s).run(false);
+    assert_eq!(r.incidents.storms.len(), 1);
+    assert_eq!(r.incidents.storms[0].dropped_pkts, 0);
+    let cause = |c: &str| r.totals.drops_by_cause.iter().find(|(n, _)| n == c).unwrap().1;
+    assert_eq!(cause("pfc-watchdog"), 0);
+    assert!(cause("receiver-stuck") > 0);
+    assert_eq!(cause("receiver-stuck"), r.totals.drops);
+    assert_eq!(r.victims.victim_flows, vec![1]);
+    assert!(r.flow_records[1].fct_ps.unwrap() < 3_050_000_000, "the victim is released");
+}
+
+#[test]
+fn a_pfc_watchdog_breaks_the_ring_deadlock_by_dropping() {
+    let roce = scenario(
+        &ring(7, "2m"),
+        "forwarding = \"store-and-forward\"\ndcqcn = { preset = \"off\" }\ntimeout = 8",
+        &BUFFER.replace("total = \"16MiB\"", "total = \"256KiB\"").replace("xoff = \"dynamic\"", "xoff = \"16KB\""),
+        "[[traffic]]\nkind = \"all-to-all\"\nsize = \"1MB\"\ndscp = 26\n",
+    )
+    .replace("timeout = 14\n", "")
+    .replace("response = \"auto\" }", "response = \"auto\", watchdog = { detection_time = \"200us\", restoration_time = \"200us\", action = \"drop\" } }");
+    let (_, r) = load(&roce).run(false);
+    // The cycle forms as without the watchdog; the watchdog fires on ring ports after
+    // 200 us of unbroken pause, before the 1 ms deadlock detector would, and its drops let
+    // the RC transport finish every transfer.
+    assert!(!r.incidents.storms.is_empty());
+    assert!(r.incidents.storms.iter().all(|x| x.port.ends_with(":1") || x.port.ends_with(":2")), "{:?}", r.incidents.storms);
+    assert!(r.totals.deadlock.is_none());
+    assert_eq!(r.flows.completed, r.flows.count);
+    assert!(r.totals.drops > 0 && r.totals.timeouts + r.nics.iter().map(|n| n.naks).sum::<u64>() > 0);
+}
