@@ -92,8 +92,11 @@ pub struct Pfc {
 /// the SONiC wiki "PFC Watchdog"): *drop* discards what the queue holds, every later packet
 /// for it, and every packet arriving on the same port and priority (so the switch stops
 /// pausing that neighbour), and ignores the pause frames it receives; *forward* ignores
-/// the pause frames and keeps transmitting. SONiC polls the queues every poll interval
-/// (default 200 ms); this model detects at the exact instant, i.e. a poll interval of 0.
+/// the pause frames and keeps transmitting. SONiC polls the queues every poll interval;
+/// this model detects at the exact instant, i.e. a poll interval of 0. SONiC's
+/// `pfcwd start_default` uses detection 200 ms, restoration 200 ms, poll 200 ms, action
+/// drop, each time multiplied by `max(1, (ports - 1) / 32 + 1)` (sonic-utilities
+/// `pfcwd/main.py`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PfcWatchdog {
     pub detection: SimDuration,

@@ -885,7 +885,9 @@ fn risks(i: &RoceInput, plans: &[TierPlan], budgets: &[Budget], ecn: &EcnPlan, c
         detail: match op.pfc_watchdog {
             Some(false) => "a stuck receiver pauses its peer forever and the pause spreads (PFC storm); enable the switch PFC watchdog (SONiC pfcwd)".into(),
             Some(true) => "PFC watchdog on".into(),
-            None => "plan: enable the PFC watchdog on every lossless port (SONiC: `pfcwd start_default`; its timers are not checked here)".into(),
+            None => "plan: enable the PFC watchdog on every lossless port (SONiC `pfcwd start_default`: detection 200 ms, restoration 200 ms, action drop, \
+                     times scaled up per 32 ports; sonic-utilities pfcwd/main.py). `fabriclab run` models it: `[roce.pfc] watchdog`, examples/roce-pfc-storm.toml"
+                .into(),
         },
     });
     v.push(Risk {
