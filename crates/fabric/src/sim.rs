@@ -19,8 +19,9 @@
 //!   of lossy queues is not modelled separately: a lossy packet is dropped at ingress when
 //!   its PG is over the dynamic threshold or the pool is full.
 //! * NICs drain received packets at once, unless a fault makes one slow (it drains at a
-//!   set rate into a bounded buffer and pauses its switch near the end of it) or stuck
-//!   (it drains nothing, drops what arrives and keeps every lossless priority paused).
+//!   set rate into a bounded buffer and pauses its switch near the end of it; an IB HCA
+//!   returns credits as it drains) or stuck (it drains nothing: a RoCE NIC drops what
+//!   arrives and keeps every lossless priority paused, an IB HCA withholds credits).
 //! * InfiniBand (IBTA Vol. 1 §7.9, arithmetic in `model::ib`): every port keeps, per VL,
 //!   FCTBS and the last FCCL heard as a sender, ABR and its free blocks as a receiver.
 //!   A packet leaves only when the peer's advertised credits cover its 64-byte blocks, so
@@ -38,9 +39,17 @@
 //!   not modelled). A packet at the head of an output VL queue longer than the HOQ lifetime,
 //!   or in a switch longer than the switch lifetime, is discarded when the port next looks
 //!   at it; packets forwarded to a port whose link is down are discarded.
-//! * A watchdog looks for deadlock: when no data packet has moved for a whole period while
-//!   packets wait in switches, it searches the blocked queues (paused, or without credits)
-//!   for a cycle of buffer dependencies, records it, and ends the run.
+//! * Faults (`Fault`): links and switches fail and return, NIC receivers stall or slow
+//!   down, ports lose PFC, headroom or their DSCP map, the master SM dies. On RoCEv2 the
+//!   switches at a dead link's ends drop it from their ECMP groups at once; the control
+//!   plane installs new tables after its delay.
+//! * SONiC's PFC watchdog (`params::PfcWatchdog`) per switch egress queue, and on
+//!   InfiniBand the VL stall after repeated head-of-queue discards.
+//! * A deadlock detector, every `deadlock_timeout`: a cycle of blocked queues (paused, or
+//!   without credits) none of which dequeued for that long is recorded with the time the
+//!   last of them moved; the run stops there unless a watchdog or lifetime discards can
+//!   still break it.
+//! * Every incident goes into a timeline (`stats::Incident`).
 
 use std::collections::VecDeque;
 

@@ -229,3 +229,36 @@ fn a_dead_master_sm_leaves_failures_unrouted_until_the_standby_takes_over() {
 fn first(r: &fabric::report::Report, event: &str) -> u64 {
     r.incidents.timeline.iter().find(|e| e.event == event).unwrap().t_ps
 }
+
+#[test]
+fn bad_faults_are_refused_naming_the_field() {
+    let roce = roce_msg();
+    let err = |extra: &str| match fabric::load_str("t.toml", &format!("{roce}\n{extra}")) {
+        Ok(_) => panic!("accepted: {extra}"),
+        Err(e) => e.to_string(),
+    };
+    let e = err("[[faults]]\nkind = \"meteor\"\nat = \"1us\"\n");
+    assert!(e.contains("faults[0].kind") && e.contains("stuck-receiver"), "{e}");
+    let e = err("[[faults]]\nkind = \"stuck-receiver\"\nat = \"1us\"\n");
+    assert!(e.contains("faults[0].node") && e.contains("needs `node`"), "{e}");
+    let e = err("[[faults]]\nkind = \"stuck-receiver\"\nat = \"1us\"\nnode = \"leaf0\"\n");
+    assert!(e.contains("faults[0].node") && e.contains("not a host NIC"), "{e}");
+    let e = err("[[faults]]\nkind = \"switch-down\"\nat = \"1us\"\nnode = \"spine0\"\nlink = \"h0\"\n");
+    assert!(e.contains("faults[0].link") && e.contains("takes only node"), "{e}");
+    let e = err("[[faults]]\nkind = \"slow-receiver\"\nat = \"1us\"\nnode = \"h0\"\ndrain_rate = \"10Gbps\"\nbuffer = \"8KB\"\n");
+    assert!(e.contains("faults[0].buffer") && e.contains("headroom"), "{e}");
+    let e = err("[[faults]]\nkind = \"misconfigured-port\"\nat = \"1us\"\nport = \"leaf0:1\"\npfc = false\nheadroom = \"1KB\"\n");
+    assert!(e.contains("exactly one of"), "{e}");
+    let e = err("[[faults]]\nkind = \"misconfigured-port\"\nat = \"1us\"\nport = \"leaf0:1\"\ndscp_to_tc = { 70 = 0 }\n");
+    assert!(e.contains("faults[0].dscp_to_tc") && e.contains("0..63"), "{e}");
+    let e = err("[[faults]]\nkind = \"sm-failure\"\nat = \"1us\"\nstandby = true\n");
+    assert!(e.contains("faults[0].kind") && e.contains("InfiniBand"), "{e}");
+    let e = err("[[faults]]\nkind = \"link-up\"\nat = \"1us\"\nlink = \"h0\"\nduration = \"1us\"\n");
+    assert!(e.contains("faults[0].duration"), "{e}");
+    let wd = roce.replace("response = \"auto\" }", "response = \"auto\", watchdog = { detection_time = \"1ms\", restoration_time = \"1ms\", action = \"ignore\" } }");
+    let e = fabric::load_str("t.toml", &wd).err().expect("refused").to_string();
+    assert!(e.contains("roce.pfc.watchdog.action"), "{e}");
+    let ib = ib_scenario(LEAF_SPINE, &[("vl_stall_count", "9")], MSG);
+    let e = fabric::load_str("t.toml", &ib).err().expect("refused").to_string();
+    assert!(e.contains("infiniband.vl_stall_count") && e.contains("1..7"), "{e}");
+}
