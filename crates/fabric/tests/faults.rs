@@ -14,6 +14,26 @@ fn uplink_of_flow0(s: &str) -> String {
     format!("{}:{}", t.node(leaf0).name, t.port(out).index)
 }
 
+/// The port a "node:port" spec names.
+fn port_of(s: &str, spec: &str) -> fabric::topology::PortId {
+    let w = load(s);
+    let (name, idx) = spec.split_once(':').unwrap();
+    let node = w.topo.nodes.iter().find(|n| n.name == name).unwrap();
+    fabric::topology::PortId(node.first_port + idx.parse::<u32>().unwrap())
+}
+
+/// The SM's modelled re-sweep time (trap, sweep, routing, programming) after `ports` fail.
+fn sweep_after(s: &str, ports: &[fabric::topology::PortId]) -> u64 {
+    let w = load(s);
+    let mut sm = fabric::config::sm_bring_up(&w.topo, None, w.sm.as_ref().unwrap(), 1);
+    sm.resweep(ports).total.ps()
+}
+
+/// `base` with `link` going down at 40 us.
+fn link_down(base: &str, link: &str) -> String {
+    format!("{base}\n[[faults]]\nkind = \"link-down\"\nat = \"40us\"\nlink = \"{link}\"\n")
+}
+
 fn check_recovery(base: &str, reroute_field: &str) {
     check_recovery_with(base, reroute_field, "100us", 140_000_000);
 }
@@ -56,14 +76,8 @@ fn infiniband_link_failure_is_recovered_after_reroute() {
 fn subnet_manager_resweeps_after_a_link_failure() {
     // ftree routes; the SM's modelled trap + re-sweep time decides when new LFTs apply.
     let s = ib_scenario(LEAF_SPINE, &[("timeout", "8"), ("routing", "\"ftree\"")], MSG);
-    let w = load(&s);
-    let t = &w.topo;
     let link = uplink_of_flow0(&s);
-    let (name, idx) = link.split_once(':').unwrap();
-    let node = t.nodes.iter().position(|n| n.name == name).unwrap();
-    let port = fabric::topology::PortId(t.nodes[node].first_port + idx.parse::<u32>().unwrap());
-    let mut sm = fabric::config::sm_bring_up(t, None, w.sm.as_ref().unwrap(), 1);
-    let sweep = sm.resweep(&[port]).total.ps();
+    let sweep = sweep_after(&s, &[port_of(&s, &link)]);
     assert!(sweep > 0);
     check_recovery_with(&s, "timeout = 8", "auto", 40_000_000 + sweep);
 }
@@ -111,7 +125,7 @@ fn roce_remote_link_failure_recovers_after_reconvergence_within_one_rto() {
     // leaf0 keeps hashing flow 0 onto that spine until routing reconverges (100 us).
     let base = roce_msg();
     let link = remote_link_of_flow0(&base);
-    let s = format!("{base}\n[[faults]]\nkind = \"link-down\"\nat = \"40us\"\nlink = \"{link}\"\n");
+    let s = link_down(&base, &link);
     let (_, r) = load(&s).run(false);
     assert_eq!(r.flows.completed, 1);
     let rec = &r.incidents.recovery[0];
@@ -131,7 +145,7 @@ fn roce_local_link_failure_is_repaired_at_once_on_both_ends() {
     // recovers, within one RTO of the reconvergence.
     let base = roce_msg();
     let link = uplink_of_flow0(&base);
-    let s = format!("{base}\n[[faults]]\nkind = \"link-down\"\nat = \"40us\"\nlink = \"{link}\"\n");
+    let s = link_down(&base, &link);
     let (_, r) = load(&s).run(false);
     assert_eq!(r.flows.completed, 1);
     let repairs: Vec<&str> = r.incidents.timeline.iter().filter(|e| e.event == "local-repair" && e.t_ps == 40_000_000).map(|e| e.port.as_deref().unwrap()).collect();
@@ -173,8 +187,7 @@ fn switch_failure_recovers_on_both_fabrics() {
         .map(fabric::topology::PortId)
         .filter(|&p| w.topo.port(p).peer.is_some())
         .collect();
-    let mut sm = fabric::config::sm_bring_up(&w.topo, None, w.sm.as_ref().unwrap(), 1);
-    let sweep = sm.resweep(&ports).total.ps();
+    let sweep = sweep_after(&ib, &ports);
     let (sim, r) = load(&(ib + &fault(&spine))).run(false);
     assert_eq!(sim.stats.reroutes, vec![40_000_000 + sweep]);
     assert_eq!(r.flows.completed, 1);
@@ -186,14 +199,8 @@ fn switch_failure_recovers_on_both_fabrics() {
 fn infiniband_recovery_waits_for_the_sm_resweep() {
     let s = ib_scenario(LEAF_SPINE, &[("timeout", "8"), ("routing", "\"ftree\""), ("reroute_delay", "\"auto\"")], MSG);
     let link = uplink_of_flow0(&s);
-    let w = load(&s);
-    let t = &w.topo;
-    let (name, idx) = link.split_once(':').unwrap();
-    let node = t.nodes.iter().position(|n| n.name == name).unwrap();
-    let port = fabric::topology::PortId(t.nodes[node].first_port + idx.parse::<u32>().unwrap());
-    let mut sm = fabric::config::sm_bring_up(t, None, w.sm.as_ref().unwrap(), 1);
-    let sweep = sm.resweep(&[port]).total.ps();
-    let (_, r) = load(&format!("{s}\n[[faults]]\nkind = \"link-down\"\nat = \"40us\"\nlink = \"{link}\"\n")).run(false);
+    let sweep = sweep_after(&s, &[port_of(&s, &link)]);
+    let (_, r) = load(&link_down(&s, &link)).run(false);
     let t = r.incidents.recovery[0].recovery_ps.unwrap();
     assert!(t >= sweep && t <= sweep + RTO_8, "recovery {t} ps, sweep {sweep} ps");
 }
@@ -205,13 +212,7 @@ fn a_dead_master_sm_leaves_failures_unrouted_until_the_standby_takes_over() {
     let s = ib_scenario(LEAF_SPINE, &[("timeout", "8"), ("routing", "\"ftree\""), ("reroute_delay", "\"auto\"")], MSG)
         .replace("seed = 7\n", "seed = 7\nstop_time = \"60000ms\"\n");
     let link = uplink_of_flow0(&s);
-    let w = load(&s);
-    let t = &w.topo;
-    let (name, idx) = link.split_once(':').unwrap();
-    let node = t.nodes.iter().position(|n| n.name == name).unwrap();
-    let port = fabric::topology::PortId(t.nodes[node].first_port + idx.parse::<u32>().unwrap());
-    let mut sm = fabric::config::sm_bring_up(t, None, w.sm.as_ref().unwrap(), 1);
-    let sweep = sm.resweep(&[port]).total.ps();
+    let sweep = sweep_after(&s, &[port_of(&s, &link)]);
     let faults = |standby: bool| {
         format!("{s}\n[[faults]]\nkind = \"sm-failure\"\nat = \"10us\"\nstandby = {standby}\n[[faults]]\nkind = \"link-down\"\nat = \"40us\"\nlink = \"{link}\"\n")
     };
