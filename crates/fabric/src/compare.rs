@@ -148,6 +148,20 @@ fn rows(ib: &Side, roce: &Side) -> Vec<Row> {
     add("victim slowdown p50".into(), "x", &|r| (r.victims.victims > 0).then_some(r.victims.victim_slowdown_p50));
     add("victim slowdown max".into(), "x", &|r| (r.victims.victims > 0).then_some(r.victims.victim_slowdown_max));
     add("deadlock detected".into(), "", &|r| Some(if r.totals.deadlock.is_some() { 1.0 } else { 0.0 }));
+    let incidents = |r: &Report, e: &str| r.incidents.timeline.iter().filter(|x| x.event == e).count();
+    if [&ib.report, &roce.report].iter().any(|r| !r.incidents.timeline.is_empty()) {
+        add("  deadlock formed at".into(), "us", &|r| r.totals.deadlock.as_ref().map(|d| d.formed_at_ps as f64 / 1e6));
+        add("storms contained: PFC watchdog (RoCE) / VL stall (IB)".into(), "events", &|r| {
+            Some((r.incidents.storms.len() + incidents(r, "vl-stalled")) as f64)
+        });
+        add("queues still paused at the end".into(), "queues", &|r| Some(r.incidents.paused_at_end.len() as f64));
+        add("recovery after a fault, worst".into(), "us", &|r| {
+            r.incidents.recovery.iter().filter_map(|x| x.recovery_ps).max().map(|t| t as f64 / 1e6)
+        });
+        add("QPs that lost data and never recovered".into(), "QPs", &|r| {
+            Some(r.incidents.recovery.iter().map(|x| x.qps_with_loss - x.qps_recovered).sum::<usize>() as f64)
+        });
+    }
     add("simulated time".into(), "us", &|r| Some(r.end_ps as f64 / 1e6));
     rows
 }
