@@ -191,6 +191,11 @@ pub fn for_technology(src: &str, tech: Tech) -> Result<(Vec<Edit>, Vec<String>),
                 ] {
                     edits.push(Edit::new(format!("infiniband.{k}"), v));
                 }
+                // With faults, the subnet manager re-routes in its own modelled time.
+                if t.get("faults").is_some_and(|f| f.as_array().is_some_and(|a| !a.is_empty())) {
+                    edits.push(Edit::new("infiniband.reroute_delay", "auto"));
+                    notes.push("InfiniBand: the subnet manager re-routes after faults in its modelled time (reroute_delay = \"auto\")".into());
+                }
                 notes.push(format!(
                     "InfiniBand side from defaults (the file has no [infiniband]): path MTU {mtu} as RoCE, 1 data VL, 128KiB per input port and VL \
                      (2048 credits of 64 B, the most a VL can advertise), OpenSM {routing} routing and lifetimes, NCCL's timeout 20 / retry_cnt 7, \
