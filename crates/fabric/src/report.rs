@@ -546,8 +546,6 @@ fn incidents(w: &World, sim: &Sim) -> Incidents {
         .iter()
         .map(|i| TimelineEntry { t_ps: i.t_ps, event: i.event, port: i.port.map(|p| port_name(w, p)), class: i.class, detail: i.detail.clone() })
         .collect();
-    // Stable: entries at the same time keep the order the simulator recorded them in.
-    timeline.sort_by_key(|e| e.t_ps);
     let storms = st
         .storms
         .iter()
@@ -562,7 +560,6 @@ fn incidents(w: &World, sim: &Sim) -> Incidents {
         })
         .collect();
     let starts: Vec<&crate::sim::Fault> = w.faults.iter().filter(|f| !f.ends).collect();
-    let mut timeline = timeline;
     let mut recovery = vec![];
     for (k, f) in starts.iter().enumerate() {
         let from = f.at.0;
@@ -589,6 +586,7 @@ fn incidents(w: &World, sim: &Sim) -> Incidents {
             });
         }
     }
+    // Stable: entries at the same time keep the order the simulator recorded them in.
     timeline.sort_by_key(|e| e.t_ps);
     let deadlock_cycle = st
         .deadlock
