@@ -162,6 +162,33 @@ fn prove_ieee_zero_drops_at_plan_and_drops_one_mtu_short() {
     assert!(pr["one_mtu_short"]["headroom_overflow_drops"].as_u64().unwrap() > 0, "{pr}");
 }
 
+/// At 400G and 200G the bound's last frame needs a phase few pause cycles have; `--prove`
+/// tries other reverse-traffic patterns until one reaches the plan, and the same pattern
+/// one MTU short drops.
+#[test]
+fn prove_reaches_the_bound_at_400g_and_200g_too() {
+    for (speed, host_cable, fabric_cable) in [("400Gbps", "3m", "30m"), ("200Gbps", "5m", "50m")] {
+        let args: Vec<String> = [
+            "--mtu", "4096B", "--incast", "8", "--leaves", "2", "--spines", "2", "--hosts-per-leaf", "8",
+            "--host-leaf-speed", speed, "--host-leaf-cable", host_cable, "--leaf-spine-speed", speed,
+            "--leaf-spine-cable", fabric_cable, "--buffer-total", "64MiB", "--cell", "256B", "--json", "--prove",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let v = json(&args);
+        for pr in v["prove"].as_array().unwrap() {
+            let at = &pr["at_plan"];
+            assert_eq!(at["lossless_drops"], 0, "{speed}: {pr}");
+            assert_eq!(at["peak_headroom_cells"], at["headroom_cells"], "{speed}: the peak reaches the plan: {pr}");
+            let short = &pr["one_mtu_short"];
+            assert!(short["headroom_overflow_drops"].as_u64().unwrap() > 0, "{speed}: {pr}");
+            assert_eq!(short["lossless_drops"], short["headroom_overflow_drops"]);
+            assert!((1..=8).contains(&pr["attempts"].as_u64().unwrap()));
+        }
+    }
+}
+
 #[test]
 fn prove_sonic_reports_a_margin() {
     let (_, err, code) = run(&with(&["--model", "sonic", "--asic", "spectrum-3"]));
