@@ -109,7 +109,15 @@ pub fn scenario(i: &BurstInput, p: &BurstPlan) -> String {
     let n = i.senders as u64;
     let nports = n + 1; // the hosts
     let c = i.cell.0;
-    let headroom_cells = 4 * p.cells_per_frame + 64; // ample for 3 m cables
+    // The `auto` headroom of the faster of the two port speeds over the 3 m cables (the
+    // same formula as the simulator's `headroom = "auto"`, dynamic trigger).
+    let frame = model::frame::roce_frame(model::frame::Encap { vlan: false, ipv6: false }, model::frame::Transport::WriteFirst, i.mtu);
+    let cable = units::propagation(units::Length::from_m(3), units::DEFAULT_PROPAGATION_PS_PER_M);
+    let headroom_cells = [i.in_speed, i.out_speed]
+        .iter()
+        .map(|&r| fabric::config::auto_headroom(r, cable, frame, None, units::SimDuration::ZERO, i.cell, true).cells)
+        .max()
+        .unwrap_or(0);
     let total_cells = p.shared_cells + nports * (8 * p.reserved_cells + headroom_cells);
     let senders: Vec<String> = (1..=n).map(|h| h.to_string()).collect();
     let dscp = if i.class == Class::Lossless { 26 } else { 0 };

@@ -84,3 +84,23 @@ fn prove_lossy_beyond_drops() {
     // Go-back-N resends after the first loss only add drops to the first-order estimate.
     assert!(ana > 0 && sim >= ana / 2, "dropped {ana} analytical vs {sim} simulated");
 }
+
+/// Beyond the limit, lossless: the senders are paused instead of dropped. The simulated
+/// fabric drops nothing (its headroom is the simulator's own `auto` formula), the egress
+/// stays busy so the last byte leaves when the analysis says (within 1 %), and the time
+/// each sender spends paused matches the analysis within 5 %.
+#[test]
+fn prove_lossless_beyond_pauses_as_analysed() {
+    let args = ["--senders", "16", "--burst", "2MB", "--in-speed", "100Gbps", "--out-speed", "100Gbps", "--buffer", "16MiB", "--json", "--prove"];
+    let o = burst(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (p, s) = (&v["plan"], &v["simulated"]);
+    assert_eq!(s["drops"], 0, "lossless beyond the limit: pause, not drops");
+    assert!(s["pfc_frames"].as_u64().unwrap() > 0);
+    let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * a;
+    let (ana, sim) = (p["last_byte_out_ps"].as_f64().unwrap(), s["last_flow_done_ps"].as_f64().unwrap());
+    assert!(close(ana, sim, 0.01), "last byte {ana} analytical vs {sim} simulated");
+    let (ana, sim) = (p["beyond"]["paused_per_sender_ps"].as_f64().unwrap(), s["paused_per_sender_ps"].as_f64().unwrap());
+    assert!(close(ana, sim, 0.05), "paused per sender {ana} analytical vs {sim} simulated");
+}

@@ -1133,26 +1133,7 @@ fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) ->
                     if p.rate.0 == 0 || !topo.is_switch(p.node) {
                         return 0;
                     }
-                    let response = pfc.response.unwrap_or(SimDuration(pause_response_quanta(p.rate) * quantum(p.rate).ps()));
-                    let d = ieee_8021qbb(&HeadroomInput {
-                        rate: p.rate,
-                        cable: p.prop,
-                        max_frame_reverse: max_frame,
-                        max_frame_lossless: max_frame,
-                        response,
-                        trigger_delay: r.switch_latency,
-                        cell: b.cell,
-                        // The simulator admits a frame whole (on its last bit, or on its
-                        // header when cutting through), so ceil(W/P) maximum frames follow
-                        // the trigger; the frame that crosses it lands in headroom too when
-                        // the trigger is dynamic (α·free falls between this PG's arrivals).
-                        // A static trigger leaves it in the shared part, unless the pool runs
-                        // so low that α·free falls under the static level. Maximum-size
-                        // frames only: short frames cost more cells (`fabriclab plan roce
-                        // --short-frames` shows how many more).
-                        trigger_frame_in_headroom: trigger == Trigger::Dynamic,
-                        short_frames: 0,
-                    });
+                    let d = auto_headroom(p.rate, p.prop, max_frame, pfc.response, r.switch_latency, b.cell, trigger == Trigger::Dynamic);
                     worst = worst.max(d.cells);
                     d.cells
                 })
@@ -1232,6 +1213,39 @@ fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) ->
         deadlock_timeout: SimDuration::ZERO,
     };
     Ok((params, headroom_cells, notes))
+}
+
+/// The `auto` headroom of one lossless switch ingress: the IEEE 802.1Qbb worst case for the
+/// link's rate and cable (`model::headroom`), counted the way the simulator admits frames.
+/// The one formula behind `headroom = "auto"`, `fabriclab burst --prove` and a slow NIC's
+/// pause point. `response`: the peer's reaction time (`None`: IEEE 802.3 Table 31B-1).
+pub fn auto_headroom(
+    rate: BitRate,
+    cable: SimDuration,
+    max_frame: Bytes,
+    response: Option<SimDuration>,
+    trigger_delay: SimDuration,
+    cell: Bytes,
+    dynamic_trigger: bool,
+) -> model::headroom::Derivation {
+    let response = response.unwrap_or(SimDuration(pause_response_quanta(rate) * quantum(rate).ps()));
+    ieee_8021qbb(&HeadroomInput {
+        rate,
+        cable,
+        max_frame_reverse: max_frame,
+        max_frame_lossless: max_frame,
+        response,
+        trigger_delay,
+        cell,
+        // The simulator admits a frame whole (on its last bit, or on its header when
+        // cutting through), so ceil(W/P) maximum frames follow the trigger; the frame that
+        // crosses it lands in headroom too when the trigger is dynamic (α·free falls between
+        // this PG's arrivals). A static trigger leaves it in the shared part, unless the
+        // pool runs so low that α·free falls under the static level. Maximum-size frames
+        // only: short frames cost more cells (`fabriclab plan roce --short-frames`).
+        trigger_frame_in_headroom: dynamic_trigger,
+        short_frames: 0,
+    })
 }
 
 fn dcqcn(c: &Ctx, d: &DcqcnCfg) -> Result<Option<(String, DcqcnParams)>, ConfigError> {
@@ -1499,19 +1513,9 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
                     // worst case of its link, counted in bytes; it resumes two frames lower.
                     let link = topo.port(topo.port_of(topo.endpoints[ep as usize], 0));
                     let max_frame = model::frame::roce_frame(params.encap, Transport::WriteFirst, params.mtu);
-                    let response = params.pfc.response.unwrap_or(SimDuration(pause_response_quanta(link.rate) * quantum(link.rate).ps()));
-                    let d = ieee_8021qbb(&HeadroomInput {
-                        rate: link.rate,
-                        cable: link.prop,
-                        max_frame_reverse: max_frame,
-                        max_frame_lossless: max_frame,
-                        response,
-                        trigger_delay: SimDuration::ZERO,
-                        cell: Bytes(1),
-                        // The NIC counts its backlog in bytes: the trigger falls inside a frame.
-                        trigger_frame_in_headroom: true,
-                        short_frames: 0,
-                    });
+                    // The NIC counts its backlog in bytes (1-byte cells): the trigger falls
+                    // inside a frame, like a dynamic one.
+                    let d = auto_headroom(link.rate, link.prop, max_frame, params.pfc.response, SimDuration::ZERO, Bytes(1), true);
                     let headroom = d.cells;
                     if buffer.0 < headroom + 2 * max_frame.0 {
                         return Err(c.err(&field("buffer"), format!("{buffer} is below the NIC's PFC headroom ({headroom} B) plus two frames")));
