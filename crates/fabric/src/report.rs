@@ -958,5 +958,19 @@ pub fn write_csv(dir: &std::path::Path, w: &World, sim: &Sim, r: &Report) -> std
         );
     }
     std::fs::write(dir.join("flows.csv"), flows)?;
+    // The incident timeline; the detail is quoted (it may hold commas).
+    let mut inc = String::from("t_ps,event,port,class,detail\n");
+    for e in &r.incidents.timeline {
+        let _ = writeln!(
+            inc,
+            "{},{},{},{},\"{}\"",
+            e.t_ps,
+            e.event,
+            e.port.as_deref().unwrap_or(""),
+            e.class.map(|c| c.to_string()).unwrap_or_default(),
+            e.detail.replace('"', "\"\"")
+        );
+    }
+    std::fs::write(dir.join("incidents.csv"), inc)?;
     Ok(())
 }

@@ -340,3 +340,17 @@ fn a_pfc_watchdog_breaks_the_ring_deadlock_by_dropping() {
     assert_eq!(r.flows.completed, r.flows.count);
     assert!(r.totals.drops > 0 && r.totals.timeouts + r.nics.iter().map(|n| n.naks).sum::<u64>() > 0);
 }
+
+#[test]
+fn the_timeline_is_written_as_csv() {
+    let w = load(&example(STORM));
+    let (sim, r) = w.run(false);
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("storm-csv");
+    fabric::report::write_csv(&dir, &w, &sim, &r).unwrap();
+    let csv = std::fs::read_to_string(dir.join("incidents.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "t_ps,event,port,class,detail");
+    assert_eq!(lines.len(), r.incidents.timeline.len() + 1);
+    let fired = r.incidents.timeline.iter().find(|e| e.event == "watchdog-fired").unwrap();
+    assert!(lines.iter().any(|l| l.starts_with(&format!("{},watchdog-fired,leaf0:0,3,", fired.t_ps))), "{csv}");
+}
