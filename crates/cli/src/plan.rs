@@ -71,6 +71,10 @@ pub struct RoceArgs {
     /// Frames shorter than the maximum one pause window may hold (default 0). [short_frames]
     #[arg(long, value_name = "N")]
     pub short_frames: Option<u64>,
+    /// Interface (PHY/FEC) latency of one direction of a link, beyond the cable (default
+    /// 0ns; IEEE 802.3 bounds it at 1.23us for 100GBASE-R). [interface_delay]
+    #[arg(long, value_name = "TIME")]
+    pub interface_delay: Option<String>,
     /// Leaf switches (two tiers). [leaves]
     #[arg(long, value_name = "N")]
     pub leaves: Option<u32>,
@@ -173,6 +177,7 @@ const FLAGS: &[(&str, &str)] = &[
     ("incast", "--incast"),
     ("nic", "--nic"),
     ("short_frames", "--short-frames"),
+    ("interface_delay", "--interface-delay"),
     ("leaves", "--leaves"),
     ("spines", "--spines"),
     ("hosts_per_leaf", "--hosts-per-leaf"),
@@ -258,6 +263,7 @@ pub fn merged(a: &RoceArgs) -> Result<(RoceConfig, Vec<&'static str>, Option<Str
     over!("incast", a.incast, c.incast);
     over!("nic", a.nic, c.nic);
     over!("short_frames", a.short_frames, c.short_frames);
+    over!("interface_delay", a.interface_delay, c.interface_delay);
     over!("leaves", a.leaves, c.leaves);
     over!("spines", a.spines, c.spines);
     over!("hosts_per_leaf", a.hosts_per_leaf, c.hosts_per_leaf);
@@ -450,7 +456,15 @@ pub fn scenario(i: &RoceInput, t: &r::TierInput, p: &TierPlan, headroom_cells: u
             1 => (&slow, "2m"),
             _ => (&speed, "2m"),
         };
-        links.push(format!("  {{ a = \"h{h}\", b = \"s0:{h}\", speed = \"{sp}\", cable = \"{c}\" }},"));
+        // The simulator's links carry only a propagation delay: h0's carries the cable's
+        // plus the planned interface delay, so the worst case has the plan's window.
+        let delay = if h == 0 && i.interface_delay.ps() > 0 {
+            let d = units::propagation(t.cable, units::DEFAULT_PROPAGATION_PS_PER_M).ps() + i.interface_delay.ps();
+            format!("delay = \"{d}ps\"")
+        } else {
+            format!("cable = \"{c}\"")
+        };
+        links.push(format!("  {{ a = \"h{h}\", b = \"s0:{h}\", speed = \"{sp}\", {delay} }},"));
     }
     // Whole packets only: no short tail frames.
     let frames = (PROVE_CYCLES * (headroom_cells / fc / 2 + 1)).min(PROVE_MAX_FRAMES);

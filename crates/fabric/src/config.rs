@@ -1236,6 +1236,7 @@ pub fn auto_headroom(
         max_frame_lossless: max_frame,
         response,
         trigger_delay,
+        interface_delay: SimDuration::ZERO,
         cell,
         // The simulator admits a frame whole (on its last bit, or on its header when
         // cutting through), so ceil(W/P) maximum frames follow the trigger; the frame that

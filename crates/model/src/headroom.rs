@@ -64,6 +64,13 @@ pub struct HeadroomInput {
     /// Delay inside the pausing switch from crossing the trigger to the PFC frame being
     /// ready to send (0 for an ideal MAC).
     pub trigger_delay: SimDuration,
+    /// Interface (PHY, FEC) latency of one direction of the link: the sending end's
+    /// transmit path plus the receiving end's receive path, beyond the cable. IEEE 802.1Qbb
+    /// Annex N counts it on the way to the peer and on the way back. IEEE 802.3's upper
+    /// bounds (as Cisco's headroom guide lists them, "D-Intf"): 8192 bit times at 10G, 6144
+    /// at 25G, 24576 at 40G, 122880 at 100G (1.23 µs). The simulator's links carry only
+    /// the cable's delay, so its `auto` headroom takes 0 here.
+    pub interface_delay: SimDuration,
     /// Buffer cell size.
     pub cell: Bytes,
     /// The frame whose arrival finds the PG at its trigger lands in headroom itself, on top
@@ -109,6 +116,7 @@ pub struct Derivation {
 }
 
 const SRC_QBB: &str = "IEEE 802.1Qbb-2011 Annex N (PFC delay model)";
+const SRC_INTF: &str = "IEEE 802.1Qbb-2011 Annex N; IEEE 802.3 PHY delay bounds (HeadroomInput::interface_delay)";
 
 /// The IEEE 802.1Qbb worst-case headroom for one lossless priority group on one port.
 pub fn ieee_8021qbb(inp: &HeadroomInput) -> Derivation {
@@ -120,9 +128,11 @@ pub fn ieee_8021qbb(inp: &HeadroomInput) -> Derivation {
         Term { name: "pause trigger to PFC ready", time: inp.trigger_delay, wire_bytes: Bytes(0), source: "switch parameter" },
         Term { name: "reverse max frame ahead of the PFC frame", time: rev, wire_bytes: Bytes(0), source: SRC_QBB },
         Term { name: "PFC frame", time: pfc, wire_bytes: Bytes(0), source: "IEEE 802.3 Annex 31D: 64-byte MAC control frame" },
+        Term { name: "interface delay to peer", time: inp.interface_delay, wire_bytes: Bytes(0), source: SRC_INTF },
         Term { name: "cable delay to peer", time: inp.cable, wire_bytes: Bytes(0), source: SRC_QBB },
         Term { name: "peer response time", time: inp.response, wire_bytes: Bytes(0), source: "IEEE 802.3 Annex 31B.3.7 (see pause_response_quanta)" },
         Term { name: "cable delay back (bits in flight)", time: inp.cable, wire_bytes: Bytes(0), source: SRC_QBB },
+        Term { name: "interface delay back", time: inp.interface_delay, wire_bytes: Bytes(0), source: SRC_INTF },
     ];
     for term in &mut terms {
         term.wire_bytes = inp.rate.bytes_in(term.time);
@@ -259,6 +269,7 @@ mod tests {
             max_frame_lossless: Bytes(4174),
             response: SimDuration::ZERO,
             trigger_delay: SimDuration::ZERO,
+            interface_delay: SimDuration::ZERO,
             cell: Bytes(256),
             trigger_frame_in_headroom: true,
             short_frames: 0,

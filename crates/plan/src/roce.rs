@@ -64,6 +64,9 @@ pub struct RoceConfig {
     pub nic: Option<String>,
     /// Frames shorter than the maximum a pause window may hold (message tails, ACKs).
     pub short_frames: Option<u64>,
+    /// Interface (PHY/FEC) latency of one direction of a link, beyond the cable (default 0;
+    /// see `model::headroom::HeadroomInput::interface_delay` for IEEE 802.3's bounds).
+    pub interface_delay: Option<String>,
     pub leaves: Option<u32>,
     pub spines: Option<u32>,
     pub hosts_per_leaf: Option<u32>,
@@ -203,6 +206,7 @@ pub struct RoceInput {
     pub incast: u32,
     pub nic: Nic,
     pub short_frames: u64,
+    pub interface_delay: SimDuration,
     pub topology: Topo,
     pub tiers: Vec<TierInput>,
     pub buffer: BufferInput,
@@ -256,6 +260,7 @@ pub fn validate(c: &RoceConfig) -> Result<RoceInput, InputError> {
         return err("mtu", format!("{mtu}: expected an IB path MTU: 256B, 512B, 1024B, 2048B or 4096B"));
     }
     let port_mtu = parse::<Bytes>("port_mtu", &c.port_mtu, "an Ethernet MTU such as 9100B")?;
+    let interface_delay = parse::<SimDuration>("interface_delay", &c.interface_delay, "a time such as 120ns")?.unwrap_or(SimDuration::ZERO);
     if let Some(p) = port_mtu {
         if !(1500..=16_000).contains(&p.0) {
             return err("port_mtu", format!("{p}: expected an Ethernet (IP) MTU between 1500B and 16000B"));
@@ -414,6 +419,7 @@ pub fn validate(c: &RoceConfig) -> Result<RoceInput, InputError> {
         incast,
         nic,
         short_frames: c.short_frames.unwrap_or(0),
+        interface_delay,
         topology,
         tiers,
         buffer: BufferInput { total, cell, reserved, dynamic_th },
@@ -560,6 +566,7 @@ pub fn ieee_input(i: &RoceInput, t: &TierInput) -> HeadroomInput {
         max_frame_lossless: lossless_frame(i),
         response: SimDuration(pause_response_quanta(t.speed) * quantum(t.speed).ps()),
         trigger_delay: SimDuration::ZERO,
+        interface_delay: i.interface_delay,
         cell: i.buffer.cell,
         trigger_frame_in_headroom: false,
         short_frames: i.short_frames,

@@ -75,7 +75,9 @@ fn ieee_worked_examples() {
         assert_eq!(t.frames, Some(frames), "{speed} {cable} {mtu}");
         assert_eq!(t.headroom_cells, cells, "{speed} {cable} {mtu}");
         assert_eq!(t.headroom_bytes, cells * 256, "{speed} {cable} {mtu}");
-        let window: u64 = t.terms.iter().take(6).filter_map(|x| x.time_ps).sum();
+        // The window: trigger delay, reverse frame, PFC frame, interface and cable delay to
+        // the peer, its response, cable and interface delay back (interface delays 0 here).
+        let window: u64 = t.terms.iter().take(8).filter_map(|x| x.time_ps).sum();
         assert_eq!(window, w, "{speed} {cable} {mtu}: W");
         // Resume two maximum frames below the trigger; PG size = headroom.
         assert_eq!(t.xon_offset_bytes, 2 * t.max_frame_cells.unwrap() / frames * 256, "{speed}");
@@ -83,6 +85,22 @@ fn ieee_worked_examples() {
         assert!(t.all_short_cells.unwrap() > cells, "all-small worst case is larger");
         assert_eq!(t.dynamic_trigger_cells, Some(cells + cells / frames), "a dynamic trigger: one frame more");
     }
+}
+
+/// Cisco's IEEE 802.3 interface delay bound for 100G ("D-Intf", 122880 bit times =
+/// 1228.8 ns), counted to the peer and back: 100 m at 100G grows from W = 3359.52 ns to
+/// 3359.52 + 2 x 1228.8 = 5817.12 ns; W/P = 17.34 -> 18 frames of 17 cells.
+#[test]
+fn ieee_interface_delay_counts_both_ways() {
+    let mut c = cfg("100Gbps", "100m", "100m", "4096B");
+    c.interface_delay = Some("1228800ps".into());
+    let p = planned(&c);
+    let t = &p.tiers[0];
+    let names: Vec<&str> = t.terms.iter().map(|x| x.name.as_str()).collect();
+    assert!(names.contains(&"interface delay to peer") && names.contains(&"interface delay back"), "{names:?}");
+    let window: u64 = t.terms.iter().take(8).filter_map(|x| x.time_ps).sum();
+    assert_eq!(window, 5_817_120);
+    assert_eq!((t.frames, t.headroom_cells), (Some(18), 306));
 }
 
 #[test]
