@@ -125,6 +125,11 @@ pub struct IbSection {
     pub vl_buffer: Bytes,
     /// Head-of-queue lifetime: "auto" (OpenSM's default), "infinite", or a time.
     pub hoq_lifetime: String,
+    /// Head-of-queue lifetime of switch ports that drive a CA: "auto" (OpenSM's
+    /// leaf_head_of_queue_lifetime), "infinite", or a time; absent: as `hoq_lifetime`
+    /// when that is a time or "infinite", OpenSM's leaf default when it is "auto".
+    #[serde(default)]
+    pub leaf_hoq_lifetime: Option<String>,
     /// Switch lifetime limit: "auto" (OpenSM's default), "infinite", or a time.
     pub switch_lifetime: String,
     /// Head-of-queue discards in a row before a switch port's VL stalls (1..7; OpenSM's
@@ -787,6 +792,9 @@ fn port_tables(c: &Ctx, r: &IbSection, topo: &Topology, default: &[u8; 16]) -> R
 /// 0x12 and packet_life_time 0x12, i.e. 4.096 µs × 2^18 ≈ 1.07 s (IBTA Vol. 1 §14.2.5.6,
 /// HOQLife and LifeTimeValue encode 4.096 µs × 2^value; values above 19 mean infinite).
 const OPENSM_LIFETIME_EXP: u32 = 18;
+/// OpenSM's leaf_head_of_queue_lifetime for switch ports that drive a CA
+/// (OSM_DEFAULT_LEAF_HEAD_OF_QUEUE_LIFE 0x10: 4.096 µs × 2^16 ≈ 268 ms).
+const OPENSM_LEAF_HOQ_EXP: u32 = 16;
 
 fn lifetime(c: &Ctx, field: &str, v: &str) -> Result<Option<SimDuration>, ConfigError> {
     match v {
@@ -918,6 +926,10 @@ fn compile_ib(
         data_vls: r.data_vls,
         vl_buffer_blocks,
         hoq_lifetime: lifetime(c, "infiniband.hoq_lifetime", &r.hoq_lifetime)?,
+        leaf_hoq_lifetime: match r.leaf_hoq_lifetime.as_deref().unwrap_or(&r.hoq_lifetime) {
+            "auto" => Some(model::ib::local_ack_timeout(OPENSM_LEAF_HOQ_EXP)),
+            v => lifetime(c, "infiniband.leaf_hoq_lifetime", v)?,
+        },
         vl_stall_count: match r.vl_stall_count {
             None => 7,
             Some(n @ 1..=7) => n,

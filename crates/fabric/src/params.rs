@@ -140,6 +140,8 @@ pub struct Ib {
     /// Head-of-queue lifetime: a packet at the head of an output VL queue longer than this
     /// is discarded (IBTA Vol. 1 §18.2.5.4, PortInfo:HOQLife). `None`: infinite.
     pub hoq_lifetime: Option<SimDuration>,
+    /// The same on switch ports that drive a CA (OpenSM's leaf_head_of_queue_lifetime).
+    pub leaf_hoq_lifetime: Option<SimDuration>,
     /// Head-of-queue discards in a row after which a switch port's VL stalls (discards
     /// everything for 8 × HOQ lifetime; IBTA Vol. 1 §18.2.5.4). 0: never.
     pub vl_stall_count: u8,

@@ -168,6 +168,8 @@ pub struct IbSettings {
     pub vl_buffer_bytes: u64,
     pub routing: String,
     pub hoq_lifetime_ps: Option<u64>,
+    /// On switch ports that drive a CA.
+    pub leaf_hoq_lifetime_ps: Option<u64>,
     pub switch_lifetime_ps: Option<u64>,
     pub grh: bool,
     /// Stated plainly: fabriclab does not model NVIDIA's adaptive routing; IB packets
@@ -513,6 +515,7 @@ pub fn build(w: &World, sim: &Sim) -> Report {
                 vl_buffer_bytes: ib.vl_buffer_blocks as u64 * model::ib::BLOCK,
                 routing: ib.routing.clone(),
                 hoq_lifetime_ps: ib.hoq_lifetime.map(|d| d.ps()),
+                leaf_hoq_lifetime_ps: ib.leaf_hoq_lifetime.map(|d| d.ps()),
                 switch_lifetime_ps: ib.switch_lifetime.map(|d| d.ps()),
                 grh: ib.grh,
                 adaptive_routing: false,
@@ -758,7 +761,7 @@ pub fn text(r: &Report) -> String {
             let life = |x: Option<u64>| x.map(d).unwrap_or_else(|| "infinite".into());
             let _ = writeln!(
                 s,
-                "settings: MTU {} B, {:?}, switch latency {}, {} data VL(s) x {} input buffer, routing {}, HOQ lifetime {}, switch lifetime {}, adaptive routing not modelled",
+                "settings: MTU {} B, {:?}, switch latency {}, {} data VL(s) x {} input buffer, routing {}, HOQ lifetime {} ({} towards CAs), switch lifetime {}, adaptive routing not modelled",
                 st.mtu_bytes,
                 st.forwarding,
                 d(st.switch_latency_ps),
@@ -766,6 +769,7 @@ pub fn text(r: &Report) -> String {
                 Bytes(ib.vl_buffer_bytes),
                 ib.routing,
                 life(ib.hoq_lifetime_ps),
+                life(ib.leaf_hoq_lifetime_ps),
                 life(ib.switch_lifetime_ps)
             );
         }

@@ -1740,11 +1740,13 @@ impl Sim {
     /// next head would expire.
     fn expire_heads(&mut self, now: u64, port: u32) -> u64 {
         let ibc = self.p.ib.as_ref().expect("ib");
-        let (hoq, life) = (ibc.hoq_lifetime.map(|d| d.ps()), ibc.switch_lifetime.map(|d| d.ps()));
+        let pi = port as usize;
+        // OpenSM sets a shorter HOQ lifetime on ports that drive a CA.
+        let hoq = if self.ports[pi].flags & P_PEER_SWITCH != 0 { ibc.hoq_lifetime } else { ibc.leaf_hoq_lifetime };
+        let (hoq, life) = (hoq.map(|d| d.ps()), ibc.switch_lifetime.map(|d| d.ps()));
         if hoq.is_none() && life.is_none() {
             return NEVER;
         }
-        let pi = port as usize;
         let mut next = NEVER;
         let mut m = self.ports[pi].nonempty;
         while m != 0 {
@@ -1781,8 +1783,9 @@ impl Sim {
     /// receiver that stopped returning credits.
     fn hoq_discard(&mut self, now: u64, port: u32, tc: usize) {
         let ibc = self.p.ib.as_ref().expect("ib");
-        let (Some(hoq), count) = (ibc.hoq_lifetime, ibc.vl_stall_count) else { return };
         let pi = port as usize;
+        let hoq = if self.ports[pi].flags & P_PEER_SWITCH != 0 { ibc.hoq_lifetime } else { ibc.leaf_hoq_lifetime };
+        let (Some(hoq), count) = (hoq, ibc.vl_stall_count) else { return };
         let st = &mut self.ib[pi];
         st.hoq_run[tc] = st.hoq_run[tc].saturating_add(1);
         if count > 0 && st.hoq_run[tc] >= count {
@@ -2301,7 +2304,7 @@ impl Sim {
             self.stats.deadlock = Some(Deadlock { detected_at_ps: now, formed_at_ps: formed, cycle });
             self.deadlock_checked = true;
             let breakable = self.p.pfc.watchdog.is_some()
-                || self.p.ib.as_ref().is_some_and(|i| i.hoq_lifetime.is_some() || i.switch_lifetime.is_some());
+                || self.p.ib.as_ref().is_some_and(|i| i.hoq_lifetime.is_some() || i.leaf_hoq_lifetime.is_some() || i.switch_lifetime.is_some());
             if !breakable {
                 self.halted = true;
             }

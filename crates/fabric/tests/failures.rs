@@ -354,3 +354,19 @@ fn the_timeline_is_written_as_csv() {
     let fired = r.incidents.timeline.iter().find(|e| e.event == "watchdog-fired").unwrap();
     assert!(lines.iter().any(|l| l.starts_with(&format!("{},watchdog-fired,leaf0:0,3,", fired.t_ps))), "{csv}");
 }
+
+#[test]
+fn opensm_sets_a_shorter_hoq_lifetime_on_ports_that_drive_a_ca() {
+    // "auto": OpenSM's head_of_queue_lifetime 0x12 between switches and
+    // leaf_head_of_queue_lifetime 0x10 towards CAs (4.096 us x 2^18 and x 2^16).
+    let auto = example("examples/ib-stuck-hca.toml").replace("hoq_lifetime = \"50us\"", "hoq_lifetime = \"auto\"");
+    let ib = load(&auto).params.ib.unwrap();
+    assert_eq!(ib.hoq_lifetime.unwrap().ps(), 4_096_000 << 18);
+    assert_eq!(ib.leaf_hoq_lifetime.unwrap().ps(), 4_096_000 << 16);
+    // Only the CA-facing lifetime set: the stuck HCA's port stalls as before, no other.
+    let leaf_only = example("examples/ib-stuck-hca.toml").replace("hoq_lifetime = \"50us\"", "hoq_lifetime = \"infinite\"\nleaf_hoq_lifetime = \"50us\"");
+    let (_, r) = load(&leaf_only).run(false);
+    let stalled: BTreeSet<&str> = r.incidents.timeline.iter().filter(|e| e.event == "vl-stalled").map(|e| e.port.as_deref().unwrap()).collect();
+    assert_eq!(stalled, BTreeSet::from(["leaf0:0"]));
+    assert!(r.flow_records[1].fct_ps.unwrap() < 3_050_000_000, "the victim is released as before");
+}
