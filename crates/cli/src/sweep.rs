@@ -96,7 +96,7 @@ struct Metric {
     label: &'static str,
 }
 
-const METRICS: [Metric; 9] = [
+const METRICS: [Metric; 11] = [
     Metric { name: "busbw", column: "busbw_gbs", label: "bus bandwidth, first collective (GB/s)" },
     Metric { name: "fct-p99", column: "fct_p99_us", label: "flow completion time p99 (µs)" },
     Metric { name: "slowdown-p99", column: "slowdown_p99", label: "slowdown p99 (×)" },
@@ -106,10 +106,12 @@ const METRICS: [Metric; 9] = [
     Metric { name: "ecn-marks", column: "ecn_marks", label: "ECN marks (packets)" },
     Metric { name: "drops", column: "drops", label: "drops, all classes (packets)" },
     Metric { name: "paused", column: "paused_us", label: "paused time, summed over ports (µs)" },
+    Metric { name: "victim-slowdown", column: "victim_slowdown_max", label: "slowdown of the worst victim flow (×)" },
+    Metric { name: "recovery", column: "recovery_us", label: "recovery after a fault, worst (µs)" },
 ];
 
 /// The figures of one run, after the parameter columns, in this order.
-const COLUMNS: [&str; 17] = [
+const COLUMNS: [&str; 19] = [
     "busbw_gbs",
     "fct_p50_us",
     "fct_p99_us",
@@ -126,6 +128,8 @@ const COLUMNS: [&str; 17] = [
     "paused_us",
     "xmit_wait_us",
     "deadlock",
+    "victim_slowdown_max",
+    "recovery_us",
     "end_us",
 ];
 
@@ -467,6 +471,8 @@ fn cells(r: &Report) -> Vec<String> {
         us(paused),
         us(t.xmit_wait_ps),
         u8::from(t.deadlock.is_some()).to_string(),
+        if r.victims.victims > 0 { float(r.victims.victim_slowdown_max) } else { String::new() },
+        r.incidents.recovery.iter().filter_map(|x| x.recovery_ps).max().map_or(String::new(), us),
         us(r.end_ps),
     ];
     debug_assert_eq!(c.len(), COLUMNS.len());
@@ -811,6 +817,10 @@ fn table(meta: &Meta, rows: &[Row]) -> String {
         ("paused_us", "paused us"),
         ("xmit_wait_us", "xmit wait us"),
     ]);
+    // The plotted metric is always shown.
+    if !cols.iter().any(|(c, _)| *c == meta.metric.column) {
+        cols.push((meta.metric.column, meta.metric.name));
+    }
     let mut head: Vec<String> = vec!["variant".into()];
     head.extend(meta.params.iter().cloned());
     head.push("fabric".into());
