@@ -269,3 +269,28 @@ fn the_sweep_example_loads_with_its_documented_sweep() {
     let cnps: Vec<u64> = roce.iter().map(|r| cell(r, "cnps").parse().unwrap()).collect();
     assert!(cnps[1] < cnps[0], "a higher Kmin marks less: {cnps:?}");
 }
+
+/// The failure-mode curve: the later the PFC watchdog fires, the longer the storm's
+/// victim waits (it is stuck from the pause's arrival until the watchdog drops).
+#[test]
+fn a_watchdog_sweep_shows_the_victim_waiting_longer() {
+    let dir = scratch("watchdog");
+    let file = root().join("examples/roce-pfc-storm.toml");
+    ok(&[
+        "sweep",
+        file.to_str().unwrap(),
+        "--vary",
+        "roce.pfc.watchdog.detection_time=400us,1600us",
+        "--metric",
+        "victim-slowdown",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let (meta, rows) = parse(&read(&dir.join("sweep.csv")));
+    assert!(meta.iter().any(|(k, v)| k == "metric" && v == "victim-slowdown"));
+    let slow: Vec<f64> = rows.iter().filter(|r| cell(r, "fabric") == "roce").map(|r| cell(r, "victim_slowdown_max").parse().unwrap()).collect();
+    assert_eq!(slow.len(), 2);
+    assert!(slow[1] > slow[0] + 1.0, "{slow:?}");
+    let rec: Vec<f64> = rows.iter().filter(|r| cell(r, "fabric") == "roce").map(|r| cell(r, "recovery_us").parse().unwrap()).collect();
+    assert!(rec.iter().all(|&r| r > 3000.0), "the watchdog's drops are recovered after the stuck NIC returns: {rec:?}");
+}
