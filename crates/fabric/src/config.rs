@@ -56,7 +56,10 @@ pub struct ScenarioFile {
 ///   (the port neither sends nor honours PFC), `headroom` (its lossless headroom),
 ///   `dscp_to_tc` (the DSCP → class map the switch applies to what arrives on it);
 /// * `sm-failure` (InfiniBand): the master subnet manager dies; `standby` says whether a
-///   standby SM runs to take over (after OpenSM's polling timeout × (retries + 1)).
+///   standby SM runs to take over (after OpenSM's polling timeout × (retries + 1));
+/// * `route-override`: switch `node` forwards everything for host `dst` to `port` (one of
+///   its own), whatever its tables say: a static route or a stale FIB/LFT entry, which can
+///   make a routing loop (RoCEv2 packets then lose one IP TTL per hop).
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct FaultCfg {
@@ -82,6 +85,8 @@ pub struct FaultCfg {
     pub dscp_to_tc: Option<BTreeMap<String, u8>>,
     #[serde(default)]
     pub standby: Option<bool>,
+    #[serde(default)]
+    pub dst: Option<String>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -1439,10 +1444,11 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
             "slow-receiver" => &["node", "drain_rate", "buffer"],
             "misconfigured-port" => &["port", "pfc", "headroom", "dscp_to_tc"],
             "sm-failure" => &["standby"],
+            "route-override" => &["node", "dst", "port"],
             other => {
                 return Err(c.err(
                     &field("kind"),
-                    format!("unknown fault `{other}`; expected \"link-down\", \"link-up\", \"switch-down\", \"stuck-receiver\", \"slow-receiver\", \"misconfigured-port\" or \"sm-failure\""),
+                    format!("unknown fault `{other}`; expected \"link-down\", \"link-up\", \"switch-down\", \"stuck-receiver\", \"slow-receiver\", \"misconfigured-port\", \"route-override\" or \"sm-failure\""),
                 ))
             }
         };
@@ -1456,6 +1462,7 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
             ("headroom", f.headroom.is_some()),
             ("dscp_to_tc", f.dscp_to_tc.is_some()),
             ("standby", f.standby.is_some()),
+            ("dst", f.dst.is_some()),
         ];
         for (name, is) in given {
             if is && !allowed.contains(&name) {
@@ -1575,6 +1582,32 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
                     }
                     push(FaultKind::PortDscpMap { port: pid, map: Some(Box::new(map)) }, Some(FaultKind::PortDscpMap { port: pid, map: None }), format!("DSCP map changed on {spec}"));
                 }
+            }
+            "route-override" => {
+                need(f.node.is_some(), "node")?;
+                need(f.dst.is_some(), "dst")?;
+                need(f.port.is_some(), "port")?;
+                let name = f.node.as_deref().expect("checked");
+                let sw = topo.nodes.iter().position(|n| n.name == name).ok_or_else(|| c.err(&field("node"), format!("no node `{name}` in the topology")))?;
+                if topo.nodes[sw].kind != crate::topology::NodeKind::Switch {
+                    return Err(c.err(&field("node"), format!("`{name}` is not a switch")));
+                }
+                let dst_name = f.dst.as_deref().expect("checked");
+                let ep = match topo.nodes.iter().find(|n| n.name == dst_name).map(|n| n.kind) {
+                    Some(crate::topology::NodeKind::Nic { ep, .. }) => ep,
+                    _ => return Err(c.err(&field("dst"), format!("`{dst_name}` is not a host NIC"))),
+                };
+                let spec = f.port.as_deref().expect("checked");
+                let pid = named_port(c, &field("port"), spec, topo)?;
+                if topo.port(pid).node.0 as usize != sw {
+                    return Err(c.err(&field("port"), format!("`{spec}` is not a port of `{name}`")));
+                }
+                let node = crate::topology::NodeId(sw as u32);
+                push(
+                    FaultKind::RouteOverride { node, dst: ep, port: Some(pid) },
+                    Some(FaultKind::RouteOverride { node, dst: ep, port: None }),
+                    format!("route override: {name} sends {dst_name}'s traffic to {spec}"),
+                );
             }
             "sm-failure" => {
                 if roce {

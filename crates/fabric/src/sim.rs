@@ -256,7 +256,15 @@ pub enum FaultKind {
     PortDscpMap { port: PortId, map: Option<Box<[u8; 64]>> },
     /// InfiniBand: the master subnet manager dies; a standby takes over if there is one.
     SmFailure { standby: bool },
+    /// A switch forwards packets for endpoint `dst` to `port` whatever its tables say (a
+    /// static route or a stale FIB/LFT entry; `None`: back to the tables). Can loop.
+    RouteOverride { node: NodeId, dst: u32, port: Option<PortId> },
 }
+
+/// RoCEv2: the IP TTL a NIC sets (Linux `ip_default_ttl` 64, RFC 1700's recommended
+/// default); every switch hop decrements it and a packet whose TTL runs out is dropped.
+/// InfiniBand packets carry no hop limit inside a subnet.
+const IP_TTL: u8 = 64;
 
 /// An impaired NIC receiver: it absorbs `drain_bps` (0: nothing — stuck), holds a backlog
 /// of at most `buffer` bytes, pauses its switch (every lossless priority) when the backlog
@@ -540,6 +548,11 @@ pub struct Sim {
     first_block: Vec<bool>,
     /// Per QP, a data loss not yet recovered: (when, lowest PSN lost).
     lost: Vec<(u64, u32)>,
+    /// Route overrides in force: (switch, destination endpoint) → output port.
+    route_override: std::collections::HashMap<(u32, u32), PortId>,
+    /// Switch hops per packet (by packet id), kept only when a route override can loop.
+    hops: Vec<u8>,
+    ttl_on: bool,
     deadlock_checked: bool,
     faults: Vec<Fault>,
     control: Option<Box<dyn ControlPlane>>,
@@ -838,6 +851,7 @@ impl Sim {
         let port_dscp = if any(|k| matches!(k, FaultKind::PortDscpMap { .. })) { vec![None; np] } else { vec![] };
         let wd = if p.pfc.watchdog.is_some() && p.ib.is_none() { vec![WdQueue::default(); np * 8] } else { vec![] };
         let nqps = qps.len();
+        let ttl_on = p.ib.is_none() && any(|k| matches!(k, FaultKind::RouteOverride { .. }));
         Sim {
             q,
             link_up: vec![true; np],
@@ -855,6 +869,9 @@ impl Sim {
             storms_active: 0,
             first_block: vec![false; np],
             lost: vec![(NEVER, 0); nqps],
+            route_override: std::collections::HashMap::new(),
+            hops: vec![],
+            ttl_on,
             deadlock_checked: false,
             faults,
             control,
@@ -1368,6 +1385,11 @@ impl Sim {
     #[inline]
     fn next_hop(&self, node: NodeId, pk: &Packet) -> Option<PortId> {
         let (src, dst, sport) = self.addr(pk);
+        if !self.route_override.is_empty() {
+            if let Some(&p) = self.route_override.get(&(node.0, dst)) {
+                return Some(p);
+            }
+        }
         match &self.fwd {
             Forwarder::Ecmp(r) => r.next_hop(node, src, dst, sport),
             Forwarder::Lft(l) => l.get(node, dst),
@@ -1386,6 +1408,14 @@ impl Sim {
 
     fn switch_rx(&mut self, now: u64, node: NodeId, in_port: u32, id: u32) {
         let pk = self.pkts[id as usize];
+        if self.ttl_on {
+            let h = &mut self.hops[id as usize];
+            *h += 1;
+            if *h >= IP_TTL {
+                self.drop_pkt(in_port, id, DropCause::TtlExpired);
+                return;
+            }
+        }
         let out = match self.next_hop(node, &pk) {
             Some(o) if self.link_up[o.0 as usize] => o,
             hop => {
@@ -1853,13 +1883,20 @@ impl Sim {
     // ---------------------------------------------------------------- packets
 
     fn alloc(&mut self, p: Packet) -> u32 {
-        if let Some(id) = self.free.pop() {
+        let id = if let Some(id) = self.free.pop() {
             self.pkts[id as usize] = p;
             id
         } else {
             self.pkts.push(p);
             (self.pkts.len() - 1) as u32
+        };
+        if self.ttl_on {
+            if self.hops.len() <= id as usize {
+                self.hops.resize(id as usize + 1, 0);
+            }
+            self.hops[id as usize] = 0;
         }
+        id
     }
 
     fn free_pkt(&mut self, id: u32) {
@@ -2646,6 +2683,14 @@ impl Sim {
                 self.port_dscp[port.0 as usize] = map;
                 self.port_dscp_any = self.port_dscp.iter().any(Option::is_some);
             }
+            FaultKind::RouteOverride { node, dst, port } => match port {
+                Some(p) => {
+                    self.route_override.insert((node.0, dst), p);
+                }
+                None => {
+                    self.route_override.remove(&(node.0, dst));
+                }
+            },
             FaultKind::SmFailure { standby } => {
                 if let Some(mut cp) = self.control.take() {
                     if let Some(t) = cp.on_sm_failure(SimTime(now), standby) {

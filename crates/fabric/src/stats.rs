@@ -33,9 +33,11 @@ pub enum DropCause {
     ReceiverStuck = 10,
     /// Arrived at a slow NIC whose receive buffer was full.
     ReceiverOverflow = 11,
+    /// RoCEv2: the IP TTL ran out (a routing loop).
+    TtlExpired = 12,
 }
 
-pub const DROP_CAUSES: [DropCause; 12] = [
+pub const DROP_CAUSES: [DropCause; 13] = [
     DropCause::HeadroomOverflow,
     DropCause::DynamicThreshold,
     DropCause::BufferFull,
@@ -48,6 +50,7 @@ pub const DROP_CAUSES: [DropCause; 12] = [
     DropCause::PfcDisabled,
     DropCause::ReceiverStuck,
     DropCause::ReceiverOverflow,
+    DropCause::TtlExpired,
 ];
 
 pub const PAUSE_LOG_CAP: usize = 100_000;

@@ -94,10 +94,12 @@ fn failure_examples_show_their_failure() {
     assert_eq!(events(&r, "sm-takeover"), 1);
     assert_eq!(r.flows.failed, 1, "the QP gives up before the standby takes over");
 
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/deadlock-ring.toml");
-    let src = std::fs::read_to_string(&path).unwrap();
-    let (_, ib, roce) = fabric::compare::run("deadlock-ring.toml", &src, false).unwrap();
-    assert!(ib.report.totals.deadlock.is_some() && roce.report.totals.deadlock.is_some());
+    for name in ["deadlock-ring.toml", "routing-loop.toml"] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name);
+        let src = std::fs::read_to_string(&path).unwrap();
+        let (_, ib, roce) = fabric::compare::run(name, &src, false).unwrap();
+        assert!(ib.report.totals.deadlock.is_some() && roce.report.totals.deadlock.is_some(), "{name}");
+    }
 }
 
 /// The SHARP example: two 8-rank all-reduce jobs on disjoint halves of the fabric, SHARP

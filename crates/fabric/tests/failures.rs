@@ -370,3 +370,38 @@ fn opensm_sets_a_shorter_hoq_lifetime_on_ports_that_drive_a_ca() {
     assert_eq!(stalled, BTreeSet::from(["leaf0:0"]));
     assert!(r.flow_records[1].fct_ps.unwrap() < 3_050_000_000, "the victim is released as before");
 }
+
+/// The two wrong routes of examples/routing-loop.toml make leaf0 -> spine0 -> leaf0 a
+/// loop for h4's traffic: the deadlock's cycle is exactly those two hops, it forms while
+/// the loop is in place (20..220 us) and outlives it, on RoCE (PFC) and InfiniBand
+/// (credits) alike.
+#[test]
+fn a_routing_loop_leaves_a_deadlock_on_both_fabrics() {
+    let src = example("examples/routing-loop.toml");
+    let (_, ib, roce) = fabric::compare::run("routing-loop.toml", &src, false).unwrap();
+    for r in [&ib.report, &roce.report] {
+        let dl = r.totals.deadlock.as_ref().unwrap_or_else(|| panic!("{:?}: no deadlock", r.fabric));
+        let hops: Vec<&str> = r.incidents.deadlock_cycle.iter().map(|h| h.port.as_str()).collect();
+        let cycle: BTreeSet<&str> = hops.iter().copied().collect();
+        assert_eq!(cycle, BTreeSet::from(["leaf0:4", "spine0:0"]), "{:?}", r.fabric);
+        assert!(dl.formed_at_ps > 20_000_000 && dl.formed_at_ps < 220_000_000, "{:?}: formed at {}", r.fabric, dl.formed_at_ps);
+        assert!(dl.detected_at_ps > 220_000_000, "the deadlock outlives the loop");
+        assert_eq!(r.flows.completed, 0);
+    }
+}
+
+/// A light flow through the same loop: nothing fills up, the looping packets run out of
+/// IP TTL (64 switch hops), and once the routes are right again the RC transport resends
+/// them and the flow completes.
+#[test]
+fn looping_packets_run_out_of_ttl_and_the_flow_recovers() {
+    let src = example("examples/routing-loop.toml").replace("[scenario]\n", "[scenario]\ntechnology = \"roce\"\n");
+    let cut = src.find("[[traffic]]").unwrap();
+    let light = format!("{}[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 4\nsize = \"64KB\"\nat = \"30us\"\ndscp = 26\nsl = 0\n", &src[..cut]);
+    let (_, r) = load(&light).run(false);
+    let ttl = r.totals.drops_by_cause.iter().find(|(c, _)| c == "ttl-expired").unwrap().1;
+    assert_eq!(ttl, 16, "every packet of the 64 KB message (16 of 4 KiB) dies in the loop");
+    assert!(r.totals.deadlock.is_none());
+    assert_eq!(r.flows.completed, 1);
+    assert!(r.flow_records[0].fct_ps.unwrap() > 220_000_000 - 30_000_000, "only after the loop is gone");
+}
