@@ -254,6 +254,10 @@ fn bad_faults_are_refused_naming_the_field() {
     assert!(e.contains("faults[0].dscp_to_tc") && e.contains("0..63"), "{e}");
     let e = err("[[faults]]\nkind = \"sm-failure\"\nat = \"1us\"\nstandby = true\n");
     assert!(e.contains("faults[0].kind") && e.contains("InfiniBand"), "{e}");
+    let e = err("[[faults]]\nkind = \"route-override\"\nat = \"1us\"\nnode = \"spine0\"\ndst = \"leaf1\"\nport = \"spine0:0\"\n");
+    assert!(e.contains("faults[0].dst") && e.contains("not a host NIC"), "{e}");
+    let e = err("[[faults]]\nkind = \"route-override\"\nat = \"1us\"\nnode = \"spine0\"\ndst = \"h8\"\nport = \"leaf0:8\"\n");
+    assert!(e.contains("faults[0].port") && e.contains("not a port of `spine0`"), "{e}");
     let e = err("[[faults]]\nkind = \"link-up\"\nat = \"1us\"\nlink = \"h0\"\nduration = \"1us\"\n");
     assert!(e.contains("faults[0].duration"), "{e}");
     let wd = roce.replace("response = \"auto\" }", "response = \"auto\", watchdog = { detection_time = \"1ms\", restoration_time = \"1ms\", action = \"ignore\" } }");
