@@ -554,6 +554,8 @@ pub struct Sim {
     hops: Vec<u8>,
     ttl_on: bool,
     deadlock_checked: bool,
+    /// The port whose `try_tx` is picking a frame (NONE: none); see `try_tx`.
+    picking: u32,
     faults: Vec<Fault>,
     control: Option<Box<dyn ControlPlane>>,
     pending_fwd: Option<Forwarder>,
@@ -873,6 +875,7 @@ impl Sim {
             hops: vec![],
             ttl_on,
             deadlock_checked: false,
+            picking: NONE,
             faults,
             control,
             pending_fwd: None,
@@ -1121,7 +1124,11 @@ impl Sim {
     fn try_tx(&mut self, now: u64, port: u32) {
         let pi = port as usize;
         let ps = &self.ports[pi];
-        if ps.busy || !self.link_up[pi] {
+        // `picking`: this port is choosing its next frame further up the stack. A packet it
+        // dequeues may free buffer on its own ingress (hairpin forwarding, as in a routing
+        // loop) and ask for a PFC or FCP frame here: that frame waits for the next frame
+        // boundary, like any PFC frame, instead of starting a second frame at once.
+        if ps.busy || !self.link_up[pi] || self.picking == port {
             return;
         }
         if ps.pfc_mask != 0 {
@@ -1147,7 +1154,9 @@ impl Sim {
             self.send(now, port, id, ib::FCP, false);
             return;
         }
+        let outer = std::mem::replace(&mut self.picking, port);
         let picked = if ps.flags & P_SWITCH != 0 { self.switch_pick(now, port) } else { self.nic_pick(now, ps.owner) };
+        self.picking = outer;
         if let Some(id) = picked {
             let frame = self.pkts[id as usize].frame as u64;
             if !self.ib.is_empty() {
