@@ -554,7 +554,8 @@ pub fn locate(src: &str, field: &str) -> Option<usize> {
     let key = key.split('[').next().unwrap_or(key);
     src.lines()
         .position(|l| {
-            let t = l.trim_start();
+            // Comments do not count: a key named in one is not where the value is.
+            let t = l.split('#').next().unwrap_or("").trim_start();
             t.starts_with(key) && t[key.len()..].trim_start().starts_with('=')
                 || t.contains(&format!("{key} ="))
                 || t.starts_with(&format!("[{key}"))

@@ -84,3 +84,11 @@ fn impossible_values() {
     assert!(err(&base().replace("speed = \"100Gbps\", cable = \"3m\"", "speed = \"1Gbps\", cable = \"3m\"")).contains("outside 10Gbps..800Gbps"));
     assert!(err(&base().replace("preset = \"paper\"", "preset = \"fast\"")).contains("unknown preset"));
 }
+
+#[test]
+fn an_error_line_is_never_a_comment() {
+    let src = "# algorithm = \"ring\" would be the default\n[scenario]\nname = \"x\"\nseed = 1\n";
+    assert_eq!(fabric::config::locate(src, "traffic[0].algorithm"), None);
+    let src = format!("{src}# seed = 2\n[[traffic]]\nalgorithm = \"sharp\"\n");
+    assert_eq!(fabric::config::locate(&src, "traffic[0].algorithm"), Some(7));
+}
