@@ -49,9 +49,10 @@ pub struct ScenarioFile {
 /// * `stuck-receiver`: `node`, a host: its NIC stops draining what it receives and keeps
 ///   every lossless priority paused (pause refreshed) — the classic PFC storm source; an
 ///   InfiniBand HCA stops returning credits instead;
-/// * `slow-receiver`: `node`, a host; `drain_rate` (what it absorbs) and, on RoCE,
-///   `buffer` (its receive buffer): it pauses its switch when the backlog nears the
-///   buffer's end (an IB HCA returns credits as it drains);
+/// * `slow-receiver`: `node`, a host; `drain_rate` (what it absorbs) and `buffer` (its
+///   receive buffer; optional on InfiniBand): a RoCE NIC pauses its switch when the
+///   backlog nears the buffer's end; an IB HCA returns credits while the buffer has room,
+///   then only as fast as it drains;
 /// * `misconfigured-port`: `port` ("node:port" or a host name) and one of `pfc = false`
 ///   (the port neither sends nor honours PFC), `headroom` (its lossless headroom),
 ///   `dscp_to_tc` (the DSCP → class map the switch applies to what arrives on it);
@@ -1512,17 +1513,15 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
                 let rx = if kind == "stuck-receiver" {
                     RxFault { drain_bps: 0, buffer: 0, xoff: 0, xon: 0 }
                 } else if !roce {
-                    // An HCA withholds credits: its VL buffers ([infiniband] vl_buffer) bound
-                    // the backlog; there is no pause threshold to set.
+                    // An HCA returns credits while its receive buffer (`buffer`, absent: none
+                    // beyond the port's VL buffer) has room, then withholds them; there is no
+                    // pause threshold to set.
                     need(f.drain_rate.is_some(), "drain_rate")?;
-                    if f.buffer.is_some() {
-                        return Err(c.err(&field("buffer"), "an InfiniBand HCA's receive buffer is `infiniband.vl_buffer` (it withholds credits)"));
-                    }
                     let rate = f.drain_rate.expect("checked");
                     if rate.0 == 0 {
                         return Err(c.err(&field("drain_rate"), "a receiver that drains nothing is a `stuck-receiver`"));
                     }
-                    RxFault { drain_bps: rate.0, buffer: u64::MAX, xoff: u64::MAX, xon: 0 }
+                    RxFault { drain_bps: rate.0, buffer: f.buffer.map_or(0, |b| b.0), xoff: u64::MAX, xon: 0 }
                 } else {
                     need(f.drain_rate.is_some(), "drain_rate")?;
                     need(f.buffer.is_some(), "buffer")?;

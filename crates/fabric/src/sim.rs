@@ -86,6 +86,8 @@ const ECN_CAPABLE: u8 = 1;
 const CE: u8 = 2;
 const FIRST: u8 = 4; // read by the pcap tap (planned)
 const LAST: u8 = 8;
+/// IB: an impaired HCA already returned this packet's credits (it sits in host memory).
+const CREDITED: u8 = 16;
 
 /// A frame in the simulation: header fields that matter, no bytes. Frames live in a slab
 /// (`Sim::pkts`) and move by id; a port's class queues and the frames on its link are
@@ -2812,10 +2814,16 @@ impl Sim {
         let f = self.rx[e].fault.expect("impaired");
         let frame = self.pkts[id as usize].frame as u64;
         if !self.ib.is_empty() {
-            // InfiniBand: the HCA holds the packet in its VL buffer and returns no credits
-            // for it until absorbed; credits bound the backlog, nothing is dropped.
+            // InfiniBand: the HCA moves the packet into its receive buffer (`buffer` bytes
+            // beyond the port's VL buffer) and returns its credits; once that is full it
+            // holds packets in the VL buffer and returns no credits until it absorbs them.
+            // Credits bound the backlog: nothing is dropped.
             self.rx[e].backlog.push_back(id);
             self.rx[e].bytes += frame;
+            if self.rx[e].bytes <= f.buffer {
+                self.hca_release(now, ep, id);
+                self.pkts[id as usize].flags |= CREDITED;
+            }
             if f.drain_bps > 0 && !self.rx[e].draining {
                 self.schedule_drain(now, ep);
             }
@@ -2868,9 +2876,9 @@ impl Sim {
         }
     }
 
-    /// InfiniBand: an impaired HCA absorbs a held packet and returns its credits.
+    /// InfiniBand: an impaired HCA returns a held packet's credits (once).
     fn hca_release(&mut self, now: u64, ep: u32, id: u32) {
-        if !self.ib.is_empty() {
+        if !self.ib.is_empty() && !self.pkts[id as usize].has(CREDITED) {
             let pk = self.pkts[id as usize];
             self.ib_release(now, self.nics[ep as usize].port, pk.tc, pk.frame as u32);
         }

@@ -405,3 +405,27 @@ fn looping_packets_run_out_of_ttl_and_the_flow_recovers() {
     assert_eq!(r.flows.completed, 1);
     assert!(r.flow_records[0].fct_ps.unwrap() > 220_000_000 - 30_000_000, "only after the loop is gone");
 }
+
+/// An InfiniBand HCA that drains slowly returns credits while its receive buffer has room:
+/// with room for all 6 MB sent to it, its switch port never waits for credits (the 3:1
+/// incast still congests the path up to it); without a buffer that port starves as soon as
+/// the VL buffer is full.
+#[test]
+fn a_slow_hca_withholds_credits_once_its_buffer_is_full() {
+    let roce = example("examples/roce-slow-receiver.toml");
+    let root_starved = |w: &fabric::World, r: &Report| {
+        let t = &w.topo;
+        let root = port_name(w, t.port(t.ep_port(0)).peer.unwrap());
+        r.incidents.timeline.iter().any(|e| e.event == "credit-starved" && e.port.as_deref() == Some(&root))
+    };
+    let (_, ib_big, _) = fabric::compare::run("t.toml", &roce.replace("buffer = \"1MiB\"", "buffer = \"8MB\""), false).unwrap();
+    assert!(!root_starved(&ib_big.world, &ib_big.report), "6 MB to h0 fit its 8 MB buffer");
+    assert_eq!(ib_big.report.flows.completed, 4);
+    // The IB side alone (the RoCE side needs its `buffer`).
+    let src = roce.replace("buffer = \"1MiB\"\n", "");
+    let (edits, _) = fabric::variant::for_technology(&src, fabric::params::Tech::Infiniband).unwrap();
+    let w = fabric::variant::load_variant("t.toml", &src, &edits).unwrap();
+    let (_, r) = w.run(false);
+    assert!(root_starved(&w, &r));
+    assert_eq!(r.totals.drops, 0);
+}
