@@ -74,9 +74,7 @@ impl<'a> Fabric<'a> {
 
     /// `node:port`, as in the CSV output.
     fn port_name(&self, i: usize) -> String {
-        let t = &self.world.topo;
-        let p = &t.ports[i];
-        format!("{}:{}", t.node(p.node).name, p.index)
+        self.world.topo.port_name(crate::topology::PortId(i as u32))
     }
 
     fn peer_name(&self, i: usize) -> String {

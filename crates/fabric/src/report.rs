@@ -447,10 +447,7 @@ pub fn build(w: &World, sim: &Sim) -> Report {
         if ps.tx_frames == 0 && ps.pfc_rx.iter().all(|&x| x == 0) && ps.drops.iter().all(|&x| x == 0) {
             continue;
         }
-        let peer = p.peer.map(|q| {
-            let pp = t.port(q);
-            format!("{}:{}", t.node(pp.node).name, pp.index)
-        });
+        let peer = p.peer.map(|q| t.port_name(q));
         ports.push(PortReport {
             node: t.node(p.node).name.clone(),
             port: p.index,
@@ -538,8 +535,7 @@ pub fn build(w: &World, sim: &Sim) -> Report {
 
 /// "node:port" of a simulator port.
 fn port_name(w: &World, p: u32) -> String {
-    let pt = &w.topo.ports[p as usize];
-    format!("{}:{}", w.topo.node(pt.node).name, pt.index)
+    w.topo.port_name(crate::topology::PortId(p))
 }
 
 fn incidents(w: &World, sim: &Sim) -> Incidents {
@@ -637,7 +633,7 @@ fn victims(w: &World, sim: &Sim, records: &[FlowReport]) -> VictimSummary {
         blocked_ports: blocked.iter().filter(|&&b| b).count(),
         congestion_roots: (0..root.len())
             .filter(|&pi| root[pi])
-            .map(|pi| format!("{}:{}", t.node(t.ports[pi].node).name, t.ports[pi].index))
+            .map(|pi| t.port_name(crate::topology::PortId(pi as u32)))
             .collect(),
         ..VictimSummary::default()
     };
@@ -907,10 +903,7 @@ pub fn write_csv(dir: &std::path::Path, w: &World, sim: &Sim, r: &Report) -> std
     let mut idx: Vec<usize> = (0..st.ports.len()).filter(|&i| st.ports[i].max_queue > 0).collect();
     idx.sort_by(|&a, &b| st.ports[b].max_queue.cmp(&st.ports[a].max_queue).then(a.cmp(&b)));
     idx.truncate(w.top_ports);
-    let pname = |i: usize| {
-        let p = &t.ports[i];
-        format!("{}:{}", t.node(p.node).name, p.index)
-    };
+    let pname = |i: usize| t.port_name(crate::topology::PortId(i as u32));
     let mut q = String::from("time_ps");
     for &i in &idx {
         let _ = write!(q, ",{}", pname(i));

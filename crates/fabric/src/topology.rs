@@ -142,6 +142,11 @@ impl Topology {
     pub fn port(&self, p: PortId) -> &Port {
         &self.ports[p.0 as usize]
     }
+    /// "node:port" (0-based), as scenario files, reports and CSV files name ports.
+    pub fn port_name(&self, p: PortId) -> String {
+        let pt = self.port(p);
+        format!("{}:{}", self.node(pt.node).name, pt.index)
+    }
     pub fn is_switch(&self, n: NodeId) -> bool {
         matches!(self.nodes[n.0 as usize].kind, NodeKind::Switch)
     }

@@ -8,9 +8,9 @@ use std::collections::BTreeSet;
 use fabric::report::Report;
 use fabric::topology::PortId;
 
-fn port_name(w: &fabric::World, p: PortId) -> String {
-    let pt = w.topo.port(p);
-    format!("{}:{}", w.topo.node(pt.node).name, pt.index)
+/// The ports ("node:port") that dropped anything.
+fn dropping_ports(r: &Report) -> Vec<String> {
+    r.ports.iter().filter(|p| !p.drops.is_empty()).map(|p| format!("{}:{}", p.node, p.port)).collect()
 }
 
 /// Time of the first timeline entry of `event`.
@@ -42,7 +42,7 @@ fn pause_closure(w: &fabric::World, sim: &fabric::Sim, start: PortId) -> BTreeSe
             break;
         }
     }
-    reached.into_iter().map(|p| port_name(w, p)).collect()
+    reached.into_iter().map(|p| w.topo.port_name(p)).collect()
 }
 
 #[test]
@@ -63,7 +63,7 @@ fn stuck_nic_storm_spreads_upstream_and_the_watchdog_contains_it() {
     // 50 us, plus the 100G pause response time: 394 quanta of 5.12 ns).
     assert_eq!(r.incidents.storms.len(), 1);
     let storm = &r.incidents.storms[0];
-    assert_eq!(storm.port, port_name(&w, root));
+    assert_eq!(storm.port, w.topo.port_name(root));
     // h0's PFC frame (84 B on the wire: 6.72 ns) crosses 3 m of cable (15 ns) and acts
     // after leaf0's response time; at most an ACK h0 was sending goes first.
     let earliest = 50_000_000 + 6_720 + 15_000 + 394 * 5_120;
@@ -187,13 +187,13 @@ fn pfc_off_on_one_side_drops_in_the_lossless_class() {
     let off = r.totals.drops_by_cause.iter().find(|(c, _)| c == "pfc-disabled").unwrap().1;
     assert!(off > 0);
     assert_eq!(off, r.totals.drops);
-    assert_eq!(r.ports.iter().filter(|p| !p.drops.is_empty()).map(|p| format!("{}:{}", p.node, p.port)).collect::<Vec<_>>(), vec!["leaf0:1"]);
+    assert_eq!(dropping_ports(&r), vec!["leaf0:1"]);
     // h2's NIC with PFC off: leaf0 pauses it in vain and its headroom overflows.
     let r = incast_with("[[faults]]\nkind = \"misconfigured-port\"\nport = \"h2\"\nat = \"0us\"\npfc = false\n");
     let hd = r.totals.drops_by_cause.iter().find(|(c, _)| c == "headroom-overflow").unwrap().1;
     assert!(hd > 0);
     assert_eq!(hd, r.totals.drops);
-    assert_eq!(r.ports.iter().filter(|p| !p.drops.is_empty()).map(|p| format!("{}:{}", p.node, p.port)).collect::<Vec<_>>(), vec!["leaf0:2"]);
+    assert_eq!(dropping_ports(&r), vec!["leaf0:2"]);
     assert_eq!(r.flows.completed, 4, "the RC transport recovers what was dropped");
 }
 
@@ -205,7 +205,7 @@ fn a_mismatched_dscp_map_puts_roce_in_a_lossy_class() {
     let dt = r.totals.drops_by_cause.iter().find(|(c, _)| c == "dynamic-threshold").unwrap().1;
     assert!(dt > 0);
     assert_eq!(dt, r.totals.drops);
-    assert_eq!(r.ports.iter().filter(|p| !p.drops.is_empty()).map(|p| format!("{}:{}", p.node, p.port)).collect::<Vec<_>>(), vec!["leaf0:3"]);
+    assert_eq!(dropping_ports(&r), vec!["leaf0:3"]);
     assert_eq!(r.totals.lossless_drops, 0, "dropped in class 0, where the switch put them");
 }
 
@@ -279,7 +279,7 @@ fn a_stuck_hca_starves_credits_hop_by_hop_and_vl_stall_contains_it() {
     // discard in a row stalls the VL for 8 x 50 us. The first head became the head when
     // the last packet h0 had credit for left, at most one packet time (336 ns at 100G)
     // before the port's first credit wait.
-    let root_name = port_name(&w, root);
+    let root_name = w.topo.port_name(root);
     let since = r.incidents.timeline.iter().find(|e| e.event == "credit-starved" && e.port.as_deref() == Some(&root_name)).unwrap().t_ps;
     let stalls: Vec<u64> = r.incidents.timeline.iter().filter(|e| e.event == "vl-stalled").map(|e| e.t_ps).collect();
     let first_stall = since + 7 * 50_000_000;
@@ -415,7 +415,7 @@ fn a_slow_hca_withholds_credits_once_its_buffer_is_full() {
     let roce = example("examples/roce-slow-receiver.toml");
     let root_starved = |w: &fabric::World, r: &Report| {
         let t = &w.topo;
-        let root = port_name(w, t.port(t.ep_port(0)).peer.unwrap());
+        let root = w.topo.port_name(t.port(t.ep_port(0)).peer.unwrap());
         r.incidents.timeline.iter().any(|e| e.event == "credit-starved" && e.port.as_deref() == Some(&root))
     };
     let (_, ib_big, _) = fabric::compare::run("t.toml", &roce.replace("buffer = \"1MiB\"", "buffer = \"8MB\""), false).unwrap();

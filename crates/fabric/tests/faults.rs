@@ -11,7 +11,7 @@ fn uplink_of_flow0(s: &str) -> String {
     let t = sim.topology();
     let leaf0 = t.port(t.port(t.ep_port(0)).peer.unwrap()).node;
     let out = sim.route(leaf0, 0).unwrap();
-    format!("{}:{}", t.node(leaf0).name, t.port(out).index)
+    t.port_name(out)
 }
 
 /// The port a "node:port" spec names.
@@ -59,7 +59,7 @@ fn check_recovery_with(base: &str, reroute_field: &str, delay: &str, at: u64) {
     let t = sim.topology();
     let leaf0 = t.port(t.port(t.ep_port(0)).peer.unwrap()).node;
     let now = sim.route(leaf0, 0).unwrap();
-    assert_ne!(format!("{}:{}", t.node(leaf0).name, t.port(now).index), link);
+    assert_ne!(t.port_name(now), link);
     let (_, delivered, _) = sim.payload_accounting();
     assert_eq!(delivered, 2_000_000);
 }
@@ -111,7 +111,7 @@ fn remote_link_of_flow0(s: &str) -> String {
     let up = sim.route(leaf0, 0).unwrap();
     let spine = t.port(t.port(up).peer.unwrap()).node;
     let down = sim.route(spine, 0).unwrap();
-    format!("{}:{}", t.node(spine).name, t.port(down).index)
+    t.port_name(down)
 }
 
 fn roce_msg() -> String {
