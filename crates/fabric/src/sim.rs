@@ -413,6 +413,11 @@ pub enum Forwarder {
     Lft(Lft),
 }
 
+/// The PGs of a bit mask, lowest first.
+fn lossless_pgs(mask: u8) -> impl Iterator<Item = u8> {
+    (0..8u8).filter(move |pg| mask & (1 << pg) != 0)
+}
+
 /// The deadlock detector's period: the scenario's timeout (1 ms when unset).
 fn deadlock_period(p: &Params) -> u64 {
     match p.deadlock_timeout.ps() {
@@ -558,6 +563,8 @@ pub struct Sim {
     deadlock_checked: bool,
     /// The port whose `try_tx` is picking a frame (NONE: none); see `try_tx`.
     picking: u32,
+    /// Priority groups that hold a lossless class (bit per PG).
+    lossless_pg_mask: u8,
     faults: Vec<Fault>,
     control: Option<Box<dyn ControlPlane>>,
     pending_fwd: Option<Forwarder>,
@@ -634,7 +641,8 @@ impl Sim {
         }
         let b = &p.buffer;
         let mut mmus = vec![Mmu::default(); topo.nodes.len()];
-        let lossless_pgs: Vec<u8> = (0..8u8).filter(|&pg| (0..8).any(|tc| p.lossless[tc] && p.tc_to_pg[tc] == pg)).collect();
+        let lossless_pg_mask = (0..8).filter(|&tc| p.lossless[tc]).fold(0u8, |m, tc| m | 1 << p.tc_to_pg[tc]);
+        let lossless_pgs: Vec<u8> = lossless_pgs(lossless_pg_mask).collect();
         for (i, n) in topo.nodes.iter().enumerate() {
             if n.kind != NodeKind::Switch {
                 continue;
@@ -878,6 +886,7 @@ impl Sim {
             ttl_on,
             deadlock_checked: false,
             picking: NONE,
+            lossless_pg_mask,
             faults,
             control,
             pending_fwd: None,
@@ -1780,11 +1789,8 @@ impl Sim {
     /// packets older than the switch lifetime (checked at the head). Returns when the
     /// next head would expire.
     fn expire_heads(&mut self, now: u64, port: u32) -> u64 {
-        let ibc = self.p.ib.as_ref().expect("ib");
         let pi = port as usize;
-        // OpenSM sets a shorter HOQ lifetime on ports that drive a CA.
-        let hoq = if self.ports[pi].flags & P_PEER_SWITCH != 0 { ibc.hoq_lifetime } else { ibc.leaf_hoq_lifetime };
-        let (hoq, life) = (hoq.map(|d| d.ps()), ibc.switch_lifetime.map(|d| d.ps()));
+        let (hoq, life) = (self.hoq_of(pi).map(|d| d.ps()), self.p.ib.as_ref().expect("ib").switch_lifetime.map(|d| d.ps()));
         if hoq.is_none() && life.is_none() {
             return NEVER;
         }
@@ -1816,6 +1822,17 @@ impl Sim {
         next
     }
 
+    /// The head-of-queue lifetime of switch port `pi`: OpenSM sets a shorter one on ports
+    /// that drive a CA.
+    fn hoq_of(&self, pi: usize) -> Option<SimDuration> {
+        let ibc = self.p.ib.as_ref().expect("ib");
+        if self.ports[pi].flags & P_PEER_SWITCH != 0 {
+            ibc.hoq_lifetime
+        } else {
+            ibc.leaf_hoq_lifetime
+        }
+    }
+
     /// VL stall (IBTA Vol. 1 §18.2.5.4, PortInfo:VLStallCount): after `vl_stall_count`
     /// head-of-queue discards in a row on a VL, the port discards every packet of that VL
     /// for 8 × HOQ lifetime, then starts counting again (OpenSM `osm_base.h`,
@@ -1823,10 +1840,8 @@ impl Sim {
     /// everything for 8*(head of queue lifetime)"). InfiniBand's own containment of a
     /// receiver that stopped returning credits.
     fn hoq_discard(&mut self, now: u64, port: u32, tc: usize) {
-        let ibc = self.p.ib.as_ref().expect("ib");
         let pi = port as usize;
-        let hoq = if self.ports[pi].flags & P_PEER_SWITCH != 0 { ibc.hoq_lifetime } else { ibc.leaf_hoq_lifetime };
-        let (Some(hoq), count) = (hoq, ibc.vl_stall_count) else { return };
+        let (Some(hoq), count) = (self.hoq_of(pi), self.p.ib.as_ref().expect("ib").vl_stall_count) else { return };
         let st = &mut self.ib[pi];
         st.hoq_run[tc] = st.hoq_run[tc].saturating_add(1);
         if count > 0 && st.hoq_run[tc] >= count {
@@ -2683,11 +2698,9 @@ impl Sim {
                 self.try_tx(now, port.0);
             }
             FaultKind::PortHeadroom { port, cells } => {
-                for pg in 0..8u8 {
+                for pg in lossless_pgs(self.lossless_pg_mask) {
                     let gi = self.pg_index(port.0, pg);
-                    if (0..8).any(|tc| self.p.lossless[tc] && self.p.tc_to_pg[tc] == pg) {
-                        self.hdrm_cap[gi] = cells;
-                    }
+                    self.hdrm_cap[gi] = cells;
                 }
             }
             FaultKind::PortDscpMap { port, map } => {
@@ -2891,10 +2904,7 @@ impl Sim {
             return;
         }
         let port = self.nics[ep as usize].port;
-        for pg in 0..8u8 {
-            if !(0..8).any(|tc| self.p.lossless[tc] && self.p.tc_to_pg[tc] == pg) {
-                continue;
-            }
+        for pg in lossless_pgs(self.lossless_pg_mask) {
             let gi = self.pg_index(port, pg);
             if self.pgs[gi].paused == on {
                 continue;
