@@ -96,3 +96,8 @@ pub fn ring(n: usize, cable: &str) -> String {
     }
     s + "]\n"
 }
+
+/// Time of the first incident-timeline entry of `event`.
+pub fn first(r: &fabric::report::Report, event: &str) -> u64 {
+    r.incidents.timeline.iter().find(|e| e.event == event).unwrap_or_else(|| panic!("no `{event}` in the timeline")).t_ps
+}

@@ -13,10 +13,6 @@ fn dropping_ports(r: &Report) -> Vec<String> {
     r.ports.iter().filter(|p| !p.drops.is_empty()).map(|p| format!("{}:{}", p.node, p.port)).collect()
 }
 
-/// Time of the first timeline entry of `event`.
-fn first(r: &Report, event: &str) -> u64 {
-    r.incidents.timeline.iter().find(|e| e.event == event).unwrap_or_else(|| panic!("no `{event}` in the timeline")).t_ps
-}
 
 const STORM: &str = "examples/roce-pfc-storm.toml";
 

@@ -227,9 +227,6 @@ fn a_dead_master_sm_leaves_failures_unrouted_until_the_standby_takes_over() {
     assert!(r.incidents.timeline.iter().any(|e| e.event == "no-reroute"));
 }
 
-fn first(r: &fabric::report::Report, event: &str) -> u64 {
-    r.incidents.timeline.iter().find(|e| e.event == event).unwrap().t_ps
-}
 
 #[test]
 fn bad_faults_are_refused_naming_the_field() {
