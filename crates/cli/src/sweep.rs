@@ -472,7 +472,7 @@ fn cells(r: &Report) -> Vec<String> {
         us(t.xmit_wait_ps),
         u8::from(t.deadlock.is_some()).to_string(),
         if r.victims.victims > 0 { float(r.victims.victim_slowdown_max) } else { String::new() },
-        r.incidents.recovery.iter().filter_map(|x| x.recovery_ps).max().map_or(String::new(), us),
+        r.incidents.worst_recovery_ps().map_or(String::new(), us),
         us(r.end_ps),
     ];
     debug_assert_eq!(c.len(), COLUMNS.len());

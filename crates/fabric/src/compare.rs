@@ -156,7 +156,7 @@ fn rows(ib: &Side, roce: &Side) -> Vec<Row> {
         });
         add("queues still paused at the end".into(), "queues", &|r| Some(r.incidents.paused_at_end.len() as f64));
         add("recovery after a fault, worst".into(), "us", &|r| {
-            r.incidents.recovery.iter().filter_map(|x| x.recovery_ps).max().map(|t| t as f64 / 1e6)
+            r.incidents.worst_recovery_ps().map(|t| t as f64 / 1e6)
         });
         add("QPs that lost data and never recovered".into(), "QPs", &|r| {
             Some(r.incidents.recovery.iter().map(|x| x.qps_with_loss - x.qps_recovered).sum::<usize>() as f64)

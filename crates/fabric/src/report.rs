@@ -51,6 +51,14 @@ pub struct Incidents {
     pub paused_at_end: Vec<String>,
 }
 
+impl Incidents {
+    /// From a fault to the last QP that lost data after it delivering past its loss, the
+    /// worst over the faults (`None`: no fault cost data, or none was recovered).
+    pub fn worst_recovery_ps(&self) -> Option<u64> {
+        self.recovery.iter().filter_map(|x| x.recovery_ps).max()
+    }
+}
+
 #[derive(Serialize, Debug, Clone)]
 pub struct TimelineEntry {
     pub t_ps: u64,
