@@ -7,7 +7,7 @@
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-use model::dcqcn::{DcqcnParams, DcqcnPreset};
+use model::dcqcn::{CnpScope, CnpTransport, DcqcnParams, DcqcnPreset, IncreaseRule, ReduceTiming};
 use model::ecn::Red;
 use model::frame::{roce_frame, Encap, Transport, IB_MTUS};
 use model::headroom::{ieee_8021qbb, pause_response_quanta, quantum, HeadroomInput};
@@ -350,7 +350,7 @@ pub struct EcnCfg {
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct DcqcnCfg {
-    /// "paper", "nvidia-default" or "off".
+    /// "paper", "nvidia-default", "hpcc-ns3" or "off".
     pub preset: String,
     pub g: Option<f64>,
     pub alpha_timer: Option<SimDuration>,
@@ -362,6 +362,13 @@ pub struct DcqcnCfg {
     pub min_rate: Option<BitRate>,
     pub cnp_interval: Option<SimDuration>,
     pub rate_reduce_interval: Option<SimDuration>,
+    pub clamp_tgt_rate: Option<bool>,
+    pub clamp_tgt_rate_after_time_inc: Option<bool>,
+    pub rate_reduce_timing: Option<ReduceTiming>,
+    pub increase: Option<IncreaseRule>,
+    pub cnp: Option<CnpTransport>,
+    pub cnp_scope: Option<CnpScope>,
+    pub retime: Option<bool>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -1081,7 +1088,7 @@ fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) ->
         }
         sched[q as usize] = Sched::Strict;
     }
-    let dcqcn = dcqcn(c, &r.dcqcn)?;
+    let dcqcn = dcqcn(c, &r.dcqcn, topo)?;
     if r.ack_every == 0 {
         return Err(c.err("roce.ack_every", "expected at least 1"));
     }
@@ -1268,14 +1275,37 @@ pub fn auto_headroom(
     })
 }
 
-fn dcqcn(c: &Ctx, d: &DcqcnCfg) -> Result<Option<(String, DcqcnParams)>, ConfigError> {
-    let preset = match d.preset.as_str() {
+/// The DCQCN parameter set: a preset, then every field the scenario overrides (the name
+/// lists them). `hpcc-ns3` scales R_AI and R_HAI with the hosts' NIC speed, as HPCC's
+/// `run.py --bw` does.
+fn dcqcn(c: &Ctx, d: &DcqcnCfg, topo: &Topology) -> Result<Option<(String, DcqcnParams)>, ConfigError> {
+    let mut p = match d.preset.as_str() {
         "off" => return Ok(None),
-        "paper" => DcqcnPreset::Paper,
-        "nvidia-default" => DcqcnPreset::NvidiaDefault,
-        other => return Err(c.err("roce.dcqcn.preset", format!("unknown preset `{other}`; expected \"paper\", \"nvidia-default\" or \"off\""))),
+        "paper" => DcqcnPreset::Paper.params(),
+        "nvidia-default" => DcqcnPreset::NvidiaDefault.params(),
+        "hpcc-ns3" => {
+            let mut speeds: Vec<u64> = (0..topo.hosts).map(|e| topo.port(topo.ep_port(e)).rate.0).collect();
+            speeds.sort_unstable();
+            speeds.dedup();
+            match speeds.as_slice() {
+                [bps] => model::dcqcn::hpcc_ns3(bps / 1_000_000_000),
+                _ if d.rate_ai.is_some() && d.rate_hai.is_some() => DcqcnPreset::HpccNs3.params(),
+                _ => {
+                    return Err(c.err(
+                        "roce.dcqcn.preset",
+                        "hpcc-ns3 scales rate_ai and rate_hai with the NIC speed (run.py --bw), but the hosts here run at \
+                         more than one speed: set rate_ai and rate_hai",
+                    ))
+                }
+            }
+        }
+        other => {
+            return Err(c.err(
+                "roce.dcqcn.preset",
+                format!("unknown preset `{other}`; expected \"paper\", \"nvidia-default\", \"hpcc-ns3\" or \"off\""),
+            ))
+        }
     };
-    let mut p = preset.params();
     let mut name = d.preset.clone();
     let mut set = |what: &str| name.push_str(&format!(" +{what}"));
     macro_rules! over {
@@ -1296,11 +1326,21 @@ fn dcqcn(c: &Ctx, d: &DcqcnCfg) -> Result<Option<(String, DcqcnParams)>, ConfigE
     over!(min_rate);
     over!(cnp_interval);
     over!(rate_reduce_interval);
+    over!(clamp_tgt_rate);
+    over!(clamp_tgt_rate_after_time_inc);
+    over!(rate_reduce_timing);
+    over!(increase);
+    over!(cnp);
+    over!(cnp_scope);
+    over!(retime);
     if !(0.0..=1.0).contains(&p.g) || p.g == 0.0 {
         return Err(c.err("roce.dcqcn.g", "expected 0 < g <= 1"));
     }
     if p.alpha_timer.ps() == 0 || p.rate_timer.ps() == 0 || p.byte_counter.0 == 0 {
         return Err(c.err("roce.dcqcn", "alpha_timer, rate_timer and byte_counter must be positive"));
+    }
+    if p.rate_reduce_timing == ReduceTiming::Grid && p.rate_reduce_interval.ps() == 0 {
+        return Err(c.err("roce.dcqcn.rate_reduce_interval", "rate_reduce_timing = \"grid\" checks every rate_reduce_interval: expected > 0"));
     }
     Ok(Some((name, p)))
 }

@@ -58,7 +58,8 @@ use model::frame::{roce_frame, segments, wire, Transport, PFC_FRAME};
 use model::ib;
 use units::{serialization, BitRate, Bytes, SimDuration, SimTime};
 
-use crate::dcqcn::Dcqcn;
+use crate::dcqcn::{paced_next_tx, Dcqcn};
+use model::dcqcn::{CnpScope, CnpTransport};
 use crate::params::{EcnMarking, FlowSpec, Forwarding, Params, Resume, Sched, Tech, Trigger};
 use crate::routing::{Lft, Routes};
 use crate::stats::{Deadlock, DropCause, FlowRecord, Stats};
@@ -88,6 +89,9 @@ const FIRST: u8 = 4; // read by the pcap tap (planned)
 const LAST: u8 = 8;
 /// IB: an impaired HCA already returned this packet's credits (it sits in host memory).
 const CREDITED: u8 = 16;
+/// RoCE ACK/NAK: carries a congestion notification (DCQCN `cnp = "ack-flag"`, ns-3's
+/// `SetCnp()` on the ACK of a marked packet).
+const CNP_FLAG: u8 = 32;
 
 /// A frame in the simulation: header fields that matter, no bytes. Frames live in a slab
 /// (`Sim::pkts`) and move by id; a port's class queues and the frames on its link are
@@ -142,6 +146,8 @@ enum Ev {
     Post(u32),
     Rto(u32),
     RateTimer { qp: u32, gen: u32 },
+    /// DCQCN: a deferred or grid-scheduled rate cut of QP `qp` is due.
+    RateCut(u32),
     /// IB CC: a QP's CCTI timer.
     CctiTimer { qp: u32, gen: u32 },
     Sample,
@@ -508,6 +514,9 @@ struct Qp {
     retries: u32,
     failed: bool,
     next_tx: u64,
+    /// When the QP's last data frame started, and its wire bytes (DCQCN re-timing).
+    last_tx: u64,
+    last_wire: u32,
     active: bool,
     cc: Option<Dcqcn>,
     rate_gen: u32,
@@ -526,6 +535,8 @@ struct Nic {
     active: Vec<u32>,
     rr: usize,
     line_bps: u64,
+    /// Last CNP this NIC sent (DCQCN `cnp_scope = "port"`).
+    last_cnp: u64,
 }
 
 /// A RoCEv2 fabric ready to run.
@@ -750,7 +761,7 @@ impl Sim {
             .iter()
             .map(|&nid| {
                 let port = topo.node(nid).first_port;
-                Nic { port, active: vec![], rr: 0, line_bps: topo.ports[port as usize].rate.0 }
+                Nic { port, active: vec![], rr: 0, line_bps: topo.ports[port as usize].rate.0, last_cnp: NEVER }
             })
             .collect();
         let mut qps = Vec::with_capacity(flows.len());
@@ -804,6 +815,8 @@ impl Sim {
                 retries: 0,
                 failed: false,
                 next_tx: 0,
+                last_tx: NEVER,
+                last_wire: 0,
                 active: false,
                 cc: p.dcqcn.as_ref().map(|(_, d)| Dcqcn::new(line, d)),
                 rate_gen: 0,
@@ -990,6 +1003,14 @@ impl Sim {
                 if cc.on_rate_timer(&d) {
                     self.q.schedule(SimTime(now) + d.rate_timer, Ev::RateTimer { qp, gen });
                 }
+                self.dcqcn_rate_changed(now, qp);
+            }
+            Ev::RateCut(qp) => {
+                let (_, d) = self.p.dcqcn.as_ref().expect("dcqcn cut without dcqcn");
+                let d = *d;
+                let cc = self.qps[qp as usize].cc.as_mut().expect("cc");
+                let arm = cc.on_cut_due(now, &d);
+                self.dcqcn_arm(now, qp, arm);
             }
             Ev::Watchdog => self.watchdog(now),
             Ev::CctiTimer { qp, gen } => {
@@ -2091,8 +2112,9 @@ impl Sim {
         };
         if let (Some(cc), Some((_, d))) = (qp.cc.as_mut(), self.p.dcqcn.as_ref()) {
             cc.on_sent(w.0, d);
-            let rate = cc.rate_bps();
-            qp.next_tx = if rate >= line { 0 } else { now + serialization(w, units::BitRate(rate)).ps() };
+            qp.last_tx = now;
+            qp.last_wire = w.0 as u32;
+            qp.next_tx = paced_next_tx(now, w.0 as u32, cc.rate_bps(), line);
         } else if let Some(cc) = self.p.ib.as_ref().and_then(|i| i.cc.as_ref()) {
             let t = serialization(w, units::BitRate(line)).ps();
             let gap = qp.cca.gap_ps(cc, t);
@@ -2158,31 +2180,70 @@ impl Sim {
                         self.q.schedule(SimTime(now) + t, Ev::CctiTimer { qp: qpi, gen });
                     }
                 }
-                if let Some((_, d)) = self.p.dcqcn.as_ref() {
-                    let d = *d;
-                    if let Some(cc) = self.qps[qpi as usize].cc.as_mut() {
-                        let arm = cc.on_cnp(now, &d);
-                        if let Some(t) = arm.rate_timer {
-                            // The timer restarts from each cut; older events are stale.
-                            let q = &mut self.qps[qpi as usize];
-                            q.rate_gen += 1;
-                            let gen = q.rate_gen;
-                            self.q.schedule(SimTime(now) + t, Ev::RateTimer { qp: qpi, gen });
-                        }
-                    }
-                }
+                self.dcqcn_cnp(now, qpi);
             }
             Kind::Pfc | Kind::Fcp => unreachable!("link frames are consumed on arrival"),
+        }
+    }
+
+    /// DCQCN reaction point: a CNP (or a CNP-flagged ACK) reached QP `qpi`'s requester.
+    fn dcqcn_cnp(&mut self, now: u64, qpi: u32) {
+        let Some((_, d)) = self.p.dcqcn.as_ref() else { return };
+        let d = *d;
+        if let Some(cc) = self.qps[qpi as usize].cc.as_mut() {
+            let arm = cc.on_cnp(now, &d);
+            self.dcqcn_arm(now, qpi, arm);
+        }
+    }
+
+    /// Carries out what the DCQCN state machine of QP `qpi` asked for.
+    fn dcqcn_arm(&mut self, now: u64, qpi: u32, arm: crate::dcqcn::Arm) {
+        if let Some(t) = arm.rate_timer {
+            // The timer restarts from each cut; older events are stale.
+            let q = &mut self.qps[qpi as usize];
+            q.rate_gen += 1;
+            let gen = q.rate_gen;
+            self.q.schedule(SimTime(now) + t, Ev::RateTimer { qp: qpi, gen });
+        }
+        if let Some(at) = arm.cut_at {
+            self.q.schedule(SimTime(at), Ev::RateCut(qpi));
+        }
+        if arm.rate_changed {
+            self.dcqcn_rate_changed(now, qpi);
+        }
+    }
+
+    /// QP `qpi`'s DCQCN rate changed: under `retime`, its pending send moves to the last
+    /// frame's start plus that frame at the new rate (the rate limiter's gap, recomputed),
+    /// and the NIC looks again if that is earlier than the old time. Without `retime`
+    /// (ns-3) the gap fixed at the last send stands.
+    fn dcqcn_rate_changed(&mut self, now: u64, qpi: u32) {
+        let Some((_, d)) = self.p.dcqcn.as_ref() else { return };
+        if !d.retime {
+            return;
+        }
+        let qp = &mut self.qps[qpi as usize];
+        let (Some(cc), true) = (qp.cc.as_ref(), qp.last_tx != NEVER) else { return };
+        let line = self.nics[qp.src as usize].line_bps;
+        let old = qp.next_tx;
+        qp.next_tx = paced_next_tx(qp.last_tx, qp.last_wire, cc.rate_bps(), line);
+        if qp.active && qp.next_tx < old {
+            let (port, at) = (self.nics[qp.src as usize].port, qp.next_tx.max(now));
+            self.kick_at(port, at);
         }
     }
 
     fn responder(&mut self, now: u64, pk: Packet) {
         let qpi = pk.qp;
         let ack_every = self.p.ack_every;
-        // DCQCN: at most one CNP per interval; IB CC: a BECN for every FECN.
-        let cnp_interval = match &self.p.ib {
-            Some(i) => i.cc.as_ref().map(|_| 0),
-            None => self.p.dcqcn.as_ref().map(|(_, d)| d.cnp_interval.ps()),
+        // DCQCN: at most one CNP per interval (per QP or per port); IB CC: a BECN for every
+        // FECN.
+        let (cnp_interval, per_port, ack_flag) = match &self.p.ib {
+            Some(i) => (i.cc.as_ref().map(|_| 0), false, false),
+            None => match self.p.dcqcn.as_ref() {
+                Some((_, d)) => (Some(d.cnp_interval.ps()), d.cnp_scope == CnpScope::Port, d.cnp == CnpTransport::AckFlag),
+                None => (None, false, false),
+            },
         };
         let cnp_tc = self.p.dscp_to_tc[self.p.cnp_dscp as usize];
         let qp = &mut self.qps[qpi as usize];
@@ -2196,8 +2257,9 @@ impl Sim {
         if pk.has(CE) {
             self.stats.nics[dst as usize].ce_rx += 1;
             if let Some(n) = cnp_interval {
-                if qp.last_cnp == NEVER || now >= qp.last_cnp + n {
-                    qp.last_cnp = now;
+                let last = if per_port { &mut self.nics[dst as usize].last_cnp } else { &mut qp.last_cnp };
+                if *last == NEVER || now >= *last + n {
+                    *last = now;
                     send_cnp = true;
                 }
             }
@@ -2231,7 +2293,10 @@ impl Sim {
             self.stats.nics[dst as usize].rx_discarded_payload += pk.payload as u64;
             reply = Some((Kind::Ack, qp.epsn - 1));
         }
-        if send_cnp {
+        // ns-3 flags the ACK or NAK this packet triggers; a marked packet that triggers
+        // none (ack_every > 1) notifies nothing.
+        let flag_reply = ack_flag && send_cnp && reply.is_some();
+        if send_cnp && !ack_flag {
             self.stats.nics[dst as usize].cnp_tx += 1;
             let c = self.ctrl_packet(Kind::Cnp, qpi, 0, cnp_tc);
             self.nic_tx_ctrl(now, dst, c);
@@ -2240,13 +2305,21 @@ impl Sim {
             if kind == Kind::Nak {
                 self.stats.nics[dst as usize].nak_tx += 1;
             }
-            let a = self.ctrl_packet(kind, qpi, psn, tc);
+            let mut a = self.ctrl_packet(kind, qpi, psn, tc);
+            if flag_reply {
+                self.stats.nics[dst as usize].cnp_tx += 1;
+                a.flags |= CNP_FLAG;
+            }
             self.nic_tx_ctrl(now, dst, a);
         }
     }
 
     fn requester_ack(&mut self, now: u64, pk: Packet) {
         let qpi = pk.qp;
+        if pk.has(CNP_FLAG) {
+            self.stats.nics[self.qps[qpi as usize].src as usize].cnp_rx += 1;
+            self.dcqcn_cnp(now, qpi);
+        }
         let qp = &mut self.qps[qpi as usize];
         let new_una = match pk.kind {
             Kind::Ack => pk.psn + 1,

@@ -11,7 +11,13 @@
 //! Symbols as in the paper: RC current rate, RT target rate, α congestion estimate,
 //! g its EWMA gain, K the α-decay period, T the rate-increase timer, B the byte counter,
 //! F the number of fast-recovery steps, R_AI / R_HAI the additive and hyper increase steps,
-//! N the notification point's minimum interval between CNPs of one QP.
+//! N the notification point's minimum interval between CNPs (of one QP or of one port,
+//! [`CnpScope`]).
+//!
+//! Besides numbers, a set names the *rules* the three implementations differ in (when the
+//! target rate follows the current rate, when a CNP inside the reduce interval is acted on,
+//! how the rate climbs back, how a CNP travels, and whether a paced send is re-timed). Each
+//! rule's variants cite where they come from.
 
 use serde::{Deserialize, Serialize};
 use units::{BitRate, Bytes, SimDuration};
@@ -38,10 +44,86 @@ pub struct DcqcnParams {
     pub rate_hai: BitRate,
     /// Floor of the current rate.
     pub min_rate: BitRate,
-    /// N: notification point sends at most one CNP per QP per this interval.
+    /// N: notification point sends at most one CNP per this interval, per QP or per port
+    /// as `cnp_scope` says (0: one for every marked packet).
     pub cnp_interval: SimDuration,
     /// Reaction point cuts the rate at most once per this interval (0: on every CNP).
+    /// NVIDIA's `rate_reduce_monitor_period`, ns-3's `RATE_DECREASE_INTERVAL` (t_dec).
     pub rate_reduce_interval: SimDuration,
+    /// RT ← RC at every cut (the paper; mlxconfig `CLAMP_TGT_RATE`).
+    pub clamp_tgt_rate: bool,
+    /// RT ← RC at the first cut after a timer-driven increase (mlxconfig
+    /// `CLAMP_TGT_RATE_AFTER_TIME_INC`; ns-3 `CheckRateDecreaseMlx` clamps when
+    /// `m_rpTimeStage != 0`). Ignored when `clamp_tgt_rate` is set.
+    pub clamp_tgt_rate_after_time_inc: bool,
+    /// When a CNP inside `rate_reduce_interval` is acted on.
+    pub rate_reduce_timing: ReduceTiming,
+    /// How the rate climbs back after a cut.
+    pub increase: IncreaseRule,
+    /// How the notification point signals congestion to the reaction point.
+    pub cnp: CnpTransport,
+    /// What `cnp_interval` counts: CNPs of one QP, or all CNPs leaving the port.
+    pub cnp_scope: CnpScope,
+    /// A QP's pending paced send moves when its rate changes (up or down). Without it the
+    /// gap fixed when the previous packet left stands (ns-3: `m_nextAvail` is set at send
+    /// time only).
+    pub retime: bool,
+}
+
+/// When the reaction point acts on a CNP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReduceTiming {
+    /// A CNP cuts at once unless a cut happened less than `rate_reduce_interval` ago; then
+    /// it cuts at that interval's end (one pending cut, however many CNPs come). NVIDIA
+    /// (mlxconfig `RPG_GD` help, Mellanox/mstflint): "if a CNP is received, the flow rate is
+    /// reduced at the beginning of the next rate_reduce_monitor_period interval";
+    /// `RATE_REDUCE_MONITOR_PERIOD`: "the minimum time between 2 consecutive rate reductions
+    /// for a single flow". With an interval of 0 every CNP cuts (the paper).
+    Deferred,
+    /// HPCC's ns-3 (`rdma-hw.cc`, `cnp_received_mlx` / `CheckRateDecreaseMlx`): the first
+    /// CNP sets α to 1 without cutting and starts a check every `rate_reduce_interval`
+    /// (first at +interval + 1 ns); each check cuts if a CNP arrived since the last one.
+    /// The first α period does not count that CNP (`m_alpha_cnp_arrived = false`).
+    Grid,
+}
+
+/// How the target and current rates climb back after a cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IncreaseRule {
+    /// SIGCOMM 2015 Fig. 6: timer T and byte counter B each count increase events; fast
+    /// recovery while both are ≤ F, additive (RT += R_AI) once one exceeds F, hyper
+    /// (RT += i·R_HAI, i = min(counters) − F) once both do; RC ← (RT + RC)/2 each time.
+    Paper,
+    /// HPCC's ns-3 (`RateIncEventTimerMlx`): the timer alone; stage < F fast recovery,
+    /// = F additive, > F hyper with a constant R_HAI; the stage counts timer events since
+    /// the last cut and the timer keeps running.
+    Ns3,
+}
+
+/// How a notification point's congestion signal reaches the reaction point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CnpTransport {
+    /// A RoCEv2 CNP packet (BTH opcode 0x81) on the CNP priority (RoCEv2 Annex A17.9.3).
+    Packet,
+    /// A flag on the ACK (or NAK) of a marked packet: HPCC's ns-3 `ReceiveUdp` sets
+    /// `SetCnp()` on the ACK when the packet it acknowledges carried ECN bits.
+    AckFlag,
+}
+
+/// What `cnp_interval` limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CnpScope {
+    /// At most one CNP per QP per interval (the paper's N, §3.1: "per flow").
+    Qp,
+    /// At most one CNP per interval from the port, whatever the QP: "Minimum time between
+    /// sending CNPs from the port" (mlxconfig `MIN_TIME_BETWEEN_CNPS` help in
+    /// Mellanox/mstflint; upstream mlx5 debugfs `np_min_time_between_cnps`, patch "IB/mlx5:
+    /// Add np_min_time_between_cnps and rp_max_rate debug params", linux-rdma, 2020-02-27).
+    Port,
 }
 
 /// Named parameter sets.
@@ -104,6 +186,13 @@ pub const PAPER: DcqcnParams = DcqcnParams {
     min_rate: BitRate::from_mbps(10),
     cnp_interval: SimDuration::from_us(50),
     rate_reduce_interval: SimDuration::ZERO,
+    clamp_tgt_rate: true,
+    clamp_tgt_rate_after_time_inc: false,
+    rate_reduce_timing: ReduceTiming::Deferred,
+    increase: IncreaseRule::Paper,
+    cnp: CnpTransport::Packet,
+    cnp_scope: CnpScope::Qp,
+    retime: true,
 };
 
 /// NVIDIA ConnectX (ConnectX-4 and later) firmware defaults, from [`NVIDIA_FIRMWARE`].
@@ -126,8 +215,25 @@ pub const PAPER: DcqcnParams = DcqcnParams {
 /// α ← (dce_tcp_g/1024)·α + (1024−dce_tcp_g)/1024 and without one α ← (dce_tcp_g/1024)·α, so
 /// the paper's g is (1024 − 1019)/1024 = 5/1024 (the formula as printed in Mellanox's
 /// community page "DCQCN Parameters", DOC-2790). `rpg_gd` = 11 with α in 10-bit fixed point
-/// makes the cut RC·(1 − α/2), the paper's. The unit of `rpg_byte_reset` is taken as bytes;
-/// the DOCA page excerpt we read did not show its unit.
+/// makes the cut RC·(1 − α/2), the paper's. `rpg_byte_reset` is in bytes (mlxconfig help:
+/// "Given in Bytes").
+///
+/// The gain has a second reading. mlxconfig's help text (Mellanox/mstflint) prints
+/// "Alpha = (cnp_received * dceTcpG) + (1 - dceTcpG) * alpha, dceTcpG is divided by 2^10",
+/// which read literally makes g = 1019/1024 (α ≈ 1 in any µs with a CNP, ≈ 0 a µs after
+/// one without). We take 5/1024 per 1 µs step because HPCC's "Mellanox version" of DCQCN
+/// (`rdma-hw.cc`, `UpdateAlphaMlx`, run.py `--cc dcqcn`) updates α every 1 µs with
+/// g = 1/256, the same order; the README shows both readings on the 2:1 all-to-all.
+///
+/// Rules (see [`ReduceTiming`], [`CnpScope`]): the target rate is clamped only on the first
+/// cut after a timer increase (`CLAMP_TGT_RATE` False, `CLAMP_TGT_RATE_AFTER_TIME_INC`
+/// True, as queried above); a CNP inside the monitor period is deferred to its end, not
+/// dropped; the CNP interval counts every CNP from the port, as mlxconfig's and upstream
+/// mlx5's texts describe it (newer firmware has a `ROCE_CC_CNP_MODERATION` setting with a
+/// per-flow mode; its default is not published). The increase machine is the paper's
+/// (timer and byte counter; mlxconfig names `rpByteStage`/`rpTimeStage` and
+/// `RPR_ACTIVE_INCREASE`/`RPR_HYPER_INCREASE`); a paced send is re-timed when the rate
+/// changes.
 pub const NVIDIA_DEFAULT: DcqcnParams = DcqcnParams {
     g: (1024 - NVIDIA_FIRMWARE.dce_tcp_g) as f64 / 1024.0,
     alpha_init: NVIDIA_FIRMWARE.initial_alpha_value as f64 / 1024.0,
@@ -140,6 +246,13 @@ pub const NVIDIA_DEFAULT: DcqcnParams = DcqcnParams {
     min_rate: BitRate::from_mbps(NVIDIA_FIRMWARE.rpg_min_rate_mbps as u64),
     cnp_interval: SimDuration::from_us(NVIDIA_FIRMWARE.min_time_between_cnps_us as u64),
     rate_reduce_interval: SimDuration::from_us(NVIDIA_FIRMWARE.rate_reduce_monitor_period_us as u64),
+    clamp_tgt_rate: NVIDIA_FIRMWARE.clamp_tgt_rate,
+    clamp_tgt_rate_after_time_inc: NVIDIA_FIRMWARE.clamp_tgt_rate_after_time_inc,
+    rate_reduce_timing: ReduceTiming::Deferred,
+    increase: IncreaseRule::Paper,
+    cnp: CnpTransport::Packet,
+    cnp_scope: CnpScope::Port,
+    retime: true,
 };
 
 /// NVIDIA's DCQCN knobs as the firmware and `mlxconfig` name and count them.
@@ -167,8 +280,12 @@ pub struct NvidiaFirmwareDcqcn {
     /// α at the first CNP, in 1/1024.
     pub initial_alpha_value: u32,
     pub rate_reduce_monitor_period_us: u32,
-    /// Notification point: at most one CNP per QP per this many µs.
+    /// Notification point: at most one CNP from the port per this many µs ([`CnpScope::Port`]).
     pub min_time_between_cnps_us: u32,
+    /// RT ← RC at every cut.
+    pub clamp_tgt_rate: bool,
+    /// RT ← RC at the first cut after a timer increase.
+    pub clamp_tgt_rate_after_time_inc: bool,
 }
 
 /// The defaults of [`NVIDIA_DEFAULT`], as the firmware holds them (sources there).
@@ -187,6 +304,8 @@ pub const NVIDIA_FIRMWARE: NvidiaFirmwareDcqcn = NvidiaFirmwareDcqcn {
     initial_alpha_value: 1023,
     rate_reduce_monitor_period_us: 4,
     min_time_between_cnps_us: 4,
+    clamp_tgt_rate: false,
+    clamp_tgt_rate_after_time_inc: true,
 };
 
 /// `--bw` default of HPCC's `simulation/run.py` (Gb/s), used by [`DcqcnPreset::HpccNs3`].
@@ -219,6 +338,14 @@ pub fn hpcc_ns3(bw_gbps: u64) -> DcqcnParams {
         min_rate: BitRate::from_mbps(1000),
         cnp_interval: SimDuration::ZERO,
         rate_reduce_interval: SimDuration::from_us(4),
+        // `CLAMP_TARGET_RATE 0` in run.py's template; the stage test is the ATI rule.
+        clamp_tgt_rate: false,
+        clamp_tgt_rate_after_time_inc: true,
+        rate_reduce_timing: ReduceTiming::Grid,
+        increase: IncreaseRule::Ns3,
+        cnp: CnpTransport::AckFlag,
+        cnp_scope: CnpScope::Qp,
+        retime: false,
     }
 }
 
