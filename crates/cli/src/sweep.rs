@@ -41,7 +41,7 @@ form their Cartesian product, the first outermost; the plot's x axis is the firs
 Shortcuts:
   incast-degree=N     the first incast traffic entry keeps its first N senders
   oversubscription=R  topology.oversubscription (leaf-spine without uplinks_per_spine)
-  dcqcn=P             roce.dcqcn.preset: off, paper or nvidia-default
+  dcqcn=P             roce.dcqcn.preset: off, paper, nvidia-default or hpcc-ns3
   pfc=on|off          roce.pfc.enabled
   headroom=V          buffer.headroom: \"auto\" or a size per lossless PG (100KB)
   ecn-kmin=V          roce.ecn[i].kmin of every ECN entry
