@@ -27,8 +27,9 @@
 //!   stores every packet, the fast-to-slow ones too. Link-level frames (PFC, IB
 //!   flow-control packets) end at the port that receives them and are never forwarded.
 //! * The ideal completion time ([`ideal_fct`]) adds, for an RDMA WRITE alone on its path:
-//!   the packets' pipeline over the hops (each hop's transmitter serves them in order)
-//!   and the way back of the last packet's ACK. It leaves out what other traffic or
+//!   the packets' pipeline over the hops (each hop's transmitter serves them in order),
+//!   on InfiniBand the flow-control packet the receiving HCA sends for the last packet's
+//!   blocks just before its ACK, and that ACK's way back. It leaves out what other traffic or
 //!   the message itself may add: queueing behind other flows, PFC pauses and waits for IB
 //!   credits, rate limits of congestion control, retransmissions, acknowledgements before
 //!   the last one that delay the last (IB: each ACK a switch forwards sends a flow-control
@@ -173,6 +174,11 @@ pub fn ideal_fct(topo: &Topology, p: &Params, path: &[PortId], size: Bytes) -> S
     let back: Vec<Hop> = path.iter().rev().map(|&port| hop(cabled(port))).collect();
     let ack = frame_of(p, Transport::Ack, Bytes(0));
     let mut at = delivered;
+    if p.tech == Tech::Infiniband {
+        // The HCA returns the last packet's credits first: `Sim::ib_receive` sends the
+        // flow-control packet before the responder queues its ACK behind it.
+        at += back[0].transit(Bytes(ib::FCP), false).busy;
+    }
     for hop in &back {
         at += hop.transit(ack, true).ready;
     }
