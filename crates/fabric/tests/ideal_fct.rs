@@ -25,7 +25,7 @@ fabric_link = { speed = "400Gbps", cable = "20m" }
 const SWITCH_LATENCY: &str = "250ns";
 
 /// A 1 MB message h0 -> h8 alone on a RoCEv2 fabric (DCQCN off).
-fn roce_alone(topology: &str, forwarding: &str) -> fabric::report::Report {
+fn roce_alone(topology: &str, forwarding: &str) -> fabric::World {
     let s = scenario(
         topology,
         &format!("forwarding = \"{forwarding}\"\ndcqcn = {{ preset = \"off\" }}"),
@@ -33,11 +33,11 @@ fn roce_alone(topology: &str, forwarding: &str) -> fabric::report::Report {
         "[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 8\nsize = \"1MB\"\nat = \"1us\"\ndscp = 26\n",
     )
     .replace("switch_latency = \"0ns\"", &format!("switch_latency = \"{SWITCH_LATENCY}\""));
-    load(&s).run(false).1
+    load(&s)
 }
 
 /// A 1 MB message h0 -> h8 alone on an InfiniBand fabric, one ACK per message.
-fn ib_alone(topology: &str, forwarding: &str) -> fabric::report::Report {
+fn ib_alone(topology: &str, forwarding: &str) -> fabric::World {
     let s = ib_scenario(
         topology,
         &[
@@ -47,11 +47,12 @@ fn ib_alone(topology: &str, forwarding: &str) -> fabric::report::Report {
         ],
         "[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 8\nsize = \"1MB\"\nat = \"1us\"\nsl = 0\n",
     );
-    load(&s).run(false).1
+    load(&s)
 }
 
-/// The one flow of `r` completed in exactly its ideal time; returns that time.
-fn assert_ideal(r: &fabric::report::Report) -> u64 {
+/// The one flow of `w` completes in exactly its ideal time; returns that time.
+fn assert_ideal(w: &fabric::World) -> u64 {
+    let (_, r) = w.run(false);
     assert_eq!(r.flows.completed, 1);
     assert_eq!(r.totals.drops, 0);
     let f = &r.flow_records[0];
@@ -136,4 +137,62 @@ fn roce_mixed_speed_cut_through_closed_form() {
         assert_ideal(&roce_alone(MIXED_SPEEDS, "cut-through")),
         data + ack
     );
+}
+
+/// Which switches cut through: in cut-through mode the spines (all ports at 400 Gb/s)
+/// but not the leaves (100 and 400 Gb/s) of the mixed-speed fabric, every switch of the
+/// one-speed fabric; none in store-and-forward mode.
+#[test]
+fn only_switches_whose_ports_run_at_one_speed_cut_through() {
+    let cuts = |w: &fabric::World, name: &str| {
+        let node = w
+            .topo
+            .nodes
+            .iter()
+            .position(|n| n.name == name)
+            .expect("node");
+        fabric::timing::cuts_through(&w.topo, &w.params, fabric::topology::NodeId(node as u32))
+    };
+    for w in [
+        roce_alone(MIXED_SPEEDS, "cut-through"),
+        ib_alone(MIXED_SPEEDS, "cut-through"),
+    ] {
+        assert_eq!(
+            [
+                cuts(&w, "leaf0"),
+                cuts(&w, "leaf1"),
+                cuts(&w, "spine0"),
+                cuts(&w, "spine1")
+            ],
+            [false, false, true, true]
+        );
+    }
+    for w in [
+        roce_alone(LEAF_SPINE, "cut-through"),
+        ib_alone(LEAF_SPINE, "cut-through"),
+    ] {
+        assert_eq!(
+            [
+                cuts(&w, "leaf0"),
+                cuts(&w, "leaf1"),
+                cuts(&w, "spine0"),
+                cuts(&w, "spine1")
+            ],
+            [true; 4]
+        );
+    }
+    for w in [
+        roce_alone(LEAF_SPINE, "store-and-forward"),
+        ib_alone(MIXED_SPEEDS, "store-and-forward"),
+    ] {
+        assert_eq!(
+            [
+                cuts(&w, "leaf0"),
+                cuts(&w, "leaf1"),
+                cuts(&w, "spine0"),
+                cuts(&w, "spine1")
+            ],
+            [false; 4]
+        );
+    }
 }
