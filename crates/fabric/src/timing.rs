@@ -21,20 +21,20 @@
 //!   after the preamble/SFD (Ethernet) or start delimiter (IB) are in (the 64-byte
 //!   "fragment-free" cut-through of Ethernet switches). A packet shorter than that is
 //!   forwarded whole. Switches cannot cut through from a slower port to a faster one (the
-//!   egress would run out of data): Extreme Networks, ExtremeXOS User Guide, "Default
+//!   egress would run out of data): Extreme Networks, ExtremeXOS 22 User Guide, "Default
 //!   Switching Mode", says so and lets equal-speed and fast-to-slow pairs cut through.
 //!   fabriclab decides per switch, not per port pair: a switch whose ports mix speeds
 //!   stores every packet, the fast-to-slow ones too. Link-level frames (PFC, IB
 //!   flow-control packets) end at the port that receives them and are never forwarded.
-//! * The ideal completion time ([`ideal_fct`]) adds, for an RDMA WRITE alone on its path:
-//!   the packets' pipeline over the hops (each hop's transmitter serves them in order),
-//!   on InfiniBand the flow-control packet the receiving HCA sends for the last packet's
-//!   blocks just before its ACK, and that ACK's way back. It leaves out what other traffic or
-//!   the message itself may add: queueing behind other flows, PFC pauses and waits for IB
-//!   credits, rate limits of congestion control, retransmissions, acknowledgements before
-//!   the last one that delay the last (IB: each ACK a switch forwards sends a flow-control
-//!   packet towards the receiver, on the data's links), and an ACK path that differs from
-//!   the reverse of the data path (it is taken to be the same links, backwards).
+//! * The ideal completion time ([`ideal_fct`]) adds, for an RDMA WRITE alone on its
+//!   path: the packets' pipeline over the hops (each hop's transmitter serves them in
+//!   order), on InfiniBand the flow-control packet the receiving HCA sends for the last
+//!   packet's blocks just before its ACK, and that ACK's way back. It leaves out what
+//!   other traffic or the message itself may add: queueing behind other flows, PFC pauses
+//!   and waits for IB credits, rate limits of congestion control, retransmissions,
+//!   acknowledgements before the last one that delay it (on IB each ACK a switch forwards
+//!   sends a flow-control packet towards the receiver, on the data's links), and an ACK
+//!   that returns by other links than the data's (it is taken to retrace them).
 
 use model::frame::{roce_frame, segments, wire, Transport};
 use model::ib;

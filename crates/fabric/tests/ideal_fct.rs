@@ -10,16 +10,13 @@
 mod common;
 use common::*;
 
-/// Hosts at 100 Gb/s, leaves to spines at 400 Gb/s: leaf ports run at two speeds.
-const MIXED_SPEEDS: &str = r#"
-[topology]
-kind = "leaf-spine"
-leaves = 2
-spines = 2
-hosts_per_leaf = 8
-host_link = { speed = "100Gbps", cable = "3m" }
-fabric_link = { speed = "400Gbps", cable = "20m" }
-"#;
+/// [`LEAF_SPINE`] with the leaves' uplinks at 400 Gb/s: hosts stay at 100 Gb/s, so
+/// leaf ports run at two speeds.
+fn mixed_speeds() -> String {
+    let fabric_100g = r#"fabric_link = { speed = "100Gbps""#;
+    assert!(LEAF_SPINE.contains(fabric_100g));
+    LEAF_SPINE.replace(fabric_100g, r#"fabric_link = { speed = "400Gbps""#)
+}
 
 /// Switch pipeline latency in these scenarios, so that it counts on every switch hop.
 const SWITCH_LATENCY: &str = "250ns";
@@ -63,22 +60,22 @@ fn assert_ideal(w: &fabric::World) -> u64 {
 
 #[test]
 fn roce_cut_through_mixed_speeds_alone_is_ideal() {
-    assert_ideal(&roce_alone(MIXED_SPEEDS, "cut-through"));
+    assert_ideal(&roce_alone(&mixed_speeds(), "cut-through"));
 }
 
 #[test]
 fn roce_store_and_forward_mixed_speeds_alone_is_ideal() {
-    assert_ideal(&roce_alone(MIXED_SPEEDS, "store-and-forward"));
+    assert_ideal(&roce_alone(&mixed_speeds(), "store-and-forward"));
 }
 
 #[test]
 fn ib_cut_through_mixed_speeds_alone_is_ideal() {
-    assert_ideal(&ib_alone(MIXED_SPEEDS, "cut-through"));
+    assert_ideal(&ib_alone(&mixed_speeds(), "cut-through"));
 }
 
 #[test]
 fn ib_store_and_forward_mixed_speeds_alone_is_ideal() {
-    assert_ideal(&ib_alone(MIXED_SPEEDS, "store-and-forward"));
+    assert_ideal(&ib_alone(&mixed_speeds(), "store-and-forward"));
 }
 
 #[test]
@@ -134,7 +131,7 @@ fn roce_mixed_speed_cut_through_closed_form() {
         + PROP_ONE_WAY
         + 3 * LATENCY;
     assert_eq!(
-        assert_ideal(&roce_alone(MIXED_SPEEDS, "cut-through")),
+        assert_ideal(&roce_alone(&mixed_speeds(), "cut-through")),
         data + ack
     );
 }
@@ -154,8 +151,8 @@ fn only_switches_whose_ports_run_at_one_speed_cut_through() {
         fabric::timing::cuts_through(&w.topo, &w.params, fabric::topology::NodeId(node as u32))
     };
     for w in [
-        roce_alone(MIXED_SPEEDS, "cut-through"),
-        ib_alone(MIXED_SPEEDS, "cut-through"),
+        roce_alone(&mixed_speeds(), "cut-through"),
+        ib_alone(&mixed_speeds(), "cut-through"),
     ] {
         assert_eq!(
             [
@@ -183,7 +180,7 @@ fn only_switches_whose_ports_run_at_one_speed_cut_through() {
     }
     for w in [
         roce_alone(LEAF_SPINE, "store-and-forward"),
-        ib_alone(MIXED_SPEEDS, "store-and-forward"),
+        ib_alone(&mixed_speeds(), "store-and-forward"),
     ] {
         assert_eq!(
             [
