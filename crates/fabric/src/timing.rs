@@ -142,9 +142,9 @@ impl Hop {
 
 /// Completion time of a `size`-byte RDMA WRITE alone on `path` (the egress ports its
 /// packets leave by, from the sender's NIC to the last switch): from the post until the
-/// ACK of its last packet is back at the sender, by the rules of this module. Exact for
-/// the simulator when nothing else shares the path and one ACK covers the message (see
-/// the module doc for what it leaves out).
+/// ACK of its last packet is back at the sender, by the rules of this module. The
+/// simulator's completion time equals it when nothing else shares the path and, on
+/// InfiniBand, one ACK covers the message (the module doc says what it leaves out).
 pub fn ideal_fct(topo: &Topology, p: &Params, path: &[PortId], size: Bytes) -> SimDuration {
     let cabled = |port: PortId| topo.port(port).peer.expect("a path runs over cabled ports");
     let hop = |port: PortId| Hop::out_of(topo, p, port).expect("a path runs over cabled ports");
