@@ -16,6 +16,7 @@ pub mod sharp;
 pub mod sim;
 pub mod stats;
 pub mod subnet_manager;
+pub mod timing;
 pub mod topofile;
 pub mod topology;
 pub mod variant;

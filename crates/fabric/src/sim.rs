@@ -7,8 +7,10 @@
 //! * A link is a FIFO in each direction. A port serialises one frame at a time at line
 //!   rate, counting preamble, SFD and inter-frame gap; the frame reaches the peer after the
 //!   cable's propagation delay (plus the switch pipeline latency when the peer is a
-//!   switch). A link keeps its frames in flight in its own FIFO and has at most one event
-//!   in the global queue.
+//!   switch); a switch whose ports all run at one speed may forward cut-through. These
+//!   per-hop rules are `timing`'s, which the reports' ideal completion times share. A
+//!   link keeps its frames in flight in its own FIFO and has at most one event in the
+//!   global queue.
 //! * PFC frames (IEEE 802.1Qbb) are inserted at the next frame boundary, ahead of any
 //!   queued data; they are never paused and take no buffer. A received pause takes effect
 //!   after the configured response time; a port that is already sending finishes the frame.
@@ -54,15 +56,16 @@
 use std::collections::VecDeque;
 
 use engine::{EventQueue, Rng};
-use model::frame::{roce_frame, segments, wire, Transport, PFC_FRAME};
+use model::frame::{segments, Transport, PFC_FRAME};
 use model::ib;
 use units::{serialization, BitRate, Bytes, SimDuration, SimTime};
 
 use crate::dcqcn::{paced_next_tx, Dcqcn};
+use crate::params::{EcnMarking, FlowSpec, Params, Resume, Sched, Tech, Trigger};
 use model::dcqcn::{CnpScope, CnpTransport};
-use crate::params::{EcnMarking, FlowSpec, Forwarding, Params, Resume, Sched, Tech, Trigger};
 use crate::routing::{Lft, Routes};
 use crate::stats::{Deadlock, DropCause, FlowRecord, Stats};
+use crate::timing::{frame_of, wire_of, Hop};
 use crate::topology::{NodeId, NodeKind, PortId, Topology};
 
 const NONE: u32 = u32::MAX;
@@ -338,7 +341,8 @@ struct PortState {
     /// Bytes queued at this egress (all classes), and when that last changed.
     qtotal: u64,
     q_changed: u64,
-    /// Cable propagation delay, plus the pipeline latency when the peer is a switch.
+    /// Cable propagation delay, plus the pipeline latency when the peer is a switch
+    /// ([`Hop::delay`]).
     delay: u64,
     rate: u64,
     /// Frames on the link, oldest first (a list through `Packet::next`).
@@ -694,16 +698,6 @@ impl Sim {
             .iter()
             .map(|pt| if pt.rate.0 > 0 { model::headroom::quantum(pt.rate).ps() } else { 0 })
             .collect();
-        let cut_through: Vec<bool> = topo
-            .nodes
-            .iter()
-            .map(|n| {
-                p.forwarding == Forwarding::CutThrough && n.kind == NodeKind::Switch && {
-                    let r = topo.ports[n.first_port as usize].rate;
-                    (n.first_port..n.first_port + n.nports).all(|pi| topo.ports[pi as usize].rate == r || topo.is_aggregator_port(PortId(pi)))
-                }
-            })
-            .collect();
         let owner = |n: NodeId| match topo.node(n).kind {
             NodeKind::Switch => (n.0, true),
             NodeKind::Nic { ep, .. } | NodeKind::Aggregator { ep, .. } => (ep, false),
@@ -711,21 +705,21 @@ impl Sim {
         let ports: Vec<PortState> = topo
             .ports
             .iter()
-            .map(|pt| {
+            .enumerate()
+            .map(|(pi, pt)| {
                 let (own, sw) = owner(pt.node);
                 let mut flags = if sw { P_SWITCH } else { 0 };
                 let (mut peer, mut peer_owner, mut delay) = (NONE, NONE, pt.prop.ps());
-                if let Some(pp) = pt.peer {
-                    let pn = topo.ports[pp.0 as usize].node;
-                    let (po, psw) = owner(pn);
+                if let (Some(pp), Some(hop)) = (pt.peer, Hop::out_of(&topo, &p, PortId(pi as u32))) {
+                    let (po, psw) = owner(topo.ports[pp.0 as usize].node);
                     peer = pp.0;
                     peer_owner = po;
+                    delay = hop.delay.ps();
                     if psw {
                         flags |= P_PEER_SWITCH;
-                        delay += p.switch_latency.ps();
-                        if cut_through[pn.0 as usize] {
-                            flags |= P_PEER_CUT_THROUGH;
-                        }
+                    }
+                    if hop.cut_through {
+                        flags |= P_PEER_CUT_THROUGH;
                     }
                 }
                 PortState {
@@ -751,10 +745,7 @@ impl Sim {
         let strict_mask = mask(|s| s == Sched::Strict);
         let weighted_mask = mask(|s| matches!(s, Sched::Weighted(_)));
         // Packets carry frame and payload sizes as u16 (path MTUs are at most 4096 B).
-        let max_frame = match &p.ib {
-            None => roce_frame(p.encap, Transport::WriteFirst, p.mtu).0,
-            Some(ibc) => ib::ib_packet(ibc.grh, Transport::WriteFirst, p.mtu).0,
-        };
+        let max_frame = frame_of(&p, Transport::WriteFirst, p.mtu).0;
         assert!(max_frame <= u16::MAX as u64, "MTU {} too large for the packet model", p.mtu.0);
         let nics = topo
             .endpoints
@@ -1051,15 +1042,14 @@ impl Sim {
         let pi = port as usize;
         let ps = &self.ports[pi];
         assert!(ps.peer != NONE, "send on an uncabled port");
-        let rate = BitRate(ps.rate);
-        let dur = serialization(self.wire_of(frame_bytes), rate).ps();
-        let mut arrive = now + ps.delay + dur;
-        if ps.flags & P_PEER_CUT_THROUGH != 0 && pkt {
-            // Headers (the first 64 bytes, after the preamble/SFD or start delimiter)
-            // suffice to start forwarding.
-            let hdr = serialization(self.cut_through_header(), rate).ps();
-            arrive = now + ps.delay + hdr.min(dur);
-        }
+        let hop = Hop {
+            tech: self.p.tech,
+            rate: BitRate(ps.rate),
+            delay: SimDuration(ps.delay),
+            cut_through: ps.flags & P_PEER_CUT_THROUGH != 0,
+        };
+        let transit = hop.transit(Bytes(frame_bytes), pkt);
+        let (dur, arrive) = (transit.busy.ps(), now + transit.ready.ps());
         self.pkts[id as usize].next = NONE;
         let ps = &mut self.ports[pi];
         ps.busy = true;
@@ -1079,32 +1069,6 @@ impl Sim {
         st.tx_frames += 1;
         st.tx_bytes += frame_bytes;
         st.busy_ps += dur;
-    }
-
-    /// Link time of a frame or packet: Ethernet adds preamble, SFD and the inter-frame gap
-    /// (and pads to 64 bytes); InfiniBand adds its delimiters and idle.
-    #[inline]
-    pub fn wire_of(&self, frame: u64) -> Bytes {
-        match self.p.tech {
-            Tech::Roce => wire(Bytes(frame)),
-            Tech::Infiniband => ib::ib_wire(Bytes(frame)),
-        }
-    }
-
-    /// What a cut-through switch must have received before it forwards: the first 64 bytes
-    /// of the frame, after the preamble/SFD (Ethernet) or the start delimiter (IB).
-    pub fn cut_through_header(&self) -> Bytes {
-        let lead = if self.p.tech == Tech::Roce { model::frame::PREAMBLE_SFD } else { ib::IB_FRAMING / 2 };
-        Bytes(lead + 64)
-    }
-
-    /// Frame (RoCEv2: MAC header to FCS) or packet (IB: LRH to VCRC) bytes.
-    #[inline]
-    pub fn frame_of(&self, t: Transport, payload: u64) -> u32 {
-        match &self.p.ib {
-            None => roce_frame(self.p.encap, t, Bytes(payload)).0 as u32,
-            Some(ibc) => ib::ib_packet(ibc.grh, t, Bytes(payload)).0 as u32,
-        }
     }
 
     fn on_arrive(&mut self, now: u64, port: u32) {
@@ -1958,7 +1922,7 @@ impl Sim {
             tc,
             in_pg: 0,
             flags: 0,
-            frame: self.frame_of(t, 0) as u16,
+            frame: frame_of(&self.p, t, Bytes(0)).0 as u16,
             payload: 0,
             qp,
             psn,
@@ -2085,12 +2049,11 @@ impl Sim {
         let first = psn == m.first_psn;
         let payload = if psn == m.first_psn + m.npkts - 1 { m.last_payload as u64 } else { self.p.mtu.0 };
         let t = if first { Transport::WriteFirst } else { Transport::WriteRest };
-        self.may_send(pi, qp.tc as usize, self.frame_of(t, payload), 0).is_ok()
+        self.may_send(pi, qp.tc as usize, frame_of(&self.p, t, Bytes(payload)).0 as u32, 0).is_ok()
     }
 
     fn build_data(&mut self, now: u64, qpi: u32) -> u32 {
         let mtu = self.p.mtu.0 as u32;
-        let encap = self.p.encap;
         let qp = &mut self.qps[qpi as usize];
         let psn = qp.snd_nxt;
         let m = msg_at(&qp.msgs, psn);
@@ -2098,18 +2061,12 @@ impl Sim {
         let last = psn == m.first_psn + m.npkts - 1;
         let payload = if last { m.last_payload } else { mtu };
         let t = if first { Transport::WriteFirst } else { Transport::WriteRest };
-        let frame = match &self.p.ib {
-            None => roce_frame(encap, t, Bytes(payload as u64)).0 as u32,
-            Some(ibc) => ib::ib_packet(ibc.grh, t, Bytes(payload as u64)).0 as u32,
-        };
+        let frame = frame_of(&self.p, t, Bytes(payload as u64)).0 as u32;
         qp.snd_nxt += 1;
         let retx = psn < qp.max_sent;
         qp.max_sent = qp.max_sent.max(psn + 1);
         let line = self.nics[qp.src as usize].line_bps;
-        let w = match self.p.tech {
-            Tech::Roce => wire(Bytes(frame as u64)),
-            Tech::Infiniband => ib::ib_wire(Bytes(frame as u64)),
-        };
+        let w = wire_of(self.p.tech, Bytes(frame as u64));
         if let (Some(cc), Some((_, d))) = (qp.cc.as_mut(), self.p.dcqcn.as_ref()) {
             cc.on_sent(w.0, d);
             qp.last_tx = now;

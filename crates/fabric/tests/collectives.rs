@@ -44,7 +44,7 @@ fn ring_all_reduce_busbw_is_within_3_percent_of_the_link_payload_rate() {
         lossless(s);
         let c = &s.report.collectives[0];
         // The bound from first principles: 100 Gb/s × 4096 / wire bytes of a 4096 B packet.
-        let wire = s.world.params.mtu.0 as f64 / fabric::report::payload_efficiency_of(&s.world);
+        let wire = s.world.params.mtu.0 as f64 / fabric::report::payload_efficiency(&s.world.params);
         let bound = 100e9 / 8.0 * 4096.0 / wire / 1e9;
         assert!((c.busbw_bound_gbs - bound).abs() < 1e-9);
         assert!(c.busbw_gbs <= bound, "{:?}: busbw {} above the bound {bound}", s.report.fabric, c.busbw_gbs);
