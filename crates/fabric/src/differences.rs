@@ -145,13 +145,10 @@ pub fn differences(ib: &World, roce: &World, ib_from_defaults: bool) -> Vec<Diff
     let life = |d: Option<units::SimDuration>| d.map_or("infinite".to_string(), |d| d.to_string());
     add(
         "stuck-queue containment",
-        format!(
-            "head-of-queue lifetime {} (leaf {}), VL stall after {} discards",
-            life(ibp.hoq_lifetime),
-            life(ibp.leaf_hoq_lifetime),
-            ibp.vl_stall_count
-        ),
-        q.pfc.watchdog.map_or("none (no PFC watchdog)".into(), |w| format!("PFC watchdog: detection {}, restoration {}, {:?}", w.detection, w.restoration, w.action)),
+        format!("head-of-queue lifetime {} (leaf {}), VL stall after {} discards", life(ibp.hoq_lifetime), life(ibp.leaf_hoq_lifetime), ibp.vl_stall_count),
+        q.pfc
+            .watchdog
+            .map_or("none (no PFC watchdog)".into(), |w| format!("PFC watchdog: detection {}, restoration {}, {:?}", w.detection, w.restoration, w.action)),
         format!(
             "InfiniBand switches discard what waits too long (IBTA Vol. 1 §18.2.5.4, OpenSM's lifetimes); a RoCEv2 switch needs a PFC watchdog \
              (SONiC pfcwd, [roce.pfc] watchdog). InfiniBand: {ib_origin}"

@@ -184,11 +184,7 @@ pub fn roce(switch: Option<EthernetSwitch>, rate: BitRate) -> Result<SwitchLaten
         ));
     };
     let ib = infiniband(g);
-    Ok(SwitchLatency {
-        latency: ib.latency,
-        source: format!("{why}; same as InfiniBand: {}", ib.source),
-        same_as_infiniband: true,
-    })
+    Ok(SwitchLatency { latency: ib.latency, source: format!("{why}; same as InfiniBand: {}", ib.source), same_as_infiniband: true })
 }
 
 #[cfg(test)]
