@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::config::{ConfigError, World};
+use crate::differences::Difference;
 use crate::params::Tech;
 use crate::report::{self, Report};
 use crate::stats::Stats;
@@ -33,6 +34,9 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     /// What the models leave out that matters to this comparison.
     pub limitations: Vec<String>,
+    /// Every setting the two sides ran with differently (defaults filled by `compare`
+    /// included), with its reason ([`crate::differences`]).
+    pub differing_defaults: Vec<Difference>,
     pub infiniband: Report,
     pub roce: Report,
 }
@@ -75,11 +79,13 @@ pub fn run(file: &str, src: &str, sample: bool) -> Result<(Comparison, Side, Sid
         let r = simulate(roce);
         (h.join().expect("the InfiniBand run panicked"), r)
     });
+    let ib_from_defaults = !crate::variant::sections(src).is_ok_and(|(_, ib)| ib);
     let cmp = Comparison {
         scenario: roce.report.scenario.clone(),
         seed: roce.report.seed,
         rows: rows(&ib, &roce),
         limitations: LIMITATIONS.iter().map(|s| s.to_string()).collect(),
+        differing_defaults: crate::differences::differences(&ib.world, &roce.world, ib_from_defaults),
         infiniband: ib.report.clone(),
         roce: roce.report.clone(),
     };
@@ -210,6 +216,7 @@ pub fn text(c: &Comparison) -> String {
         let label = if r.unit.is_empty() { r.metric.clone() } else { format!("{} ({})", r.metric, r.unit) };
         let _ = writeln!(s, "{:<w$} {:>16} {:>16}", label, cell(r.infiniband, &r.unit), cell(r.roce, &r.unit));
     }
+    let _ = write!(s, "\n{}", crate::differences::text(&c.differing_defaults));
     let _ = writeln!(s, "\nlimitations:");
     for l in &c.limitations {
         let _ = writeln!(s, "  - {l}");

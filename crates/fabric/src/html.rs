@@ -113,7 +113,19 @@ pub fn compare_page(cmp: &Comparison, ib: &Side, roce: &Side) -> String {
             cell(r.roce, &r.unit)
         );
     }
-    s.push_str("</tbody>\n</table>\n<h3>Limitations</h3>\n<ul class=\"small\">\n");
+    s.push_str("</tbody>\n</table>\n");
+    if !cmp.differing_defaults.is_empty() {
+        s.push_str("<h3>Settings that differ between the sides</h3>\n<table class=\"cmp small\">\n<thead><tr><th>setting</th>");
+        for f in &fabrics {
+            let _ = write!(s, "<th class=\"{}\">{}</th>", f.key, f.name);
+        }
+        s.push_str("<th>why</th></tr></thead>\n<tbody>\n");
+        for d in &cmp.differing_defaults {
+            let _ = writeln!(s, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", esc(&d.parameter), esc(&d.infiniband), esc(&d.roce), esc(&d.reason));
+        }
+        s.push_str("</tbody>\n</table>\n");
+    }
+    s.push_str("<h3>Limitations</h3>\n<ul class=\"small\">\n");
     for l in &cmp.limitations {
         let _ = writeln!(s, "<li>{}</li>", esc(l));
     }

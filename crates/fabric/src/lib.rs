@@ -6,6 +6,7 @@ pub mod compare;
 pub mod config;
 pub mod control;
 pub mod dcqcn;
+pub mod differences;
 pub mod driver;
 pub mod html;
 pub mod ibcc;

@@ -14,3 +14,4 @@ pub mod headroom;
 pub mod ib;
 pub mod sonic;
 pub mod sizing;
+pub mod switch_latency;

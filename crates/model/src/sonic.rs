@@ -115,6 +115,23 @@ impl Spectrum {
         Spectrum::Spectrum6,
     ];
 
+    /// "spectrum-1" .. "spectrum-6", as scenario files and `plan roce --asic` name them.
+    pub fn name(self) -> &'static str {
+        match self {
+            Spectrum::Spectrum1 => "spectrum-1",
+            Spectrum::Spectrum2 => "spectrum-2",
+            Spectrum::Spectrum3 => "spectrum-3",
+            Spectrum::Spectrum4 => "spectrum-4",
+            Spectrum::Spectrum5 => "spectrum-5",
+            Spectrum::Spectrum6 => "spectrum-6",
+        }
+    }
+
+    /// The generation [`Self::name`] names.
+    pub fn from_name(s: &str) -> Option<Spectrum> {
+        Spectrum::ALL.into_iter().find(|g| g.name() == s)
+    }
+
     /// The ASIC name in the STATE_DB `ASIC_TABLE` key.
     pub fn asic_table_key(self) -> &'static str {
         match self {

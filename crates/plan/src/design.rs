@@ -1102,7 +1102,8 @@ pub fn scenario(d: &Design, tech: Technology, command: &str) -> Result<String, D
         "# Cable lengths ({HOST_CABLE} host, {LEAF_SPINE_CABLE} leaf-spine, {SPINE_CORE_CABLE} spine-core) are placeholders: they set propagation"
     );
     let _ = writeln!(s, "# delay and PFC headroom; put your floor plan's. [roce], [buffer] and [infiniband] are those of");
-    let _ = writeln!(s, "# examples/allreduce-compare.toml (NVIDIA's RoCE defaults, a generic 64 MiB shared buffer).");
+    let _ = writeln!(s, "# examples/allreduce-compare.toml (NVIDIA's RoCE defaults, a generic 64 MiB shared buffer), except");
+    let _ = writeln!(s, "# that no Ethernet switch is named unless the speed needs one (see [roce] switch_latency).");
     if !ib_speed {
         let _ = writeln!(s, "# No [infiniband]: {} is not an InfiniBand speed, so `compare` fills its stated defaults.", i.speed);
     }
@@ -1118,7 +1119,7 @@ pub fn scenario(d: &Design, tech: Technology, command: &str) -> Result<String, D
     };
     let _ = writeln!(s, "[scenario]\nname = \"{name}\"\nseed = 1\ntechnology = \"{tech_name}\"\n");
     s.push_str(&topology);
-    s.push_str(ROCE);
+    s.push_str(&ROCE.replace("SWITCH_LATENCY\n", &roce_switch_latency(i.speed)));
     if ib_speed {
         // OpenSM's ftree needs at least two switch levels; minhop is what it falls back to.
         let routing = if c.tiers == 1 {
@@ -1233,7 +1234,7 @@ cnp_dscp = 48
 timeout = 14
 retry_cnt = 7
 forwarding = "cut-through"
-switch_latency = "0ns"
+SWITCH_LATENCY
 pfc = { enabled = true, quanta = 65535, refresh = "auto", response = "auto" }
 ecn = [{ queue = 3, kmin = "150KB", kmax = "1500KB", pmax = 0.1 }]
 dcqcn = { preset = "nvidia-default" }
@@ -1247,6 +1248,36 @@ headroom = "auto"
 xoff = "dynamic"
 xon_offset = "auto"
 "#;
+
+/// The `[roce]` switch latency lines: `auto` and what it resolves to at `speed`
+/// (`model::switch_latency::roce`), with its source as a comment. At a speed InfiniBand
+/// lacks there is no InfiniBand figure to share, so the file names Spectrum-1 (10 to
+/// 100 GbE) or, faster, Spectrum-2, the generations with a published figure, and says so.
+fn roce_switch_latency(speed: BitRate) -> String {
+    use model::switch_latency::{roce, EthernetSwitch};
+    let (switch, l) = match roce(None, speed) {
+        Ok(l) => (None, l),
+        Err(_) => {
+            let name = if speed <= BitRate::from_gbps(100) { "spectrum-1" } else { "spectrum-2" };
+            let s = EthernetSwitch::from_name(name).expect("a known name");
+            (Some(name), roce(Some(s), speed).expect("a published figure"))
+        }
+    };
+    let mut out = String::new();
+    match switch {
+        None => {
+            let _ = writeln!(out, "# switch_latency \"auto\" = {}: {}.", l.latency, l.source);
+            let _ = writeln!(out, "# Name the Ethernet switch (`switch = \"spectrum-4\"`, \"tomahawk-5\", ...) to use its published figure where one exists.");
+        }
+        Some(name) => {
+            let _ = writeln!(out, "# {speed} has no InfiniBand generation to share a figure with: {name} is named for its published one");
+            let _ = writeln!(out, "# ({}); name your switch instead.", l.source);
+            let _ = writeln!(out, "switch = \"{name}\"");
+        }
+    }
+    let _ = writeln!(out, "switch_latency = \"auto\"");
+    out
+}
 
 const INFINIBAND: &str = r#"
 [infiniband]

@@ -250,8 +250,8 @@ pub fn validate(c: &RoceConfig) -> Result<RoceInput, InputError> {
         }
         "sonic" => {
             let a = need("asic", c.asic.as_deref(), "spectrum-1 .. spectrum-6 for the sonic model")?;
-            let g = a.strip_prefix("spectrum-").and_then(|n| n.parse::<usize>().ok()).and_then(|n| n.checked_sub(1)).and_then(|n| Spectrum::ALL.get(n));
-            HeadroomModel::Sonic(*g.ok_or_else(|| InputError { field: "asic".into(), msg: format!("`{a}`: expected spectrum-1 .. spectrum-6") })?)
+            let g = Spectrum::from_name(a).ok_or_else(|| InputError { field: "asic".into(), msg: format!("`{a}`: expected spectrum-1 .. spectrum-6") })?;
+            HeadroomModel::Sonic(g)
         }
         o => return err("model", format!("`{o}`: expected ieee or sonic")),
     };
