@@ -18,7 +18,7 @@
 use serde::Serialize;
 
 use crate::config::{Auto, World};
-use crate::report::payload_efficiency_of;
+use crate::report::payload_efficiency;
 
 /// One setting the two sides of a comparison ran with differently.
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -51,7 +51,7 @@ pub fn differences(ib: &World, roce: &World, ib_from_defaults: bool) -> Vec<Diff
         add("path MTU", p.mtu.to_string(), q.mtu.to_string(), format!("InfiniBand: {ib_origin}; RoCEv2: the file's [roce]"));
     }
     let wire = |w: &World| {
-        let e = payload_efficiency_of(w);
+        let e = payload_efficiency(&w.params);
         let bytes = (w.params.mtu.0 as f64 / e).round();
         format!("{bytes} B per {} B payload ({:.2} %)", w.params.mtu.0, 100.0 * e)
     };
