@@ -73,15 +73,7 @@ sample_period = "10us"
 /// A 16→1 incast of 1 MB across the spines (the `roce-incast` example's shape) with the
 /// given DCQCN table and `[roce]` extras.
 fn incast(dcqcn: &str, extra: &str) -> (fabric::World, fabric::report::Report) {
-    let topo = r#"
-[topology]
-kind = "leaf-spine"
-leaves = 4
-spines = 2
-hosts_per_leaf = 8
-host_link = { speed = "100Gbps", cable = "3m" }
-fabric_link = { speed = "100Gbps", cable = "20m" }
-"#;
+    let topo = LEAF_SPINE.replace("leaves = 2", "leaves = 4");
     let roce = format!(
         "forwarding = \"store-and-forward\"\necn = [{{ queue = 3, kmin = \"150KB\", kmax = \"1500KB\", pmax = 0.1 }}]\ndcqcn = {dcqcn}\n{extra}"
     );
@@ -93,7 +85,7 @@ senders = [8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23]
 size = "1MB"
 dscp = 26
 "#;
-    let w = load(&scenario(topo, &roce, BUFFER, traffic));
+    let w = load(&scenario(&topo, &roce, BUFFER, traffic));
     let r = w.run(false).1;
     assert_eq!(r.totals.drops, 0);
     assert_eq!(r.flows.failed, 0);
