@@ -625,7 +625,9 @@ pub struct Sim {
 
 impl Sim {
     /// Builds the world. `headroom` gives the headroom cells of each port (computed by the
-    /// caller, from the scenario or from the `auto` formula).
+    /// caller, from the scenario or from the `auto` formula). (Ten positional arguments:
+    /// the architecture split, issue 13, gives the simulator a compiled world instead.)
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         topo: Topology,
         p: Params,
@@ -1269,7 +1271,7 @@ impl Sim {
         let pi = port as usize;
         let x = now + self.response[pi];
         let mut wake = false;
-        for p in 0..8 {
+        for (p, &q) in quanta.iter().enumerate() {
             if mask & (1 << p) == 0 {
                 continue;
             }
@@ -1284,7 +1286,7 @@ impl Sim {
                     continue; // the watchdog ignores pause frames on a queue in storm
                 }
             }
-            let new_until = x + quanta[p] as u64 * self.quantum[pi];
+            let new_until = x + q as u64 * self.quantum[pi];
             let c = &mut self.cls[pi * 8 + p];
             let (from, until) = (c.pause_from, c.pause_until);
             let starts = from >= until || x >= until;

@@ -242,7 +242,7 @@ impl Topology {
         if leaves == 0 || spines == 0 || hosts_per_leaf == 0 || rails == 0 || uplinks == 0 {
             return Err(TopoError::Invalid("leaves, spines, hosts_per_leaf, rails and uplinks must be at least 1".into()));
         }
-        if leaves % rails != 0 {
+        if !leaves.is_multiple_of(rails) {
             return Err(TopoError::Invalid(format!(
                 "leaves ({leaves}) must be a multiple of nics_per_host ({rails}): each NIC of a host is cabled to its own leaf"
             )));
@@ -281,7 +281,7 @@ impl Topology {
     /// k-ary fat tree: k pods of k/2 edge and k/2 aggregation switches, (k/2)² cores,
     /// k³/4 hosts (Al-Fares et al., SIGCOMM 2008, §3).
     pub fn fat_tree(k: u32, host: (BitRate, SimDuration), fabric: (BitRate, SimDuration)) -> Result<Topology, TopoError> {
-        if k < 2 || k % 2 != 0 {
+        if k < 2 || !k.is_multiple_of(2) {
             return Err(TopoError::Invalid(format!("fat-tree k must be an even number ≥ 2, got {k}")));
         }
         let h = k / 2;

@@ -96,7 +96,7 @@ impl fmt::Display for SizingError {
 impl std::error::Error for SizingError {}
 
 fn check_radix(r: u32) -> Result<u64, SizingError> {
-    if r < 2 || r % 2 != 0 {
+    if r < 2 || !r.is_multiple_of(2) {
         Err(SizingError::Radix(r))
     } else {
         Ok(r as u64)
@@ -200,9 +200,9 @@ fn smallest_divisor_at_least(n: u64, min: u64) -> Option<u64> {
     let mut best: Option<u64> = None;
     let mut i = 1u64;
     while i <= n / i {
-        if n % i == 0 {
+        if n.is_multiple_of(i) {
             for d in [i, n / i] {
-                if d >= min && best.map_or(true, |b| d < b) {
+                if d >= min && best.is_none_or(|b| d < b) {
                     best = Some(d);
                 }
             }

@@ -421,7 +421,7 @@ fn finite_nonneg(x: f64, name: &'static str) -> Result<f64, SonicError> {
 
 /// Evaluates `buffer_headroom_mellanox.lua` ([`LUA_SOURCE`]) for one port.
 pub fn mellanox_headroom(inp: &DynamicHeadroomInput) -> Result<DynamicHeadroom, SonicError> {
-    if inp.speed.0 == 0 || inp.speed.0 % 1_000_000 != 0 {
+    if inp.speed.0 == 0 || !inp.speed.0.is_multiple_of(1_000_000) {
         return Err(SonicError::Speed(inp.speed));
     }
     let spp_int = inp.pattern.small_packet_percentage;

@@ -30,7 +30,8 @@ fn dgx_h100_table_4() {
 #[test]
 fn dgx_b200_table() {
     // SUs, nodes, GPUs, leaf, spine, core, node-leaf, leaf-spine, spine-core cables.
-    let rows: [(u32, u64, u64, u64, u64, u64, u64, u64, u64); 6] = [
+    type Row = (u32, u64, u64, u64, u64, u64, u64, u64, u64);
+    let rows: [Row; 6] = [
         (2, 64, 512, 16, 8, 0, 512, 512, 0),
         (4, 128, 1024, 32, 16, 0, 1024, 1024, 0),
         (8, 256, 2048, 64, 32, 0, 2048, 2048, 0),

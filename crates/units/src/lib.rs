@@ -234,7 +234,7 @@ fn fmt_scaled(f: &mut fmt::Formatter<'_>, v: u64, steps: &[(u64, &str)]) -> fmt:
         .find(|(d, _)| v >= *d)
         .copied()
         .unwrap_or(steps[0]);
-    if v % div == 0 {
+    if v.is_multiple_of(div) {
         write!(f, "{}{}", v / div, unit)
     } else {
         let prec = f.precision().unwrap_or(3);
