@@ -577,9 +577,7 @@ pub fn locate(src: &str, field: &str) -> Option<usize> {
         .position(|l| {
             // Comments do not count: a key named in one is not where the value is.
             let t = l.split('#').next().unwrap_or("").trim_start();
-            t.starts_with(key) && t[key.len()..].trim_start().starts_with('=')
-                || t.contains(&format!("{key} ="))
-                || t.starts_with(&format!("[{key}"))
+            t.starts_with(key) && t[key.len()..].trim_start().starts_with('=') || t.contains(&format!("{key} =")) || t.starts_with(&format!("[{key}"))
         })
         .map(|i| i + 1)
 }
@@ -615,8 +613,7 @@ pub fn load_str_at(file: &str, src: &str, base: &std::path::Path) -> Result<Worl
 /// Reads, parses and validates a scenario file.
 pub fn load(path: &std::path::Path) -> Result<World, ConfigError> {
     let file = path.display().to_string();
-    let src = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError { file: file.clone(), line: None, field: "-".into(), msg: format!("cannot read: {e}") })?;
+    let src = std::fs::read_to_string(path).map_err(|e| ConfigError { file: file.clone(), line: None, field: "-".into(), msg: format!("cannot read: {e}") })?;
     load_str(&file, &src)
 }
 
@@ -782,7 +779,8 @@ fn port_tables(c: &Ctx, r: &IbSection, topo: &Topology, default: &[u8; 16]) -> R
         let node = &topo.nodes[ni];
         let mut map = *default;
         for (k, &vl) in &e.map {
-            let sl: u8 = k.parse().ok().filter(|&x: &u8| x < 16).ok_or_else(|| c.err(&format!("{f}.map"), format!("key `{k}` is not a service level 0..15")))?;
+            let sl: u8 =
+                k.parse().ok().filter(|&x: &u8| x < 16).ok_or_else(|| c.err(&format!("{f}.map"), format!("key `{k}` is not a service level 0..15")))?;
             if vl >= r.data_vls {
                 return Err(c.err(&format!("{f}.map"), format!("SL {sl} maps to VL {vl}, but only VL0..VL{} are operational", r.data_vls - 1)));
             }
@@ -880,10 +878,7 @@ fn compile_ib(
     let mtu_blocks = model::ib::blocks(model::ib::ib_packet(r.grh, Transport::WriteFirst, r.mtu));
     let vl_buffer_blocks = (r.vl_buffer.0 / model::ib::BLOCK) as u32;
     if vl_buffer_blocks < mtu_blocks {
-        return Err(c.err(
-            "infiniband.vl_buffer",
-            format!("{} holds {vl_buffer_blocks} blocks of 64 B; a maximum packet needs {mtu_blocks}", r.vl_buffer),
-        ));
+        return Err(c.err("infiniband.vl_buffer", format!("{} holds {vl_buffer_blocks} blocks of 64 B; a maximum packet needs {mtu_blocks}", r.vl_buffer)));
     }
     if r.ack_every == 0 {
         return Err(c.err("infiniband.ack_every", "expected at least 1"));
@@ -897,7 +892,9 @@ fn compile_ib(
     let mut notes = vec![];
     for (pi, p) in topo.ports.iter().enumerate() {
         if p.rate.0 > 0 && model::ib::Generation::of(p.rate).is_none() && !topo.is_aggregator_port(PortId(pi as u32)) {
-            return Err(c.err("topology", format!("{} is not an InfiniBand 4x speed; expected 100Gbps (EDR), 200Gbps (HDR), 400Gbps (NDR) or 800Gbps (XDR)", p.rate)));
+            return Err(
+                c.err("topology", format!("{} is not an InfiniBand 4x speed; expected 100Gbps (EDR), 200Gbps (HDR), 400Gbps (NDR) or 800Gbps (XDR)", p.rate))
+            );
         }
     }
     let latency = match r.switch_latency {
@@ -1207,12 +1204,7 @@ fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) ->
                     d.cells
                 })
                 .collect();
-            notes.push(format!(
-                "headroom auto: IEEE 802.1Qbb worst case per port (largest {} = {} cells of {})",
-                b.cell * worst,
-                worst,
-                b.cell
-            ));
+            notes.push(format!("headroom auto: IEEE 802.1Qbb worst case per port (largest {} = {} cells of {})", b.cell * worst, worst, b.cell));
             v
         }
     };
@@ -1342,12 +1334,7 @@ fn dcqcn(c: &Ctx, d: &DcqcnCfg, topo: &Topology) -> Result<Option<(String, Dcqcn
                 }
             }
         }
-        other => {
-            return Err(c.err(
-                "roce.dcqcn.preset",
-                format!("unknown preset `{other}`; expected \"paper\", \"nvidia-default\", \"hpcc-ns3\" or \"off\""),
-            ))
-        }
+        other => return Err(c.err("roce.dcqcn.preset", format!("unknown preset `{other}`; expected \"paper\", \"nvidia-default\", \"hpcc-ns3\" or \"off\""))),
     };
     let mut name = d.preset.clone();
     let mut set = |what: &str| name.push_str(&format!(" +{what}"));
@@ -1390,22 +1377,11 @@ fn dcqcn(c: &Ctx, d: &DcqcnCfg, topo: &Topology) -> Result<Option<(String, Dcqcn
 
 fn build_topology(c: &Ctx, t: &TopologySection) -> Result<Topology, ConfigError> {
     let topo = match t {
-        TopologySection::LeafSpine {
-            leaves,
-            spines,
-            hosts_per_leaf,
-            nics_per_host,
-            uplinks_per_spine,
-            oversubscription,
-            host_link,
-            fabric_link,
-        } => {
+        TopologySection::LeafSpine { leaves, spines, hosts_per_leaf, nics_per_host, uplinks_per_spine, oversubscription, host_link, fabric_link } => {
             let h = link(c, "topology.host_link", host_link)?;
             let f = link(c, "topology.fabric_link", fabric_link)?;
             let uplinks = match (uplinks_per_spine, oversubscription) {
-                (Some(_), Some(_)) => {
-                    return Err(c.err("topology.oversubscription", "give either uplinks_per_spine or oversubscription, not both"))
-                }
+                (Some(_), Some(_)) => return Err(c.err("topology.oversubscription", "give either uplinks_per_spine or oversubscription, not both")),
                 (Some(u), None) => *u,
                 (None, None) => 1,
                 (None, Some(o)) => {
@@ -1631,7 +1607,10 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
             "misconfigured-port" => {
                 need(f.port.is_some(), "port")?;
                 if !roce {
-                    return Err(c.err(&field("kind"), "`misconfigured-port` changes PFC, headroom or the DSCP map: RoCEv2 settings (InfiniBand has none to get wrong)"));
+                    return Err(c.err(
+                        &field("kind"),
+                        "`misconfigured-port` changes PFC, headroom or the DSCP map: RoCEv2 settings (InfiniBand has none to get wrong)",
+                    ));
                 }
                 let spec = f.port.as_deref().expect("checked");
                 let pid = named_port(c, &field("port"), spec, topo)?;
@@ -1650,7 +1629,11 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
                     }
                     let cells = h.cells(params.buffer.cell);
                     let before = headroom_cells[pid.0 as usize];
-                    push(FaultKind::PortHeadroom { port: pid, cells }, Some(FaultKind::PortHeadroom { port: pid, cells: before }), format!("headroom {h} on {spec}"));
+                    push(
+                        FaultKind::PortHeadroom { port: pid, cells },
+                        Some(FaultKind::PortHeadroom { port: pid, cells: before }),
+                        format!("headroom {h} on {spec}"),
+                    );
                 } else if let Some(m) = &f.dscp_to_tc {
                     if !topo.is_switch(topo.port(pid).node) {
                         return Err(c.err(&field("dscp_to_tc"), format!("`{spec}` is a NIC port; give a switch port (the map it applies to what arrives)")));
@@ -1663,7 +1646,11 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
                         }
                         map[d as usize] = tc;
                     }
-                    push(FaultKind::PortDscpMap { port: pid, map: Some(Box::new(map)) }, Some(FaultKind::PortDscpMap { port: pid, map: None }), format!("DSCP map changed on {spec}"));
+                    push(
+                        FaultKind::PortDscpMap { port: pid, map: Some(Box::new(map)) },
+                        Some(FaultKind::PortDscpMap { port: pid, map: None }),
+                        format!("DSCP map changed on {spec}"),
+                    );
                 }
             }
             "route-override" => {
@@ -1759,8 +1746,7 @@ fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) -> Result<(
             Traffic::Background { cdf, load, hosts: which, start, duration, dscp, sl } => {
                 let dscp = class(dscp, sl)?;
                 let path = c.base.join(cdf);
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| c.err(&format!("{f}.cdf"), format!("cannot read {}: {e}", path.display())))?;
+                let text = std::fs::read_to_string(&path).map_err(|e| c.err(&format!("{f}.cdf"), format!("cannot read {}: {e}", path.display())))?;
                 let dist = workload::flowsize::Cdf::parse(&text).map_err(|e| c.err(&format!("{f}.cdf"), format!("{}: {e}", path.display())))?;
                 if !(*load > 0.0 && *load <= 1.0) {
                     return Err(c.err(&format!("{f}.load"), format!("expected a fraction of the link rate in (0, 1], got {load}")));

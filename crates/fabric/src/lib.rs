@@ -54,11 +54,7 @@ impl World {
             return Some(Box::new(control::SmControl::new(sm, fixed)));
         }
         let config::Auto::Value(delay) = delay else { unreachable!("auto needs an SM, checked when loading") };
-        Some(Box::new(sim::EcmpControl {
-            seed: self.seed,
-            delay,
-            destination_tables: self.params.tech == params::Tech::Infiniband,
-        }))
+        Some(Box::new(sim::EcmpControl { seed: self.seed, delay, destination_tables: self.params.tech == params::Tech::Infiniband }))
     }
 
     /// Runs the scenario and builds its report.

@@ -414,11 +414,7 @@ pub fn build(w: &World, sim: &Sim) -> Report {
             pfc_rx: ps.pfc_rx,
             paused_ps: ps.paused_ps,
             ecn_marks: ps.ecn_marked,
-            drops: DROP_CAUSES
-                .iter()
-                .filter(|&&c| ps.drops[c as usize] > 0)
-                .map(|&c| (cause_name(c), ps.drops[c as usize]))
-                .collect(),
+            drops: DROP_CAUSES.iter().filter(|&&c| ps.drops[c as usize] > 0).map(|&c| (cause_name(c), ps.drops[c as usize])).collect(),
             headroom_cells: sim.headroom_of(crate::topology::PortId(pi as u32)),
             peak_headroom_cells: ps.peak_headroom_cells,
             xmit_wait_ps: ps.xmit_wait_ps,
@@ -564,8 +560,7 @@ fn victims(w: &World, sim: &Sim, records: &[FlowReport]) -> VictimSummary {
     let max_frame = timing::frame_of(&w.params, Transport::WriteFirst, w.params.mtu).0;
     // Paths first: a port crossed by a single flow builds a queue only from a speed
     // change (e.g. a backlog leaving a 400G link into a 100G one) and harms no one else.
-    let paths: Vec<Option<Vec<crate::topology::PortId>>> =
-        records.iter().map(|r| flow_path(w, sim, r.flow, st.flows[r.flow as usize].src)).collect();
+    let paths: Vec<Option<Vec<crate::topology::PortId>>> = records.iter().map(|r| flow_path(w, sim, r.flow, st.flows[r.flow as usize].src)).collect();
     let mut crossing = vec![0u32; st.ports.len()];
     for p in paths.iter().flatten() {
         for q in p {
@@ -578,16 +573,12 @@ fn victims(w: &World, sim: &Sim, records: &[FlowReport]) -> VictimSummary {
     let by_nic = |pi: usize| t.ports[pi].peer.is_some_and(|q| !t.is_switch(t.ports[q.0 as usize].node));
     let root: Vec<bool> = (0..st.ports.len())
         .map(|pi| {
-            t.is_switch(t.ports[pi].node)
-                && ((!blocked[pi] && st.ports[pi].max_queue >= 4 * max_frame && crossing[pi] >= 2) || (blocked[pi] && by_nic(pi)))
+            t.is_switch(t.ports[pi].node) && ((!blocked[pi] && st.ports[pi].max_queue >= 4 * max_frame && crossing[pi] >= 2) || (blocked[pi] && by_nic(pi)))
         })
         .collect();
     let mut out = VictimSummary {
         blocked_ports: blocked.iter().filter(|&&b| b).count(),
-        congestion_roots: (0..root.len())
-            .filter(|&pi| root[pi])
-            .map(|pi| t.port_name(crate::topology::PortId(pi as u32)))
-            .collect(),
+        congestion_roots: (0..root.len()).filter(|&pi| root[pi]).map(|pi| t.port_name(crate::topology::PortId(pi as u32))).collect(),
         ..VictimSummary::default()
     };
     let mut slow = vec![];
@@ -723,19 +714,38 @@ pub fn text(r: &Report) -> String {
             let _ = writeln!(
                 s,
                 "  traffic[{}] {:<34} {:>6} flows  completion p50 {}  p99 {}  slowdown p50 {:.3}  p99 {:.3}",
-                g.traffic, g.kind, g.flows, d(g.fct_p50_ps), d(g.fct_p99_ps), g.slowdown_p50, g.slowdown_p99
+                g.traffic,
+                g.kind,
+                g.flows,
+                d(g.fct_p50_ps),
+                d(g.fct_p99_ps),
+                g.slowdown_p50,
+                g.slowdown_p99
             );
         }
     }
     if !r.collectives.is_empty() {
         let _ = writeln!(s, "\ncollectives (nccl-tests: GB/s = 10^9 B/s; time = mean per iteration)");
-        let _ = writeln!(s, "  {:<15} {:<5} {:>5} {:>14} {:>5} {:>12} {:>9} {:>9} {:>7} {:>9}", "op", "algo", "ranks", "size (B)", "iters", "time (us)", "algbw", "busbw", "factor", "bound");
+        let _ = writeln!(
+            s,
+            "  {:<15} {:<5} {:>5} {:>14} {:>5} {:>12} {:>9} {:>9} {:>7} {:>9}",
+            "op", "algo", "ranks", "size (B)", "iters", "time (us)", "algbw", "busbw", "factor", "bound"
+        );
         for c in &r.collectives {
             let time = c.time_ps.map_or("unfinished".to_string(), |t| format!("{:.2}", t as f64 / 1e6));
             let _ = writeln!(
                 s,
                 "  {:<15} {:<5} {:>5} {:>14} {:>5} {:>12} {:>9.2} {:>9.2} {:>7.4} {:>9.2}",
-                c.op, c.algorithm, c.ranks, c.size_bytes, c.iteration_ps.len(), time, c.algbw_gbs, c.busbw_gbs, c.bus_factor, c.busbw_bound_gbs
+                c.op,
+                c.algorithm,
+                c.ranks,
+                c.size_bytes,
+                c.iteration_ps.len(),
+                time,
+                c.algbw_gbs,
+                c.busbw_gbs,
+                c.bus_factor,
+                c.busbw_bound_gbs
             );
         }
         if let Some(c) = r.collectives.iter().find(|c| c.algorithm == "sharp") {
@@ -811,8 +821,7 @@ pub fn text(r: &Report) -> String {
         }
     }
     let ib = st.infiniband.is_some();
-    let mut busiest: Vec<&PortReport> =
-        r.ports.iter().filter(|p| p.max_queue_bytes > 0 || p.pfc_tx.iter().any(|&x| x > 0) || p.xmit_wait_ps > 0).collect();
+    let mut busiest: Vec<&PortReport> = r.ports.iter().filter(|p| p.max_queue_bytes > 0 || p.pfc_tx.iter().any(|&x| x > 0) || p.xmit_wait_ps > 0).collect();
     busiest.sort_by(|a, b| b.max_queue_bytes.cmp(&a.max_queue_bytes).then(a.node.cmp(&b.node)).then(a.port.cmp(&b.port)));
     if !busiest.is_empty() {
         if ib {
@@ -821,7 +830,14 @@ pub fn text(r: &Report) -> String {
             let _ = writeln!(s, "\nbusiest ports (egress queue)            max queue   mean queue  util   PFC rx  paused   ECN");
         }
         for p in busiest.iter().take(8) {
-            let head = format!("  {:<18} -> {:<16} {:>10} {:>12.0} {:>5.1}%", format!("{}:{}", p.node, p.port), p.peer, p.max_queue_bytes, p.mean_queue_bytes, p.utilisation * 100.0);
+            let head = format!(
+                "  {:<18} -> {:<16} {:>10} {:>12.0} {:>5.1}%",
+                format!("{}:{}", p.node, p.port),
+                p.peer,
+                p.max_queue_bytes,
+                p.mean_queue_bytes,
+                p.utilisation * 100.0
+            );
             if ib {
                 let _ = writeln!(s, "{head} {:>9} {:>8} B", d(p.xmit_wait_ps), p.peak_vl_blocks as u64 * model::ib::BLOCK);
             } else {

@@ -62,11 +62,11 @@ use units::{serialization, BitRate, Bytes, SimDuration, SimTime};
 
 use crate::dcqcn::{paced_next_tx, Dcqcn};
 use crate::params::{EcnMarking, FlowSpec, Params, Resume, Sched, Tech, Trigger};
-use model::dcqcn::{CnpScope, CnpTransport};
 use crate::routing::{Lft, Routes};
 use crate::stats::{Deadlock, DropCause, FlowRecord, Stats};
 use crate::timing::{frame_of, wire_of, Hop};
 use crate::topology::{NodeId, NodeKind, PortId, Topology};
+use model::dcqcn::{CnpScope, CnpTransport};
 
 const NONE: u32 = u32::MAX;
 const NEVER: u64 = u64::MAX;
@@ -145,26 +145,47 @@ enum Ev {
     TxDone(u32),
     /// Re-check whether `port` can send (pause expiry, pacing).
     Kick(u32),
-    PfcRefresh { port: u32, pg: u8, gen: u32 },
+    PfcRefresh {
+        port: u32,
+        pg: u8,
+        gen: u32,
+    },
     Post(u32),
     Rto(u32),
-    RateTimer { qp: u32, gen: u32 },
+    RateTimer {
+        qp: u32,
+        gen: u32,
+    },
     /// DCQCN: a deferred or grid-scheduled rate cut of QP `qp` is due.
     RateCut(u32),
     /// IB CC: a QP's CCTI timer.
-    CctiTimer { qp: u32, gen: u32 },
+    CctiTimer {
+        qp: u32,
+        gen: u32,
+    },
     Sample,
     Watchdog,
     /// Scenario fault `i` happens.
     Fault(u32),
     /// The control plane installs the forwarding state it computed (stale if `gen` moved on).
-    Install { gen: u32 },
+    Install {
+        gen: u32,
+    },
     /// An impaired NIC finished absorbing the head of its receive backlog.
-    NicDrain { ep: u32, gen: u32 },
+    NicDrain {
+        ep: u32,
+        gen: u32,
+    },
     /// PFC watchdog: has queue (`port`, `tc`) been paused for the detection time?
-    WdCheck { port: u32, tc: u8 },
+    WdCheck {
+        port: u32,
+        tc: u8,
+    },
     /// PFC watchdog: has queue (`port`, `tc`) heard no PFC for the restoration time?
-    WdRestore { port: u32, tc: u8 },
+    WdRestore {
+        port: u32,
+        tc: u8,
+    },
 }
 
 /// The event queue, with events packed into 32 bits for its 16-byte entries: a 3-bit
@@ -666,17 +687,9 @@ impl Sim {
             }
             let ports_range = n.first_port as usize..(n.first_port + n.nports) as usize;
             let reserved = b.reserved_cells * 8 * n.nports as u64;
-            let hdrm: u64 = if b.shared_headroom_pool.is_some() {
-                0
-            } else {
-                ports_range.clone().map(|pi| headroom[pi] * lossless_pgs.len() as u64).sum()
-            };
+            let hdrm: u64 = if b.shared_headroom_pool.is_some() { 0 } else { ports_range.clone().map(|pi| headroom[pi] * lossless_pgs.len() as u64).sum() };
             let pool = b.shared_headroom_pool.unwrap_or(0);
-            mmus[i] = Mmu {
-                shared_total: b.total_cells.saturating_sub(reserved + hdrm + pool),
-                hdrm_pool: pool,
-                ..Mmu::default()
-            };
+            mmus[i] = Mmu { shared_total: b.total_cells.saturating_sub(reserved + hdrm + pool), hdrm_pool: pool, ..Mmu::default() };
         }
         let mut hdrm_cap = vec![0u64; np * 8];
         for pi in 0..np {
@@ -689,17 +702,11 @@ impl Sim {
             .iter()
             .map(|pt| match p.pfc.response {
                 Some(d) => d.ps(),
-                None if pt.rate.0 > 0 => {
-                    model::headroom::pause_response_quanta(pt.rate) * model::headroom::quantum(pt.rate).ps()
-                }
+                None if pt.rate.0 > 0 => model::headroom::pause_response_quanta(pt.rate) * model::headroom::quantum(pt.rate).ps(),
                 None => 0,
             })
             .collect();
-        let quantum = topo
-            .ports
-            .iter()
-            .map(|pt| if pt.rate.0 > 0 { model::headroom::quantum(pt.rate).ps() } else { 0 })
-            .collect();
+        let quantum = topo.ports.iter().map(|pt| if pt.rate.0 > 0 { model::headroom::quantum(pt.rate).ps() } else { 0 }).collect();
         let owner = |n: NodeId| match topo.node(n).kind {
             NodeKind::Switch => (n.0, true),
             NodeKind::Nic { ep, .. } | NodeKind::Aggregator { ep, .. } => (ep, false),
@@ -1044,12 +1051,7 @@ impl Sim {
         let pi = port as usize;
         let ps = &self.ports[pi];
         assert!(ps.peer != NONE, "send on an uncabled port");
-        let hop = Hop {
-            tech: self.p.tech,
-            rate: BitRate(ps.rate),
-            delay: SimDuration(ps.delay),
-            cut_through: ps.flags & P_PEER_CUT_THROUGH != 0,
-        };
+        let hop = Hop { tech: self.p.tech, rate: BitRate(ps.rate), delay: SimDuration(ps.delay), cut_through: ps.flags & P_PEER_CUT_THROUGH != 0 };
         let transit = hop.transit(Bytes(frame_bytes), pkt);
         let (dur, arrive) = (transit.busy.ps(), now + transit.ready.ps());
         self.pkts[id as usize].next = NONE;
@@ -1221,8 +1223,7 @@ impl Sim {
         st.abr[vl] = ((st.abr[vl] as u32 + b) % ib::CREDIT_MODULUS) as u16;
         // A switch holds the packet until it leaves; an HCA consumes it at once, unless its
         // receive side is impaired (then it holds the blocks until it absorbs the packet).
-        let holds = self.ports[pi].flags & P_SWITCH != 0
-            || (!self.rx.is_empty() && self.rx[self.ports[pi].owner as usize].fault.is_some());
+        let holds = self.ports[pi].flags & P_SWITCH != 0 || (!self.rx.is_empty() && self.rx[self.ports[pi].owner as usize].fault.is_some());
         if holds {
             st.free[vl] -= b;
             let cap = self.p.ib.as_ref().expect("ib").vl_buffer_blocks;
@@ -1486,10 +1487,7 @@ impl Sim {
         } else if st.shared < limit && m.shared_used + cells <= m.shared_total {
             self.pgs[gi].shared += cells;
             self.mmus[ni].shared_used += cells;
-        } else if lossless
-            && st.hdrm + cells <= self.hdrm_cap[gi]
-            && (b.shared_headroom_pool.is_none() || m.hdrm_pool_used + cells <= m.hdrm_pool)
-        {
+        } else if lossless && st.hdrm + cells <= self.hdrm_cap[gi] && (b.shared_headroom_pool.is_none() || m.hdrm_pool_used + cells <= m.hdrm_pool) {
             self.pgs[gi].hdrm += cells;
             if b.shared_headroom_pool.is_some() {
                 self.mmus[ni].hdrm_pool_used += cells;
@@ -1834,7 +1832,13 @@ impl Sim {
         if count > 0 && st.hoq_run[tc] >= count {
             st.hoq_run[tc] = 0;
             st.stalled_until[tc] = now + 8 * hoq.ps();
-            self.incident(now, "vl-stalled", Some(port), Some(tc as u8), format!("{count} head-of-queue discards in a row: every packet of the VL discarded for 8 x HOQ lifetime"));
+            self.incident(
+                now,
+                "vl-stalled",
+                Some(port),
+                Some(tc as u8),
+                format!("{count} head-of-queue discards in a row: every packet of the VL discarded for 8 x HOQ lifetime"),
+            );
         }
     }
 
@@ -1919,19 +1923,7 @@ impl Sim {
     /// An ACK, NAK or CNP of QP `qp` (from its responder to its requester).
     fn ctrl_packet(&self, kind: Kind, qp: u32, psn: u32, tc: u8) -> Packet {
         let t = if kind == Kind::Cnp { Transport::Cnp } else { Transport::Ack };
-        Packet {
-            kind,
-            tc,
-            in_pg: 0,
-            flags: 0,
-            frame: frame_of(&self.p, t, Bytes(0)).0 as u16,
-            payload: 0,
-            qp,
-            psn,
-            in_port: NONE,
-            next: NONE,
-            t: 0,
-        }
+        Packet { kind, tc, in_pg: 0, flags: 0, frame: frame_of(&self.p, t, Bytes(0)).0 as u16, payload: 0, qp, psn, in_port: NONE, next: NONE, t: 0 }
     }
 
     // ---------------------------------------------------------------- NIC / RC
@@ -2087,9 +2079,7 @@ impl Sim {
             qp.rto_deadline = now + self.p.rto.ps();
         }
         let (src, tc) = (qp.src, qp.tc);
-        let ecn_capable = self.p.dcqcn.is_some()
-            || self.p.ecn[tc as usize].is_some()
-            || self.p.ib.as_ref().is_some_and(|i| i.cc.is_some());
+        let ecn_capable = self.p.dcqcn.is_some() || self.p.ecn[tc as usize].is_some() || self.p.ib.as_ref().is_some_and(|i| i.cc.is_some());
         let st = &mut self.stats.nics[src as usize];
         st.tx_data_pkts += 1;
         st.tx_payload += payload as u64;
@@ -2395,7 +2385,13 @@ impl Sim {
             let formed = cycle.iter().map(|&(p, c)| self.cls[p as usize * 8 + c as usize].moved).max().unwrap_or(now);
             let hops = cycle.len();
             self.incident(formed, "deadlock-formed", Some(cycle[0].0), Some(cycle[0].1), format!("last dequeue on a cycle of {hops} blocked queues"));
-            self.incident(now, "deadlock-detected", Some(cycle[0].0), Some(cycle[0].1), format!("no queue of the cycle moved for {} us", (now - formed) / 1_000_000));
+            self.incident(
+                now,
+                "deadlock-detected",
+                Some(cycle[0].0),
+                Some(cycle[0].1),
+                format!("no queue of the cycle moved for {} us", (now - formed) / 1_000_000),
+            );
             self.stats.deadlock = Some(Deadlock { detected_at_ps: now, formed_at_ps: formed, cycle });
             self.deadlock_checked = true;
             let breakable = self.p.pfc.watchdog.is_some()
@@ -2488,8 +2484,7 @@ impl Sim {
 
     fn sample(&mut self, now: u64) {
         let ports: Vec<u64> = self.ports.iter().map(|p| p.qtotal).collect();
-        let rates: Vec<u64> =
-            self.qps.iter().map(|q| q.cc.as_ref().map(|c| c.rate_bps()).unwrap_or(0)).collect();
+        let rates: Vec<u64> = self.qps.iter().map(|q| q.cc.as_ref().map(|c| c.rate_bps()).unwrap_or(0)).collect();
         // RoCE: priorities paused; IB: VLs whose head waits for credits.
         let paused: Vec<u8> = (0..self.ports.len())
             .map(|pi| {
@@ -2578,10 +2573,7 @@ impl Sim {
             }
             let m = &self.mmus[ni];
             if used != m.used || shared != m.shared_used || queued_cells != m.used {
-                return Err(format!(
-                    "switch {}: PG cells {used} / pool {}, shared {shared} / {}, queued {queued_cells}",
-                    n.name, m.used, m.shared_used
-                ));
+                return Err(format!("switch {}: PG cells {used} / pool {}, shared {shared} / {}, queued {queued_cells}", n.name, m.used, m.shared_used));
             }
             if self.p.buffer.shared_headroom_pool.is_some() && hdrm != m.hdrm_pool_used {
                 return Err(format!("switch {}: headroom pool mismatch", n.name));
@@ -2628,11 +2620,7 @@ impl Sim {
                     return Err(format!("port {pi} vl {vl}: {credits} credits + {on_wire} blocks on the wire > {free} free at the peer"));
                 }
                 if self.topo.is_switch(self.topo.ports[rx].node) && ibc.vl_buffer_blocks as u64 - free != held[rx * 8 + vl] {
-                    return Err(format!(
-                        "port {rx} vl {vl}: {} blocks used, packets hold {}",
-                        ibc.vl_buffer_blocks as u64 - free,
-                        held[rx * 8 + vl]
-                    ));
+                    return Err(format!("port {rx} vl {vl}: {} blocks used, packets hold {}", ibc.vl_buffer_blocks as u64 - free, held[rx * 8 + vl]));
                 }
             }
         }
@@ -2656,10 +2644,7 @@ impl Sim {
             in_flight += r.backlog.iter().map(|&id| self.pkts[id as usize].payload as u64).sum::<u64>();
         }
         if tx != rx + self.stats.dropped_payload + in_flight {
-            return Err(format!(
-                "payload: sent {tx} != received {rx} + dropped {} + in flight {in_flight}",
-                self.stats.dropped_payload
-            ));
+            return Err(format!("payload: sent {tx} != received {rx} + dropped {} + in flight {in_flight}", self.stats.dropped_payload));
         }
         Ok(())
     }
@@ -2797,8 +2782,8 @@ impl Sim {
                     }
                     // A switch that lost every link (a dead switch) repairs nothing.
                     let node = self.topo.node(self.topo.ports[pi].node);
-                    let alive = (node.first_port..node.first_port + node.nports)
-                        .any(|q| self.link_up[q as usize] && self.topo.ports[q as usize].peer.is_some());
+                    let alive =
+                        (node.first_port..node.first_port + node.nports).any(|q| self.link_up[q as usize] && self.topo.ports[q as usize].peer.is_some());
                     if let Forwarder::Ecmp(r) = &mut self.fwd {
                         if alive && self.ports[pi].flags & P_SWITCH != 0 && r.prune(&self.topo, p) {
                             let name = self.topo.node(self.topo.ports[pi].node).name.clone();
@@ -3029,7 +3014,13 @@ impl Sim {
         let st = &mut self.stats.storms[self.wd[q].storm_idx as usize];
         st.restored_ps = Some(now);
         let dropped = st.dropped_pkts;
-        self.incident(now, "watchdog-restored", Some(port), Some(tc), format!("no pause frame for the restoration time; {dropped} packets dropped in the storm"));
+        self.incident(
+            now,
+            "watchdog-restored",
+            Some(port),
+            Some(tc),
+            format!("no pause frame for the restoration time; {dropped} packets dropped in the storm"),
+        );
         self.try_tx(now, port);
     }
 

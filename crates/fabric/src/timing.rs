@@ -79,8 +79,7 @@ pub fn cuts_through(topo: &Topology, p: &Params, node: NodeId) -> bool {
     let n = topo.node(node);
     p.forwarding == Forwarding::CutThrough && n.kind == NodeKind::Switch && {
         let rate = topo.ports[n.first_port as usize].rate;
-        (n.first_port..n.first_port + n.nports)
-            .all(|pi| topo.ports[pi as usize].rate == rate || topo.is_aggregator_port(PortId(pi)))
+        (n.first_port..n.first_port + n.nports).all(|pi| topo.ports[pi as usize].rate == rate || topo.is_aggregator_port(PortId(pi)))
     }
 }
 
@@ -114,11 +113,7 @@ impl Hop {
         Some(Hop {
             tech: p.tech,
             rate: pt.rate,
-            delay: if switch {
-                pt.prop + p.switch_latency
-            } else {
-                pt.prop
-            },
+            delay: if switch { pt.prop + p.switch_latency } else { pt.prop },
             cut_through: switch && cuts_through(topo, p, far),
         })
     }
@@ -128,15 +123,8 @@ impl Hop {
     #[inline]
     pub fn transit(&self, frame: Bytes, packet: bool) -> Transit {
         let busy = serialization(wire_of(self.tech, frame), self.rate);
-        let received = if self.cut_through && packet {
-            busy.min(serialization(cut_through_header(self.tech), self.rate))
-        } else {
-            busy
-        };
-        Transit {
-            busy,
-            ready: self.delay + received,
-        }
+        let received = if self.cut_through && packet { busy.min(serialization(cut_through_header(self.tech), self.rate)) } else { busy };
+        Transit { busy, ready: self.delay + received }
     }
 }
 
@@ -155,11 +143,7 @@ pub fn ideal_fct(topo: &Topology, p: &Params, path: &[PortId], size: Bytes) -> S
     let mut delivered = SimDuration::ZERO;
     for i in 0..n {
         let payload = if i + 1 == n { last } else { p.mtu };
-        let t = if i == 0 {
-            Transport::WriteFirst
-        } else {
-            Transport::WriteRest
-        };
+        let t = if i == 0 { Transport::WriteFirst } else { Transport::WriteRest };
         let frame = frame_of(p, t, payload);
         let mut ready = SimDuration::ZERO;
         for (h, hop) in hops.iter().enumerate() {

@@ -210,7 +210,8 @@ fn ib_all_reduce(leaves: u32, hosts_per_leaf: u32, routing: &str, algorithm: &st
         "[topology]\nkind = \"leaf-spine\"\nleaves = {leaves}\nspines = 2\nhosts_per_leaf = {hosts_per_leaf}\n\
          host_link = {{ speed = \"400Gbps\", cable = \"3m\" }}\nfabric_link = {{ speed = \"400Gbps\", cable = \"20m\" }}\n"
     );
-    let traffic = format!("[[traffic]]\nkind = \"collective\"\nsl = 0\nop = \"all-reduce\"\nalgorithm = \"{algorithm}\"\nsize = \"{size}\"\nchunk = \"128KiB\"\n");
+    let traffic =
+        format!("[[traffic]]\nkind = \"collective\"\nsl = 0\nop = \"all-reduce\"\nalgorithm = \"{algorithm}\"\nsize = \"{size}\"\nchunk = \"128KiB\"\n");
     let src = common::ib_scenario(&topology, &[("routing", &format!("\"{routing}\""))], &traffic);
     let r = common::load(&src).run(false).1;
     assert_eq!(r.totals.drops, 0, "{algorithm}: drops");
@@ -284,4 +285,3 @@ fn sharp_runs_on_infiniband_and_falls_back_to_ring_on_roce() {
     let e = fabric::config::load_str_at("f.toml", &file, &dir).err().expect("refused").to_string();
     assert!(e.contains("traffic[1].algorithm") && e.contains("topology file"), "{e}");
 }
-

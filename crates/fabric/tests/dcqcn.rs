@@ -74,9 +74,8 @@ sample_period = "10us"
 /// given DCQCN table and `[roce]` extras.
 fn incast(dcqcn: &str, extra: &str) -> (fabric::World, fabric::report::Report) {
     let topo = LEAF_SPINE.replace("leaves = 2", "leaves = 4");
-    let roce = format!(
-        "forwarding = \"store-and-forward\"\necn = [{{ queue = 3, kmin = \"150KB\", kmax = \"1500KB\", pmax = 0.1 }}]\ndcqcn = {dcqcn}\n{extra}"
-    );
+    let roce =
+        format!("forwarding = \"store-and-forward\"\necn = [{{ queue = 3, kmin = \"150KB\", kmax = \"1500KB\", pmax = 0.1 }}]\ndcqcn = {dcqcn}\n{extra}");
     let traffic = r#"
 [[traffic]]
 kind = "incast"

@@ -69,8 +69,12 @@ links = [
   { a = "h1", b = "s9:1", speed = "100Gbps", cable = "2m" },
 ]
 "#;
-    let s = scenario(topo, "forwarding = \"store-and-forward\"\ndcqcn = { preset = \"off\" }", BUFFER,
-        "[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 1\nsize = \"1MB\"\nat = \"0us\"\ndscp = 26\n");
+    let s = scenario(
+        topo,
+        "forwarding = \"store-and-forward\"\ndcqcn = { preset = \"off\" }",
+        BUFFER,
+        "[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 1\nsize = \"1MB\"\nat = \"0us\"\ndscp = 26\n",
+    );
     let e = err(&s);
     assert!(e.contains("topology.links[1].b") && e.contains("no node named `s9`"), "{e}");
     let e = err(&s.replace("s9:1", "s0:0"));

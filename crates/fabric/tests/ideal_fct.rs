@@ -37,11 +37,7 @@ fn roce_alone(topology: &str, forwarding: &str) -> fabric::World {
 fn ib_alone(topology: &str, forwarding: &str) -> fabric::World {
     let s = ib_scenario(
         topology,
-        &[
-            ("forwarding", &format!("\"{forwarding}\"")),
-            ("ack_every", "1000"),
-            ("switch_latency", &format!("\"{SWITCH_LATENCY}\"")),
-        ],
+        &[("forwarding", &format!("\"{forwarding}\"")), ("ack_every", "1000"), ("switch_latency", &format!("\"{SWITCH_LATENCY}\""))],
         "[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 8\nsize = \"1MB\"\nat = \"1us\"\nsl = 0\n",
     );
     load(&s)
@@ -118,22 +114,9 @@ fn roce_mixed_speed_cut_through_closed_form() {
     const LATENCY: u64 = 250_000;
     let first = wire(4096, true);
     let all = first + 243 * wire(4096, false) + wire(576, false);
-    let data = all * PS_100G
-        + first * PS_400G
-        + HDR * PS_400G
-        + first * PS_100G
-        + PROP_ONE_WAY
-        + 3 * LATENCY;
-    let ack = ACK_WIRE * PS_100G
-        + HDR * PS_400G
-        + ACK_WIRE * PS_400G
-        + ACK_WIRE * PS_100G
-        + PROP_ONE_WAY
-        + 3 * LATENCY;
-    assert_eq!(
-        assert_ideal(&roce_alone(&mixed_speeds(), "cut-through")),
-        data + ack
-    );
+    let data = all * PS_100G + first * PS_400G + HDR * PS_400G + first * PS_100G + PROP_ONE_WAY + 3 * LATENCY;
+    let ack = ACK_WIRE * PS_100G + HDR * PS_400G + ACK_WIRE * PS_400G + ACK_WIRE * PS_100G + PROP_ONE_WAY + 3 * LATENCY;
+    assert_eq!(assert_ideal(&roce_alone(&mixed_speeds(), "cut-through")), data + ack);
 }
 
 /// Which switches cut through: in cut-through mode the spines (all ports at 400 Gb/s)
@@ -142,54 +125,16 @@ fn roce_mixed_speed_cut_through_closed_form() {
 #[test]
 fn only_switches_whose_ports_run_at_one_speed_cut_through() {
     let cuts = |w: &fabric::World, name: &str| {
-        let node = w
-            .topo
-            .nodes
-            .iter()
-            .position(|n| n.name == name)
-            .expect("node");
+        let node = w.topo.nodes.iter().position(|n| n.name == name).expect("node");
         fabric::timing::cuts_through(&w.topo, &w.params, fabric::topology::NodeId(node as u32))
     };
-    for w in [
-        roce_alone(&mixed_speeds(), "cut-through"),
-        ib_alone(&mixed_speeds(), "cut-through"),
-    ] {
-        assert_eq!(
-            [
-                cuts(&w, "leaf0"),
-                cuts(&w, "leaf1"),
-                cuts(&w, "spine0"),
-                cuts(&w, "spine1")
-            ],
-            [false, false, true, true]
-        );
+    for w in [roce_alone(&mixed_speeds(), "cut-through"), ib_alone(&mixed_speeds(), "cut-through")] {
+        assert_eq!([cuts(&w, "leaf0"), cuts(&w, "leaf1"), cuts(&w, "spine0"), cuts(&w, "spine1")], [false, false, true, true]);
     }
-    for w in [
-        roce_alone(LEAF_SPINE, "cut-through"),
-        ib_alone(LEAF_SPINE, "cut-through"),
-    ] {
-        assert_eq!(
-            [
-                cuts(&w, "leaf0"),
-                cuts(&w, "leaf1"),
-                cuts(&w, "spine0"),
-                cuts(&w, "spine1")
-            ],
-            [true; 4]
-        );
+    for w in [roce_alone(LEAF_SPINE, "cut-through"), ib_alone(LEAF_SPINE, "cut-through")] {
+        assert_eq!([cuts(&w, "leaf0"), cuts(&w, "leaf1"), cuts(&w, "spine0"), cuts(&w, "spine1")], [true; 4]);
     }
-    for w in [
-        roce_alone(LEAF_SPINE, "store-and-forward"),
-        ib_alone(&mixed_speeds(), "store-and-forward"),
-    ] {
-        assert_eq!(
-            [
-                cuts(&w, "leaf0"),
-                cuts(&w, "leaf1"),
-                cuts(&w, "spine0"),
-                cuts(&w, "spine1")
-            ],
-            [false; 4]
-        );
+    for w in [roce_alone(LEAF_SPINE, "store-and-forward"), ib_alone(&mixed_speeds(), "store-and-forward")] {
+        assert_eq!([cuts(&w, "leaf0"), cuts(&w, "leaf1"), cuts(&w, "spine0"), cuts(&w, "spine1")], [false; 4]);
     }
 }

@@ -195,10 +195,7 @@ fn fat_tree_k() {
         assert_eq!(d.endpoints, k64 * k64 * k64 / 4, "k³/4");
         assert_eq!(d.totals.switches, 5 * k64 * k64 / 4, "5k²/4");
         assert_eq!((d.switches("leaf"), d.switches("spine"), d.switches("core")), (t.edge_switches, t.aggregation_switches, t.core_switches));
-        assert_eq!(
-            (d.cables("node-leaf"), d.cables("leaf-spine"), d.cables("spine-core")),
-            (t.host_links, t.edge_aggregation_links, t.aggregation_core_links)
-        );
+        assert_eq!((d.cables("node-leaf"), d.cables("leaf-spine"), d.cables("spine-core")), (t.host_links, t.edge_aggregation_links, t.aggregation_core_links));
         // Every port of every switch used, full bisection, 1/3/5 switch hops.
         assert_eq!(d.tier("core").unwrap().ports_free + d.tier("leaf").unwrap().ports_free, 0);
         assert_eq!(d.bisection.bandwidth.0, k64 * k64 * k64 / 8 * 400_000_000_000);
