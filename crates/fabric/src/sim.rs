@@ -1896,9 +1896,12 @@ impl Sim {
         let s = self.pgs[gi];
         if s.paused && s.hdrm == 0 {
             let occ = s.resv + s.shared;
+            // The trigger fires at shared >= limit, i.e. at occupancy resv + limit with the
+            // reserve this PG holds now: a frame larger than what is left of the reserve goes
+            // to the shared pool whole, so resv may stay below `reserved_cells`.
             let level = match self.p.buffer.resume {
                 Resume::Absolute(a) => a,
-                Resume::Offset(o) => (self.p.buffer.reserved_cells + self.shared_limit(ni, true)).saturating_sub(o),
+                Resume::Offset(o) => (s.resv + self.shared_limit(ni, true)).saturating_sub(o),
             };
             if occ <= level {
                 self.pgs[gi].paused = false;
