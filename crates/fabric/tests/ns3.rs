@@ -5,21 +5,24 @@
 //! inputs the ns-3 driver read (`inputs/flow.txt`, `inputs/meta.json`), its figures
 //! (`summary.json`) and the path every flow's data packets and ACKs took (`paths.txt`, the
 //! driver's `PATHS_FILE`, checked against ns-3's packet trace). Each test rebuilds the
-//! same scenario here: the same topology, link speeds and delays, MTU, flow list (source,
+//! same scenario here: the same topology, link delays, MTU, flow list (source,
 //! destination, size, start), the ns-3 switch settings (32 MiB buffer counted in bytes,
 //! PFC threshold α = 1/8 of the free shared buffer, 4 KiB reserve, 37.5 KB headroom,
 //! resume 3 KiB below the threshold, ECN marked at dequeue with run.py's Kmin/Kmax/Pmax,
 //! an ACK per packet carrying the CNP flag) and DCQCN as HPCC's Mellanox model
-//! (`hpcc-ns3`), and pins each flow's data and ACKs to the ns-3 flow's ECMP paths
-//! ([`fabric::Sim::pin_route`]). It then holds our figures within 15 % of ns-3's.
+//! (`hpcc-ns3`), pins each flow's data and ACKs to the ns-3 flow's ECMP paths
+//! ([`fabric::Sim::pin_route`]) and runs the links at the speed at which a data packet and
+//! its ACK take as long as in ns-3 ([`equalised_speed`]). It then holds our figures within
+//! 15 % of ns-3's; where one run's figure is chance (the incast's last FCT, a web-search
+//! bucket's percentiles), medians over runs on both sides.
 //!
-//! What cannot be matched (frame sizes: ours are Ethernet/RoCEv2 frames of payload + 82 B
-//! on the wire, ns-3's payload + 40 B; ns-3's ACKs skip PFC at the NIC; the switch admits
-//! the packet that crosses the PFC threshold to the shared pool here, to headroom in ns-3)
-//! is listed with the side-by-side figures in the top-level README ("Checked against ns-3").
+//! What cannot be matched (ns-3's packets lack Ethernet and RoCE framing; its ACKs skip PFC
+//! at the NIC; its switch puts the packet that crosses the PFC threshold in headroom, ours
+//! in the shared pool) and what the comparison found are in the top-level README
+//! ("Checked against ns-3").
 //!
-//! Runtime: about 10 s in release, under a minute in a debug build (perm1024 and
-//! the web-search run dominate).
+//! Runtime on two cores: 17 s in release, 100 s in a debug build (the web-search run,
+//! five times on as many threads, dominates).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -38,6 +41,9 @@ struct Flow {
     start_ns: u64,
 }
 
+/// (ns-3 node, device) hops of a path.
+type Hops = Vec<(u32, u32)>;
+
 /// One committed ns-3 run.
 struct Ns3Run {
     name: String,
@@ -46,7 +52,7 @@ struct Ns3Run {
     flows: Vec<Flow>,
     /// Per flow, in `flow.txt` order: the (ns-3 node, device) hops of its data packets and
     /// of its ACKs.
-    paths: Vec<(Vec<(u32, u32)>, Vec<(u32, u32)>)>,
+    paths: Vec<(Hops, Hops)>,
 }
 
 /// The `summary.json` of a run (the repeats of a run with another ns-3 RngRun share its
@@ -146,11 +152,11 @@ impl Ns3Run {
     }
 }
 
-/// ns-3's packets as its packet trace and switch MMU count them: a data packet is payload
-/// + 52 B (PPP, IPv4, UDP and its sequence header: no Ethernet header, FCS, preamble or
-/// inter-frame gap, no BTH or ICRC), an ACK 60 B. Its links take the whole nanoseconds
-/// below size × 8 / rate (ns-3 truncates to its 1 ns resolution): 331 ns for a 4096-B
-/// packet and 4 ns for an ACK at 100 Gb/s, measured in the trace.
+/// ns-3's packets as its packet trace and switch MMU count them: a data packet is its
+/// payload and 52 B (PPP, IPv4, UDP and its sequence header: no Ethernet header, FCS,
+/// preamble or inter-frame gap, no BTH or ICRC), an ACK 60 B. Its links take the whole
+/// nanoseconds below size × 8 / rate (ns-3 truncates to its 1 ns resolution): 331 ns for
+/// a 4096-B packet and 4 ns for an ACK at 100 Gb/s, measured in the trace.
 const NS3_DATA_HEADERS: u64 = 52;
 const NS3_ACK: u64 = 60;
 
@@ -188,7 +194,8 @@ enum Cc {
     NvidiaDefault,
 }
 
-/// The fabriclab scenario mirroring `run` (without `sport`s; [`pin_paths`] adds them).
+/// The fabriclab scenario mirroring `run`, with our DCQCN set as `cc` says and time series
+/// sampled every `sample` when given; [`pin_paths`] then puts its flows on ns-3's paths.
 fn scenario(run: &Ns3Run, cc: Cc, sample: Option<&str>, seed: u64) -> String {
     let m = &run.meta;
     let scenario = m["scenario"].as_u64().expect("scenario");
@@ -493,6 +500,15 @@ impl Table {
     }
 }
 
+/// `f(seed)` for seeds 1..=n, each on its own thread (the runs are independent).
+fn seeds<T: Send>(n: u64, f: impl Fn(u64) -> T + Sync) -> Vec<T> {
+    let f = &f;
+    std::thread::scope(|s| {
+        let runs: Vec<_> = (1..=n).map(|seed| s.spawn(move || f(seed))).collect();
+        runs.into_iter().map(|h| h.join().expect("run")).collect()
+    })
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
@@ -561,9 +577,7 @@ fn incast_16_to_1() {
     ];
     let base = Ns3Run::load(names[0]);
     let runs: Vec<serde_json::Value> = names.iter().map(|n| summary(n)).collect();
-    let ours: Vec<Ours> = (1..=5)
-        .map(|seed| run_ours(&base, Cc::AsNs3, Some("100ns"), seed))
-        .collect();
+    let ours = seeds(5, |seed| run_ours(&base, Cc::AsNs3, Some("100ns"), seed));
     let q = |r: &serde_json::Value, k: &str| {
         let q = &r["queues"][0];
         assert_eq!(
@@ -726,9 +740,7 @@ fn websearch_50() {
     ];
     let base = Ns3Run::load(names[0]);
     let runs: Vec<serde_json::Value> = names.iter().map(|n| summary(n)).collect();
-    let ours: Vec<Ours> = (1..=5)
-        .map(|seed| run_ours(&base, Cc::AsNs3, None, seed))
-        .collect();
+    let ours = seeds(5, |seed| run_ours(&base, Cc::AsNs3, None, seed));
     let mut t = Table::new("s3-websearch50-mlx-runpy-p4096-wakefix (medians of 5 runs)");
     for (i, (name, n, _, _)) in ours[0].buckets.iter().enumerate() {
         let b: Vec<&serde_json::Value> = runs.iter().map(|r| &r["buckets"][i]).collect();
