@@ -215,7 +215,10 @@ fn scenario(run: &Ns3Run, cc: Cc, sample: Option<&str>, seed: u64) -> String {
     let ecn = &m["ecn"];
     let dcqcn = match (m["dcqcn"].as_str().expect("dcqcn"), cc) {
         // run.py --cc dcqcn at --bw 100 (AI 20, HAI 200 Mb/s from the NIC speed).
-        ("mlx-runpy", Cc::AsNs3) => "{ preset = \"hpcc-ns3\" }".to_string(),
+        // The preset would scale them from our equalised link speed (101.83 Gb/s): set them.
+        ("mlx-runpy", Cc::AsNs3) => {
+            "{ preset = \"hpcc-ns3\", rate_ai = \"20Mbps\", rate_hai = \"200Mbps\" }".to_string()
+        }
         // NVIDIA's values (g = 5/1024, AI 5, HAI 50, min 1 Mb/s, T 300 us, K 1 us, 4 us
         // between cuts) in HPCC's Mellanox model, as the ns-3 runs did: timer-only increase,
         // ns-3's grid of cut checks, CNP as an ACK flag on every marked packet, no byte
