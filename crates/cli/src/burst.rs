@@ -71,10 +71,7 @@ pub fn input(a: &BurstArgs) -> Result<BurstInput, String> {
         "lossless" => Class::Lossless,
         o => return Err(format!("--class {o}: expected lossy or lossless")),
     };
-    let dynamic_th = a
-        .dynamic_th
-        .parse::<i8>()
-        .map_err(|_| format!("--dynamic-th {}: expected an integer -7..7 (α = 2^dynamic_th)", a.dynamic_th))?;
+    let dynamic_th = a.dynamic_th.parse::<i8>().map_err(|_| format!("--dynamic-th {}: expected an integer -7..7 (α = 2^dynamic_th)", a.dynamic_th))?;
     Ok(BurstInput {
         senders: a.senders,
         burst: bytes("burst", &a.burst)?,
@@ -185,12 +182,7 @@ pub fn simulate(i: &BurstInput, p: &BurstPlan) -> Result<Simulated, String> {
         .ok_or("--prove: no leaf port towards the receiver")?;
     let last = r.flow_records.iter().filter_map(|f| f.fct_ps.map(|t| f.start_ps + t)).max().unwrap_or(r.end_ps);
     let n = i.senders as u64;
-    let paused: u64 = r
-        .ports
-        .iter()
-        .filter(|pt| pt.node != "leaf" && pt.node != "h0" && pt.node.starts_with('h'))
-        .map(|pt| pt.paused_ps[3])
-        .sum();
+    let paused: u64 = r.ports.iter().filter(|pt| pt.node != "leaf" && pt.node != "h0" && pt.node.starts_with('h')).map(|pt| pt.paused_ps[3]).sum();
     Ok(Simulated {
         peak_queue_frame_bytes: rx_port.max_queue_bytes,
         last_flow_done_ps: last,
@@ -259,9 +251,22 @@ pub fn run(a: BurstArgs) -> ExitCode {
         p.alpha,
         p.class
     );
-    println!("  peak occupancy         {} wire = {} in frames = {} cells (at {})", kib(p.peak_wire_bytes), kib(p.peak_frame_bytes), p.peak_cells, us(p.senders_done_ps));
+    println!(
+        "  peak occupancy         {} wire = {} in frames = {} cells (at {})",
+        kib(p.peak_wire_bytes),
+        kib(p.peak_frame_bytes),
+        p.peak_cells,
+        us(p.senders_done_ps)
+    );
     println!("  time to drain          {} after the peak; last byte out at {}", us(p.drain_after_peak_ps), us(p.last_byte_out_ps));
-    println!("  buffer limit           {} cells = {} in frames ({} senders' PGs x (reserved {} + alpha*S/(1+N*alpha) = {}))", p.limit_cells, kib(p.limit_frame_bytes), p.senders, p.reserved_cells, p.per_pg_limit_cells);
+    println!(
+        "  buffer limit           {} cells = {} in frames ({} senders' PGs x (reserved {} + alpha*S/(1+N*alpha) = {}))",
+        p.limit_cells,
+        kib(p.limit_frame_bytes),
+        p.senders,
+        p.reserved_cells,
+        p.per_pg_limit_cells
+    );
     match p.max_burst_bytes {
         Some(m) => println!("  largest burst absorbed {} per sender", kib(m)),
         None => println!("  largest burst absorbed any (N x in-speed <= out-speed: no queue builds)"),
@@ -282,7 +287,11 @@ pub fn run(a: BurstArgs) -> ExitCode {
     }
     if let Some(s) = &sim {
         println!("\n  --prove                analytical        simulated");
-        println!("  peak egress queue      {:>12} B   {:>12} B  (frame bytes; the simulation counts whole packets)", p.peak_frame_bytes.min(p.limit_frame_bytes.max(if matches!(p.beyond, Beyond::Absorbed) { p.peak_frame_bytes } else { 0 })), s.peak_queue_frame_bytes);
+        println!(
+            "  peak egress queue      {:>12} B   {:>12} B  (frame bytes; the simulation counts whole packets)",
+            p.peak_frame_bytes.min(p.limit_frame_bytes.max(if matches!(p.beyond, Beyond::Absorbed) { p.peak_frame_bytes } else { 0 })),
+            s.peak_queue_frame_bytes
+        );
         println!("  last flow done         {:>14}   {:>14}", us(p.last_byte_out_ps), us(s.last_flow_done_ps));
         match &p.beyond {
             Beyond::Lossy { dropped_packets, .. } => println!("  drops (packets)        {:>14}   {:>14}", dropped_packets, s.drops),

@@ -47,9 +47,7 @@ enum Cmd {
         stepfactor: String,
     },
     /// Simulate a benchmark scenario and print wall time, events/s and transmissions/s.
-    Bench {
-        file: PathBuf,
-    },
+    Bench { file: PathBuf },
     /// Run the InfiniBand subnet manager on a topology: LIDs, forwarding tables, checks.
     Sm(sm::SmArgs),
     /// Run a scenario over a grid of parameter values (all cores): CSV, SVG plot, table.

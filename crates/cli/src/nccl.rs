@@ -110,7 +110,8 @@ pub fn run(file: &std::path::Path, b: &str, e: &str, f: &str, json: bool) -> Exi
         let _ = writeln!(s, "# each rank's link carries S once each way, so algbw (not busbw) is what to hold against the link's payload rate");
     }
     let _ = writeln!(s, "#");
-    let _ = writeln!(s, "# {:>12} {:>12} {:>8} {:>6} {:>6} {:>11} {:>7} {:>7} {:>6}", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
+    let _ =
+        writeln!(s, "# {:>12} {:>12} {:>8} {:>6} {:>6} {:>11} {:>7} {:>7} {:>6}", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
     let _ = writeln!(s, "# {:>12} {:>12} {:>8} {:>6} {:>6} {:>11} {:>7} {:>7} {:>6}", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "");
     let redop = match op {
         workload::Collective::AllReduce | workload::Collective::ReduceScatter => "sum",

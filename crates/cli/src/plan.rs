@@ -303,7 +303,9 @@ pub fn merged(a: &RoceArgs) -> Result<(RoceConfig, Vec<&'static str>, Option<Str
     let lossless = a
         .lossless
         .as_deref()
-        .map(|v| v.split(',').map(|p| p.trim().parse::<u8>().map_err(|_| format!("--lossless {v}: `{p}` is not a priority 0..7"))).collect::<Result<Vec<_>, _>>())
+        .map(|v| {
+            v.split(',').map(|p| p.trim().parse::<u8>().map_err(|_| format!("--lossless {v}: `{p}` is not a priority 0..7"))).collect::<Result<Vec<_>, _>>()
+        })
         .transpose()?;
     let sw_map = a.switch_dscp_map.as_deref().map(|v| map_flag("--switch-dscp-map", v)).transpose()?;
     let nic_map = a.nic_dscp_map.as_deref().map(|v| map_flag("--nic-dscp-map", v)).transpose()?;
@@ -484,10 +486,7 @@ pub fn scenario(i: &RoceInput, t: &r::TierInput, p: &TierPlan, headroom_cells: u
     while at < end {
         let k = 4 + xorshift(&mut x) % 21;
         let tail = 1 + xorshift(&mut x) % i.mtu.0;
-        reverse.push_str(&format!(
-            "\n[[traffic]]\nkind = \"message\"\nsrc = {rev}\ndst = 0\nsize = \"{}B\"\nat = \"{at}ps\"\ndscp = 0\n",
-            k * i.mtu.0 + tail
-        ));
+        reverse.push_str(&format!("\n[[traffic]]\nkind = \"message\"\nsrc = {rev}\ndst = 0\nsize = \"{}B\"\nat = \"{at}ps\"\ndscp = 0\n", k * i.mtu.0 + tail));
         at += k * pkt + xorshift(&mut x) % (16 * pkt);
     }
     format!(
@@ -714,11 +713,7 @@ fn print_proof(i: &RoceInput, proofs: &[TierProof]) {
         if let Some(s) = &pr.one_mtu_short {
             println!(
                 "  {:<10} one MTU short ({} cells): lossless drops {} ({} headroom overflow), peak {} cells",
-                "",
-                s.headroom_cells,
-                s.lossless_drops,
-                s.headroom_overflow_drops,
-                s.peak_headroom_cells
+                "", s.headroom_cells, s.lossless_drops, s.headroom_overflow_drops, s.peak_headroom_cells
             );
         }
         if let Some((slack, rev)) = pr.worst_phase_window_ps {

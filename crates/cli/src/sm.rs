@@ -315,7 +315,8 @@ impl<'a> Report<'a> {
             }
             port_routes.insert(self.names.sw[s].clone(), Value::Object(row));
         }
-        let hops: serde_json::Map<String, Value> = self.st.stats.hops.iter().enumerate().filter(|(_, &c)| c > 0).map(|(h, &c)| (h.to_string(), json!(c))).collect();
+        let hops: serde_json::Map<String, Value> =
+            self.st.stats.hops.iter().enumerate().filter(|(_, &c)| c > 0).map(|(h, &c)| (h.to_string(), json!(c))).collect();
         let unreachable: Vec<Value> = self.unreachable.iter().map(|(s, d)| json!([s, d])).collect();
         let (min, mean, max, busiest) = self.balance();
         let sweep_json = |r: &SweepResult| {
@@ -403,10 +404,16 @@ impl<'a> Report<'a> {
         let _ = writeln!(o, "LIDs {lo}..{hi} (LMC {}): {} switches, {} CA ports", self.cfg.lmc, f.nsw(), f.eps.len());
         let lids = self.lids();
         let shown: Vec<String> = lids.iter().take(12).map(|(n, l)| format!("{n}={l}")).collect();
-        let _ = writeln!(o, "  {}{}", shown.join(" "), if lids.len() > 12 { format!(" … ({} more; --json lists all)", lids.len() - 12) } else { String::new() });
-        let _ = writeln!(o, "forwarding tables (LID:port; 0 = the switch itself){}:", if f.nsw() > show { format!(", first {show} of {} switches (--json lists all)", f.nsw()) } else { String::new() });
+        let _ =
+            writeln!(o, "  {}{}", shown.join(" "), if lids.len() > 12 { format!(" … ({} more; --json lists all)", lids.len() - 12) } else { String::new() });
+        let _ = writeln!(
+            o,
+            "forwarding tables (LID:port; 0 = the switch itself){}:",
+            if f.nsw() > show { format!(", first {show} of {} switches (--json lists all)", f.nsw()) } else { String::new() }
+        );
         for s in 0..f.nsw().min(show) {
-            let entries: Vec<String> = (1..f.nlid).filter(|&l| t.get(s, l) != NO_PATH && f.owner[l] != Owner::None).map(|l| format!("{l}:{}", t.get(s, l))).collect();
+            let entries: Vec<String> =
+                (1..f.nlid).filter(|&l| t.get(s, l) != NO_PATH && f.owner[l] != Owner::None).map(|l| format!("{l}:{}", t.get(s, l))).collect();
             let n = entries.len();
             let mut line = entries.into_iter().take(24).collect::<Vec<_>>().join(" ");
             if n > 24 {
@@ -424,7 +431,11 @@ impl<'a> Report<'a> {
         }
         match self.cycle() {
             None => {
-                let _ = writeln!(o, "channel dependencies: acyclic{}", self.st.routed.sl.as_ref().map_or(String::new(), |sl| format!(" on every VL ({} VLs needed, split {:?})", sl.vls_needed, sl.split)));
+                let _ = writeln!(
+                    o,
+                    "channel dependencies: acyclic{}",
+                    self.st.routed.sl.as_ref().map_or(String::new(), |sl| format!(" on every VL ({} VLs needed, split {:?})", sl.vls_needed, sl.split))
+                );
             }
             Some(c) => {
                 let chain: Vec<String> = c.iter().map(|(s, p)| format!("{s}[{p}]")).collect();
@@ -455,7 +466,10 @@ fn bench(a: &SmArgs) -> ExitCode {
         None => {
             let l = (BitRate::from_gbps(400), SimDuration::from_ns(5));
             vec![
-                ("leaf-spine 63 leaves x 32 hosts + 32 spines (64-port switches): 2,016 hosts, 95 switches".into(), Topology::leaf_spine(63, 32, 32, 1, 1, l, l).expect("valid")),
+                (
+                    "leaf-spine 63 leaves x 32 hosts + 32 spines (64-port switches): 2,016 hosts, 95 switches".into(),
+                    Topology::leaf_spine(63, 32, 32, 1, 1, l, l).expect("valid"),
+                ),
                 ("fat tree k=32: 8,192 hosts, 1,280 switches".into(), Topology::fat_tree(32, l, l).expect("valid")),
             ]
         }

@@ -41,7 +41,7 @@ form their Cartesian product, the first outermost; the plot's x axis is the firs
 Shortcuts:
   incast-degree=N     the first incast traffic entry keeps its first N senders
   oversubscription=R  topology.oversubscription (leaf-spine without uplinks_per_spine)
-  dcqcn=P             roce.dcqcn.preset: off, paper or nvidia-default
+  dcqcn=P             roce.dcqcn.preset: off, paper, nvidia-default or hpcc-ns3
   pfc=on|off          roce.pfc.enabled
   headroom=V          buffer.headroom: \"auto\" or a size per lossless PG (100KB)
   ecn-kmin=V          roce.ecn[i].kmin of every ECN entry
@@ -328,9 +328,10 @@ fn expand(name: &str, value: &str, t: &Table) -> Result<Vec<Edit>, String> {
     match name {
         "incast-degree" => {
             let (i, senders) = senders_of_first_incast(t).ok_or("incast-degree: the file has no incast traffic entry")?;
-            let n = value.parse::<usize>().ok().filter(|n| (1..=senders.len()).contains(n)).ok_or_else(|| {
-                format!("incast-degree={value}: traffic[{i}] has {} senders; expected a whole number 1..{}", senders.len(), senders.len())
-            })?;
+            let n =
+                value.parse::<usize>().ok().filter(|n| (1..=senders.len()).contains(n)).ok_or_else(|| {
+                    format!("incast-degree={value}: traffic[{i}] has {} senders; expected a whole number 1..{}", senders.len(), senders.len())
+                })?;
             let list = senders[..n].iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ");
             one(&format!("traffic[{i}].senders"), &format!("[{list}]"))
         }
@@ -731,7 +732,12 @@ fn parse_csv(file: &str, text: &str) -> Result<Parsed, String> {
         let line = n + 1;
         let variant = match &rec[0] {
             "ref" => None,
-            v => Some(v.parse::<usize>().ok().filter(|&v| v < variants).ok_or_else(|| format!("{file}: row {line}: variant `{v}` is not 0..{}", variants.saturating_sub(1)))?),
+            v => Some(
+                v.parse::<usize>()
+                    .ok()
+                    .filter(|&v| v < variants)
+                    .ok_or_else(|| format!("{file}: row {line}: variant `{v}` is not 0..{}", variants.saturating_sub(1)))?,
+            ),
         };
         let fabric = Fabric::parse(&rec[k + 1]).ok_or_else(|| format!("{file}: row {line}: unknown fabric `{}`", &rec[k + 1]))?;
         let expected = if variant.is_some() { Mode::PerVariant } else { Mode::Once };
@@ -853,8 +859,7 @@ fn table(meta: &Meta, rows: &[Row]) -> String {
         meta.metric.label
     );
     for l in &lines {
-        let cells: Vec<String> =
-            l.iter().zip(&widths).enumerate().map(|(i, (c, &w))| if i < k { format!("{c:<w$}") } else { format!("{c:>w$}") }).collect();
+        let cells: Vec<String> = l.iter().zip(&widths).enumerate().map(|(i, (c, &w))| if i < k { format!("{c:<w$}") } else { format!("{c:>w$}") }).collect();
         let _ = writeln!(s, "{}", cells.join("  ").trim_end());
     }
     s
@@ -972,7 +977,12 @@ fn join_shards(files: &[PathBuf]) -> Result<(Meta, Vec<Row>), String> {
         };
         let absent: Vec<String> = want.iter().filter(|v| !seen.contains_key(v)).map(|v| v.map_or("ref".to_string(), |v| v.to_string())).collect();
         if !absent.is_empty() {
-            return Err(format!("{} rows missing for variant{} {} (a shard file cut short?)", f.title(), if absent.len() == 1 { "" } else { "s" }, absent.join(", ")));
+            return Err(format!(
+                "{} rows missing for variant{} {} (a shard file cut short?)",
+                f.title(),
+                if absent.len() == 1 { "" } else { "s" },
+                absent.join(", ")
+            ));
         }
     }
     let mut rows: Vec<Row> = rows.into_iter().map(|(r, _)| r).collect();
@@ -1035,7 +1045,8 @@ fn plot(meta: &Meta, rows: &[Row]) -> String {
             xs.push(r.values[0].clone());
         }
     }
-    let numeric: Option<Vec<f64>> = xs.iter().map(|x| x.parse::<f64>().ok()).collect::<Option<Vec<_>>>().filter(|v| v.len() >= 2 && v.windows(2).all(|w| w[0] < w[1]));
+    let numeric: Option<Vec<f64>> =
+        xs.iter().map(|x| x.parse::<f64>().ok()).collect::<Option<Vec<_>>>().filter(|v| v.len() >= 2 && v.windows(2).all(|w| w[0] < w[1]));
     // Series per (fabric, other parameters' values).
     let mut series: Vec<Series> = vec![];
     let mut combos: Vec<String> = vec![];
@@ -1090,7 +1101,8 @@ fn plot(meta: &Meta, rows: &[Row]) -> String {
     };
     let sy = |y: f64| b - (y - lo) / (hi - lo) * (b - t);
     let mut s = String::new();
-    let _ = writeln!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="Helvetica, Arial, sans-serif">"#);
+    let _ =
+        writeln!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="Helvetica, Arial, sans-serif">"#);
     let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
     let title = format!("{}: {} by {}", meta.scenario, meta.metric.label, meta.params.join(" × "));
     let _ = writeln!(s, r#"<text x="{}" y="24" font-size="15" font-weight="bold" text-anchor="middle">{}</text>"#, w / 2.0, esc(&title));
@@ -1116,13 +1128,24 @@ fn plot(meta: &Meta, rows: &[Row]) -> String {
         let px = sx(i);
         let _ = writeln!(s, r##"<line x1="{px:.1}" y1="{b}" x2="{px:.1}" y2="{}" stroke="#333"/>"##, b + 5.0);
         if rotate {
-            let _ = writeln!(s, r#"<text x="{px:.1}" y="{}" font-size="11" text-anchor="end" transform="rotate(-35 {px:.1} {})">{}</text>"#, b + 16.0, b + 16.0, esc(x));
+            let _ = writeln!(
+                s,
+                r#"<text x="{px:.1}" y="{}" font-size="11" text-anchor="end" transform="rotate(-35 {px:.1} {})">{}</text>"#,
+                b + 16.0,
+                b + 16.0,
+                esc(x)
+            );
         } else {
             let _ = writeln!(s, r#"<text x="{px:.1}" y="{}" font-size="11" text-anchor="middle">{}</text>"#, b + 18.0, esc(x));
         }
     }
     let _ = writeln!(s, r#"<text x="{}" y="{}" font-size="12" text-anchor="middle">{}</text>"#, (l + r) / 2.0, b + 46.0, esc(&meta.params[0]));
-    let _ = writeln!(s, r#"<text x="18" y="{0}" font-size="12" text-anchor="middle" transform="rotate(-90 18 {0})">{1}</text>"#, (t + b) / 2.0, esc(meta.metric.label));
+    let _ = writeln!(
+        s,
+        r#"<text x="18" y="{0}" font-size="12" text-anchor="middle" transform="rotate(-90 18 {0})">{1}</text>"#,
+        (t + b) / 2.0,
+        esc(meta.metric.label)
+    );
     // Reference lines, then curves.
     let mut legend: Vec<(String, &str, bool, bool)> = vec![];
     for (f, y) in &refs {

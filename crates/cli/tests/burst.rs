@@ -16,11 +16,7 @@ fn with(extra: &[&str]) -> Vec<&'static str> {
 
 #[test]
 fn errors_name_the_flag() {
-    for (bad, flag) in [
-        (["--buffer", "16"], "--buffer"),
-        (["--buffer", "16MiB --class"], "--buffer"),
-        (["--cell", "256"], "--cell"),
-    ] {
+    for (bad, flag) in [(["--buffer", "16"], "--buffer"), (["--buffer", "16MiB --class"], "--buffer"), (["--cell", "256"], "--cell")] {
         let o = burst(&with(&[bad[0], bad[1]]));
         let e = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{e}");

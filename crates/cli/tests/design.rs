@@ -53,10 +53,7 @@ fn superpod_h100_4_sus_json() {
     let v = json(&["design", "--superpod", "h100", "--sus", "4", "--json"]);
     // RA-11333-001 Table 4, 4 SUs: 127 nodes, 1016 GPUs, 32 leaves, 16 spines, 1020
     // compute + UFM cables, 1024 spine-leaf cables.
-    assert_eq!(
-        (v["tiers"].as_u64(), v["nodes"].as_u64(), v["endpoints"].as_u64(), v["ufm_ports"].as_u64()),
-        (Some(2), Some(127), Some(1016), Some(4))
-    );
+    assert_eq!((v["tiers"].as_u64(), v["nodes"].as_u64(), v["endpoints"].as_u64(), v["ufm_ports"].as_u64()), (Some(2), Some(127), Some(1016), Some(4)));
     let (switches, cables) = counts(&v);
     assert_eq!(switches, named(&[("leaf", 32), ("spine", 16)]));
     assert_eq!(cables, named(&[("node-leaf", 1020), ("leaf-spine", 1024)]));
@@ -109,16 +106,12 @@ fn generic_flags() {
 #[test]
 fn text_and_explain() {
     let out = ok(&["design", "--superpod", "h100", "--sus", "3"]);
-    for want in
-        ["DGX SuperPOD H100, 3 SUs", "2 tiers: 24 leaves", "leaf         24", "spine        16", "node-leaf     764", "bisection", "switch hops"]
-    {
+    for want in ["DGX SuperPOD H100, 3 SUs", "2 tiers: 24 leaves", "leaf         24", "spine        16", "node-leaf     764", "bisection", "switch hops"] {
         assert!(out.contains(want), "`{want}` missing:\n{out}");
     }
     assert!(!out.contains("source:"), "{out}");
     let out = ok(&["design", "--superpod", "b200", "--sus", "16", "--explain"]);
-    for want in
-        ["How each number was derived:", "source: ", "RA-11333-001", "Al-Fares", "QM9700", "cores per plane", "Conventions:", "one cable per link"]
-    {
+    for want in ["How each number was derived:", "source: ", "RA-11333-001", "Al-Fares", "QM9700", "cores per plane", "Conventions:", "one cable per link"] {
         assert!(out.contains(want), "`{want}` missing:\n{out}");
     }
 }
@@ -162,10 +155,7 @@ fn emitted_scenario_runs() {
         "--json",
     ]);
     let src = std::fs::read_to_string(&rail).unwrap();
-    assert!(
-        src.contains("nics_per_host = 4") && src.contains("technology = \"infiniband\"") && src.contains("placement = \"rail-aligned\""),
-        "{src}"
-    );
+    assert!(src.contains("nics_per_host = 4") && src.contains("technology = \"infiniband\"") && src.contains("placement = \"rail-aligned\""), "{src}");
     let v = json(&["run", r, "--json"]);
     assert_eq!(v["flows"]["failed"].as_u64(), Some(0));
     assert_eq!(v["fabric"].as_str(), Some("infiniband"));
@@ -181,10 +171,7 @@ fn errors_name_the_flag() {
         (&["design", "--gpus", "64", "--speed", "400"], "--speed 400"),
         (&["design", "--gpus", "64", "--oversubscription", "1:2"], "--oversubscription: expected DOWN:UP"),
         (&["design", "--gpus", "64", "--oversubscription", "lots"], "--oversubscription lots: expected a ratio"),
-        (
-            &["design", "--gpus", "1000", "--nics-per-node", "8", "--su-nodes", "32", "--rail-optimised"],
-            "--gpus: 125 nodes do not fill whole scalable units",
-        ),
+        (&["design", "--gpus", "1000", "--nics-per-node", "8", "--su-nodes", "32", "--rail-optimised"], "--gpus: 125 nodes do not fill whole scalable units"),
         (&["design", "--gpus", "1001", "--nics-per-node", "8"], "--gpus: 1001 endpoints are not whole nodes"),
         (&["design", "--superpod", "h100"], "--superpod needs --sus"),
         (&["design", "--radix", "64"], "give the fabric's size"),

@@ -260,9 +260,7 @@ fn compare_page_loads_in_chromium_with_every_chart_drawn() {
 
     // What the page must show, from the comparison itself.
     let share = |col: &str| {
-        cmp["rows"].as_array().unwrap().iter().find(|r| r["metric"].as_str().unwrap().contains("most-blocked port")).unwrap()[col]
-            .as_f64()
-            .unwrap_or(0.0)
+        cmp["rows"].as_array().unwrap().iter().find(|r| r["metric"].as_str().unwrap().contains("most-blocked port")).unwrap()[col].as_f64().unwrap_or(0.0)
     };
     let mut want = vec!["cdf", "ib-queue", "roce-queue"];
     if share("infiniband") > 1.0 {

@@ -47,10 +47,7 @@ struct Tools {
 
 fn find_exe(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/usr/sbin", "/sbin", "/usr/local/sbin", "/usr/bin"].map(PathBuf::from))
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
+    std::env::split_paths(&path).chain(["/usr/sbin", "/sbin", "/usr/local/sbin", "/usr/bin"].map(PathBuf::from)).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
 /// `libumad2sim.so` lives in `/usr/lib/<multiarch>/umad2sim/` on Debian (`libumad2sim0`).
@@ -106,7 +103,10 @@ struct Guard {
 
 impl Guard {
     fn spawn(cmd: &mut Command, what: &'static str, stdin: bool) -> Result<Guard, String> {
-        cmd.stdin(if stdin { Stdio::piped() } else { Stdio::null() }).spawn().map(|child| Guard { child, what }).map_err(|e| format!("cannot start {what}: {e}"))
+        cmd.stdin(if stdin { Stdio::piped() } else { Stdio::null() })
+            .spawn()
+            .map(|child| Guard { child, what })
+            .map_err(|e| format!("cannot start {what}: {e}"))
     }
 
     fn wait(&mut self, limit: Duration) -> Result<ExitStatus, String> {
@@ -238,7 +238,16 @@ fn run_opensm(t: &Tools, dir: &Path, fabric: &Net, net: &Path, engine: &str, roo
     std::fs::write(&conf, "").map_err(|e| e.to_string())?;
     let osm_log = run.join("opensm.log");
     let mut args: Vec<String> = vec!["-F".into(), conf.display().to_string(), "-s".into(), "0".into(), "-R".into(), engine.into()];
-    args.extend(["-f".into(), osm_log.display().to_string(), "-D".into(), "0x43".into(), "-d".into(), "2".into(), "--dump_files_dir".into(), run.display().to_string()]);
+    args.extend([
+        "-f".into(),
+        osm_log.display().to_string(),
+        "-D".into(),
+        "0x43".into(),
+        "-d".into(),
+        "2".into(),
+        "--dump_files_dir".into(),
+        run.display().to_string(),
+    ]);
     if unlink.is_none() {
         args.push("--once".into());
     }
@@ -790,7 +799,10 @@ fn check(tools: &Tools, f: &Fabric) -> String {
             // Controls: on a ring or a torus shortest paths have cyclic dependencies and
             // turn up after going down, so both checkers must bite there.
             if f.lattice && (a || b || w_ours.updown_bad == 0 || w_osm.updown_bad == 0) {
-                fail(format!("control: minhop on a lattice should be cyclic and break up/down (acyclic ours {a} OpenSM {b}; down→up ours {} OpenSM {})", w_ours.updown_bad, w_osm.updown_bad));
+                fail(format!(
+                    "control: minhop on a lattice should be cyclic and break up/down (acyclic ours {a} OpenSM {b}; down→up ours {} OpenSM {})",
+                    w_ours.updown_bad, w_osm.updown_bad
+                ));
             }
         }
 
@@ -876,7 +888,15 @@ fn three_tier_fat_tree_k12_432_cas() {
     let Some(tools) = tools() else { return };
     check(
         &tools,
-        &Fabric { tag: "fat-tree-k12", file: ("fabric.toml", scenario("kind = \"fat-tree\"\nk = 12")), engines: ALL, top: "core", explicit_roots: false, down: None, lattice: false },
+        &Fabric {
+            tag: "fat-tree-k12",
+            file: ("fabric.toml", scenario("kind = \"fat-tree\"\nk = 12")),
+            engines: ALL,
+            top: "core",
+            explicit_roots: false,
+            down: None,
+            lattice: false,
+        },
     );
 }
 

@@ -10,9 +10,28 @@ fn plan(args: &[&str]) -> Output {
 
 /// 100G leaf-spine, 3 m host cables, 100 m leaf-spine cables, 8:1 incast.
 const BASE: &[&str] = &[
-    "--mtu", "4096B", "--incast", "8", "--leaves", "4", "--spines", "2", "--hosts-per-leaf", "8",
-    "--host-leaf-speed", "100Gbps", "--host-leaf-cable", "3m", "--leaf-spine-speed", "100Gbps",
-    "--leaf-spine-cable", "100m", "--buffer-total", "16MiB", "--cell", "256B",
+    "--mtu",
+    "4096B",
+    "--incast",
+    "8",
+    "--leaves",
+    "4",
+    "--spines",
+    "2",
+    "--hosts-per-leaf",
+    "8",
+    "--host-leaf-speed",
+    "100Gbps",
+    "--host-leaf-cable",
+    "3m",
+    "--leaf-spine-speed",
+    "100Gbps",
+    "--leaf-spine-cable",
+    "100m",
+    "--buffer-total",
+    "16MiB",
+    "--cell",
+    "256B",
 ];
 
 fn with(extra: &[&str]) -> Vec<String> {
@@ -169,9 +188,30 @@ fn prove_ieee_zero_drops_at_plan_and_drops_one_mtu_short() {
 fn prove_reaches_the_bound_at_400g_and_200g_too() {
     for (speed, host_cable, fabric_cable) in [("400Gbps", "3m", "30m"), ("200Gbps", "5m", "50m")] {
         let args: Vec<String> = [
-            "--mtu", "4096B", "--incast", "8", "--leaves", "2", "--spines", "2", "--hosts-per-leaf", "8",
-            "--host-leaf-speed", speed, "--host-leaf-cable", host_cable, "--leaf-spine-speed", speed,
-            "--leaf-spine-cable", fabric_cable, "--buffer-total", "64MiB", "--cell", "256B", "--json", "--prove",
+            "--mtu",
+            "4096B",
+            "--incast",
+            "8",
+            "--leaves",
+            "2",
+            "--spines",
+            "2",
+            "--hosts-per-leaf",
+            "8",
+            "--host-leaf-speed",
+            speed,
+            "--host-leaf-cable",
+            host_cable,
+            "--leaf-spine-speed",
+            speed,
+            "--leaf-spine-cable",
+            fabric_cable,
+            "--buffer-total",
+            "64MiB",
+            "--cell",
+            "256B",
+            "--json",
+            "--prove",
         ]
         .iter()
         .map(|s| s.to_string())

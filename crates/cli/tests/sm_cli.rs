@@ -71,7 +71,8 @@ fn down_link_reports_unreachable_pairs_and_a_ring_cycle_is_named() {
     let net = root().join("crates/fabric/tests/data/ibsim-2sw.net");
     // H_3 hangs only on Switch2 port 5.
     let j = sm_json(&[net.to_str().unwrap(), "--down", "Switch2:5"]);
-    let un: Vec<(String, String)> = j["unreachable"].as_array().unwrap().iter().map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into())).collect();
+    let un: Vec<(String, String)> =
+        j["unreachable"].as_array().unwrap().iter().map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into())).collect();
     assert_eq!(un.len(), 6, "{un:?}");
     assert!(un.contains(&("H_1".into(), "H_3".into())));
     assert!(un.contains(&("H_3".into(), "H_4".into())));
@@ -86,7 +87,8 @@ fn down_link_reports_unreachable_pairs_and_a_ring_cycle_is_named() {
     std::fs::create_dir_all(&dir).unwrap();
     let mut text = String::new();
     for i in 0..5 {
-        text += &format!("Switch 3 \"sw{i}\"\n[1] \"h{i}\"[1]\n[2] \"sw{}\"[3]\n[3] \"sw{}\"[2]\n\nHca 1 \"h{i}\"\n[1] \"sw{i}\"[1]\n\n", (i + 1) % 5, (i + 4) % 5);
+        text +=
+            &format!("Switch 3 \"sw{i}\"\n[1] \"h{i}\"[1]\n[2] \"sw{}\"[3]\n[3] \"sw{}\"[2]\n\nHca 1 \"h{i}\"\n[1] \"sw{i}\"[1]\n\n", (i + 1) % 5, (i + 4) % 5);
     }
     let ring = dir.join("ring.net");
     std::fs::write(&ring, text).unwrap();

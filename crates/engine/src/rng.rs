@@ -85,9 +85,24 @@ mod tests {
 
     #[test]
     fn streams_differ_and_repeat() {
-        let a: Vec<u64> = (0..4).map({ let mut r = Rng::new(7, 0); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut r = Rng::new(7, 1); move |_| r.next_u64() }).collect();
-        let a2: Vec<u64> = (0..4).map({ let mut r = Rng::new(7, 0); move |_| r.next_u64() }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::new(7, 0);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::new(7, 1);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let a2: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::new(7, 0);
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_ne!(a, b);
         assert_eq!(a, a2);
     }

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::config::{ConfigError, World};
+use crate::differences::Difference;
 use crate::params::Tech;
 use crate::report::{self, Report};
 use crate::stats::Stats;
@@ -33,6 +34,9 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     /// What the models leave out that matters to this comparison.
     pub limitations: Vec<String>,
+    /// Every setting the two sides ran with differently (defaults filled by `compare`
+    /// included), with its reason ([`crate::differences`]).
+    pub differing_defaults: Vec<Difference>,
     pub infiniband: Report,
     pub roce: Report,
 }
@@ -50,8 +54,8 @@ pub const LIMITATIONS: [&str; 5] = [
 /// defaults), runs both (in parallel), and builds the comparison.
 pub fn run(file: &str, src: &str, sample: bool) -> Result<(Comparison, Side, Side), ConfigError> {
     let compile = |tech: Tech| -> Result<World, ConfigError> {
-        let (edits, notes) = crate::variant::for_technology(src, tech)
-            .map_err(|msg| ConfigError { file: file.to_string(), line: None, field: "-".into(), msg })?;
+        let (edits, notes) =
+            crate::variant::for_technology(src, tech).map_err(|msg| ConfigError { file: file.to_string(), line: None, field: "-".into(), msg })?;
         let side = match tech {
             Tech::Roce => "RoCEv2 side",
             Tech::Infiniband => "InfiniBand side",
@@ -75,11 +79,13 @@ pub fn run(file: &str, src: &str, sample: bool) -> Result<(Comparison, Side, Sid
         let r = simulate(roce);
         (h.join().expect("the InfiniBand run panicked"), r)
     });
+    let ib_from_defaults = !crate::variant::sections(src).is_ok_and(|(_, ib)| ib);
     let cmp = Comparison {
         scenario: roce.report.scenario.clone(),
         seed: roce.report.seed,
         rows: rows(&ib, &roce),
         limitations: LIMITATIONS.iter().map(|s| s.to_string()).collect(),
+        differing_defaults: crate::differences::differences(&ib.world, &roce.world, ib_from_defaults),
         infiniband: ib.report.clone(),
         roce: roce.report.clone(),
     };
@@ -124,9 +130,7 @@ fn rows(ib: &Side, roce: &Side) -> Vec<Row> {
         r.ports.iter().max_by(|a, b| a.max_queue_bytes.cmp(&b.max_queue_bytes).then(b.node.cmp(&a.node))).map(|p| p.mean_queue_bytes)
     });
     add("PFC pause frames sent (RoCE)".into(), "frames", &|r| (r.fabric == Tech::Roce).then_some(r.totals.pfc_frames as f64));
-    add("flow-control wait: paused (RoCE) / PortXmitWait (IB), summed".into(), "us", &|r| {
-        Some(r.ports.iter().map(fc_wait).sum::<u64>() as f64 / 1e6)
-    });
+    add("flow-control wait: paused (RoCE) / PortXmitWait (IB), summed".into(), "us", &|r| Some(r.ports.iter().map(fc_wait).sum::<u64>() as f64 / 1e6));
     add("flow-control wait: most-blocked port, share of the run".into(), "%", &|r| {
         let worst = r.ports.iter().map(fc_wait).max().unwrap_or(0);
         Some(if r.end_ps > 0 { 100.0 * worst as f64 / r.end_ps as f64 } else { 0.0 })
@@ -155,9 +159,7 @@ fn rows(ib: &Side, roce: &Side) -> Vec<Row> {
             Some((r.incidents.storms.len() + incidents(r, "vl-stalled")) as f64)
         });
         add("queues still paused at the end".into(), "queues", &|r| Some(r.incidents.paused_at_end.len() as f64));
-        add("recovery after a fault, worst".into(), "us", &|r| {
-            r.incidents.worst_recovery_ps().map(|t| t as f64 / 1e6)
-        });
+        add("recovery after a fault, worst".into(), "us", &|r| r.incidents.worst_recovery_ps().map(|t| t as f64 / 1e6));
         add("QPs that lost data and never recovered".into(), "QPs", &|r| {
             Some(r.incidents.recovery.iter().map(|x| x.qps_with_loss - x.qps_recovered).sum::<usize>() as f64)
         });
@@ -210,6 +212,7 @@ pub fn text(c: &Comparison) -> String {
         let label = if r.unit.is_empty() { r.metric.clone() } else { format!("{} ({})", r.metric, r.unit) };
         let _ = writeln!(s, "{:<w$} {:>16} {:>16}", label, cell(r.infiniband, &r.unit), cell(r.roce, &r.unit));
     }
+    let _ = write!(s, "\n{}", crate::differences::text(&c.differing_defaults));
     let _ = writeln!(s, "\nlimitations:");
     for l in &c.limitations {
         let _ = writeln!(s, "  - {l}");

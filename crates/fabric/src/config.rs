@@ -11,6 +11,7 @@ use model::dcqcn::{CnpScope, CnpTransport, DcqcnParams, DcqcnPreset, IncreaseRul
 use model::ecn::Red;
 use model::frame::{roce_frame, Encap, Transport, IB_MTUS};
 use model::headroom::{ieee_8021qbb, pause_response_quanta, quantum, HeadroomInput};
+use model::switch_latency::{EthernetSwitch, SwitchLatency};
 use units::{propagation, BitRate, Bytes, Length, SimDuration, SimTime, DEFAULT_PROPAGATION_PS_PER_M};
 
 use crate::params::{Buffer, FlowSpec, Forwarding, Ib, Params, Pfc, Resume, Sched, Tech, Trigger};
@@ -282,7 +283,16 @@ pub struct RoceSection {
     pub timeout: u32,
     pub retry_cnt: u32,
     pub forwarding: Forwarding,
-    pub switch_latency: SimDuration,
+    /// Port-to-port pipeline latency of every switch: "auto" (also when left out) or a
+    /// time. "auto" is the published figure of `switch` where there is one, otherwise
+    /// InfiniBand's figure at the fabric's fastest link speed, said so in every output
+    /// (`model::switch_latency`).
+    #[serde(default)]
+    pub switch_latency: Option<Auto<SimDuration>>,
+    /// The switch ASIC, for `switch_latency = "auto"`: one of
+    /// `model::switch_latency::EthernetSwitch::NAMES` ("spectrum-4", "tomahawk-5", ...).
+    #[serde(default)]
+    pub switch: Option<String>,
     #[serde(default)]
     pub strict_queues: Option<Vec<u8>>,
     pub pfc: PfcCfg,
@@ -541,6 +551,9 @@ pub struct World {
     pub top_ports: usize,
     /// Human-readable notes on how `auto` values were resolved.
     pub notes: Vec<String>,
+    /// The switch latency in `params` and where it comes from (a datasheet, a launch
+    /// figure, InfiniBand's for lack of one, or the scenario file).
+    pub switch_latency: model::switch_latency::SwitchLatency,
 }
 
 struct Ctx<'a> {
@@ -564,9 +577,7 @@ pub fn locate(src: &str, field: &str) -> Option<usize> {
         .position(|l| {
             // Comments do not count: a key named in one is not where the value is.
             let t = l.split('#').next().unwrap_or("").trim_start();
-            t.starts_with(key) && t[key.len()..].trim_start().starts_with('=')
-                || t.contains(&format!("{key} ="))
-                || t.starts_with(&format!("[{key}"))
+            t.starts_with(key) && t[key.len()..].trim_start().starts_with('=') || t.contains(&format!("{key} =")) || t.starts_with(&format!("[{key}"))
         })
         .map(|i| i + 1)
 }
@@ -602,8 +613,7 @@ pub fn load_str_at(file: &str, src: &str, base: &std::path::Path) -> Result<Worl
 /// Reads, parses and validates a scenario file.
 pub fn load(path: &std::path::Path) -> Result<World, ConfigError> {
     let file = path.display().to_string();
-    let src = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError { file: file.clone(), line: None, field: "-".into(), msg: format!("cannot read: {e}") })?;
+    let src = std::fs::read_to_string(path).map_err(|e| ConfigError { file: file.clone(), line: None, field: "-".into(), msg: format!("cannot read: {e}") })?;
     load_str(&file, &src)
 }
 
@@ -674,15 +684,15 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
             t
         }
     };
-    let (mut params, headroom_cells, notes, lft, sm) = match tech {
+    let (mut params, headroom_cells, notes, lft, sm, switch_latency) = match tech {
         Tech::Roce => {
             let buffer = cfg.buffer.as_ref().ok_or_else(|| c.err("buffer", "a RoCE fabric needs a [buffer] section (the switch MMU)"))?;
-            let (p, h, n) = compile_roce(c, cfg.roce.as_ref().expect("matched"), buffer, &topo)?;
-            (p, h, n, None, None)
+            let (p, h, n, l) = compile_roce(c, cfg.roce.as_ref().expect("matched"), buffer, &topo)?;
+            (p, h, n, None, None, l)
         }
         Tech::Infiniband => {
-            let (p, n, lft, sm) = compile_ib(c, cfg.infiniband.as_ref().expect("matched"), &topo, layout.as_ref(), cfg.scenario.seed)?;
-            (p, vec![0; topo.ports.len()], n, Some(lft), sm)
+            let (p, n, lft, sm, l) = compile_ib(c, cfg.infiniband.as_ref().expect("matched"), &topo, layout.as_ref(), cfg.scenario.seed)?;
+            (p, vec![0; topo.ports.len()], n, Some(lft), sm, l)
         }
     };
     params.deadlock_timeout = match cfg.scenario.deadlock_timeout {
@@ -751,6 +761,7 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
         sample_period: cfg.output.sample_period,
         top_ports: cfg.output.top_ports,
         notes,
+        switch_latency,
     })
 }
 
@@ -768,7 +779,8 @@ fn port_tables(c: &Ctx, r: &IbSection, topo: &Topology, default: &[u8; 16]) -> R
         let node = &topo.nodes[ni];
         let mut map = *default;
         for (k, &vl) in &e.map {
-            let sl: u8 = k.parse().ok().filter(|&x: &u8| x < 16).ok_or_else(|| c.err(&format!("{f}.map"), format!("key `{k}` is not a service level 0..15")))?;
+            let sl: u8 =
+                k.parse().ok().filter(|&x: &u8| x < 16).ok_or_else(|| c.err(&format!("{f}.map"), format!("key `{k}` is not a service level 0..15")))?;
             if vl >= r.data_vls {
                 return Err(c.err(&format!("{f}.map"), format!("SL {sl} maps to VL {vl}, but only VL0..VL{} are operational", r.data_vls - 1)));
             }
@@ -841,7 +853,7 @@ fn compile_ib(
     topo: &Topology,
     layout: Option<&crate::subnet_manager::layout::IbLayout>,
     seed: u64,
-) -> Result<(Params, Vec<String>, crate::routing::Lft, Option<crate::subnet_manager::SmConfig>), ConfigError> {
+) -> Result<(Params, Vec<String>, crate::routing::Lft, Option<crate::subnet_manager::SmConfig>, SwitchLatency), ConfigError> {
     if !IB_MTUS.contains(&r.mtu.0) {
         return Err(c.err("infiniband.mtu", format!("{} is not an IB path MTU; expected one of 256B, 512B, 1024B, 2048B, 4096B", r.mtu)));
     }
@@ -866,10 +878,7 @@ fn compile_ib(
     let mtu_blocks = model::ib::blocks(model::ib::ib_packet(r.grh, Transport::WriteFirst, r.mtu));
     let vl_buffer_blocks = (r.vl_buffer.0 / model::ib::BLOCK) as u32;
     if vl_buffer_blocks < mtu_blocks {
-        return Err(c.err(
-            "infiniband.vl_buffer",
-            format!("{} holds {vl_buffer_blocks} blocks of 64 B; a maximum packet needs {mtu_blocks}", r.vl_buffer),
-        ));
+        return Err(c.err("infiniband.vl_buffer", format!("{} holds {vl_buffer_blocks} blocks of 64 B; a maximum packet needs {mtu_blocks}", r.vl_buffer)));
     }
     if r.ack_every == 0 {
         return Err(c.err("infiniband.ack_every", "expected at least 1"));
@@ -883,22 +892,21 @@ fn compile_ib(
     let mut notes = vec![];
     for (pi, p) in topo.ports.iter().enumerate() {
         if p.rate.0 > 0 && model::ib::Generation::of(p.rate).is_none() && !topo.is_aggregator_port(PortId(pi as u32)) {
-            return Err(c.err("topology", format!("{} is not an InfiniBand 4x speed; expected 100Gbps (EDR), 200Gbps (HDR), 400Gbps (NDR) or 800Gbps (XDR)", p.rate)));
+            return Err(
+                c.err("topology", format!("{} is not an InfiniBand 4x speed; expected 100Gbps (EDR), 200Gbps (HDR), 400Gbps (NDR) or 800Gbps (XDR)", p.rate))
+            );
         }
     }
-    let switch_latency = match r.switch_latency {
-        Auto::Value(v) => v,
+    let latency = match r.switch_latency {
+        Auto::Value(v) => from_file(v),
         Auto::Auto => {
-            let fastest = (0..topo.ports.len() as u32)
-                .filter(|&pi| !topo.is_aggregator_port(PortId(pi)))
-                .map(|pi| topo.port(PortId(pi)).rate)
-                .max()
-                .unwrap_or_default();
-            let g = model::ib::Generation::of(fastest).expect("checked above");
-            notes.push(format!("switch latency auto: {} {} (datasheet)", g.name(), g.switch_latency()));
-            g.switch_latency()
+            let g = model::ib::Generation::of(fastest_rate(topo)).expect("checked above");
+            let l = model::switch_latency::infiniband(g);
+            notes.push(format!("switch latency auto: {} ({})", l.latency, l.source));
+            l
         }
     };
+    let switch_latency = latency.latency;
     let (lft, sm) = match r.routing.as_str() {
         "dest-hash" => (crate::routing::Routes::build(topo, seed, |_| true).destination_lft(topo), None),
         name => {
@@ -1016,10 +1024,38 @@ fn compile_ib(
         ib: Some(ib),
         deadlock_timeout: SimDuration::ZERO,
     };
-    Ok((params, notes, lft, sm))
+    Ok((params, notes, lft, sm, latency))
 }
 
-fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) -> Result<(Params, Vec<u64>, Vec<String>), ConfigError> {
+/// The rate of the fabric's fastest link (aggregation nodes' internal ports left out):
+/// the generation `switch_latency = "auto"` goes by.
+fn fastest_rate(topo: &Topology) -> BitRate {
+    (0..topo.ports.len() as u32).filter(|&pi| !topo.is_aggregator_port(PortId(pi))).map(|pi| topo.port(PortId(pi)).rate).max().unwrap_or_default()
+}
+
+/// A switch latency the scenario gives as a time.
+fn from_file(v: SimDuration) -> SwitchLatency {
+    SwitchLatency { latency: v, source: "set in the scenario file".into(), same_as_infiniband: false }
+}
+
+/// `[roce] switch_latency` and `switch`, resolved (`model::switch_latency::roce`).
+fn roce_switch_latency(c: &Ctx, r: &RoceSection, topo: &Topology) -> Result<SwitchLatency, ConfigError> {
+    let switch = match r.switch.as_deref() {
+        None => None,
+        Some(s) => Some(EthernetSwitch::from_name(s).ok_or_else(|| {
+            c.err(
+                "roce.switch",
+                format!("unknown switch `{s}`; expected one of {} (\"spectrum\" and \"tomahawk\" mean the first generation)", EthernetSwitch::NAMES.join(", ")),
+            )
+        })?),
+    };
+    match r.switch_latency.unwrap_or(Auto::Auto) {
+        Auto::Value(v) => Ok(from_file(v)),
+        Auto::Auto => model::switch_latency::roce(switch, fastest_rate(topo)).map_err(|m| c.err("roce.switch_latency", m)),
+    }
+}
+
+fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) -> Result<(Params, Vec<u64>, Vec<String>, SwitchLatency), ConfigError> {
     if !IB_MTUS.contains(&r.mtu.0) {
         return Err(c.err("roce.mtu", format!("{} is not an IB path MTU; expected one of 256B, 512B, 1024B, 2048B, 4096B", r.mtu)));
     }
@@ -1147,6 +1183,10 @@ fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) ->
         return Err(c.err("roce.pfc.quanta", "pause quanta must be 1..65535 (0 means resume)"));
     }
     let mut notes = vec![];
+    let latency = roce_switch_latency(c, r, topo)?;
+    if matches!(r.switch_latency, None | Some(Auto::Auto)) {
+        notes.push(format!("switch latency auto: {} ({})", latency.latency, latency.source));
+    }
     // Headroom per port: configured, or the IEEE 802.1Qbb worst case of that port's link.
     let headroom_cells: Vec<u64> = match b.headroom {
         Auto::Value(h) => vec![cells(h); topo.ports.len()],
@@ -1159,17 +1199,12 @@ fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) ->
                     if p.rate.0 == 0 || !topo.is_switch(p.node) {
                         return 0;
                     }
-                    let d = auto_headroom(p.rate, p.prop, max_frame, pfc.response, r.switch_latency, b.cell, trigger == Trigger::Dynamic);
+                    let d = auto_headroom(p.rate, p.prop, max_frame, pfc.response, latency.latency, b.cell, trigger == Trigger::Dynamic);
                     worst = worst.max(d.cells);
                     d.cells
                 })
                 .collect();
-            notes.push(format!(
-                "headroom auto: IEEE 802.1Qbb worst case per port (largest {} = {} cells of {})",
-                b.cell * worst,
-                worst,
-                b.cell
-            ));
+            notes.push(format!("headroom auto: IEEE 802.1Qbb worst case per port (largest {} = {} cells of {})", b.cell * worst, worst, b.cell));
             v
         }
     };
@@ -1233,12 +1268,12 @@ fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) ->
         rto: SimDuration(4_096_000 << r.timeout),
         retry_cnt: r.retry_cnt,
         forwarding: r.forwarding,
-        switch_latency: r.switch_latency,
+        switch_latency: latency.latency,
         buffer,
         ib: None,
         deadlock_timeout: SimDuration::ZERO,
     };
-    Ok((params, headroom_cells, notes))
+    Ok((params, headroom_cells, notes, latency))
 }
 
 /// The `auto` headroom of one lossless switch ingress: the IEEE 802.1Qbb worst case for the
@@ -1299,12 +1334,7 @@ fn dcqcn(c: &Ctx, d: &DcqcnCfg, topo: &Topology) -> Result<Option<(String, Dcqcn
                 }
             }
         }
-        other => {
-            return Err(c.err(
-                "roce.dcqcn.preset",
-                format!("unknown preset `{other}`; expected \"paper\", \"nvidia-default\", \"hpcc-ns3\" or \"off\""),
-            ))
-        }
+        other => return Err(c.err("roce.dcqcn.preset", format!("unknown preset `{other}`; expected \"paper\", \"nvidia-default\", \"hpcc-ns3\" or \"off\""))),
     };
     let mut name = d.preset.clone();
     let mut set = |what: &str| name.push_str(&format!(" +{what}"));
@@ -1347,22 +1377,11 @@ fn dcqcn(c: &Ctx, d: &DcqcnCfg, topo: &Topology) -> Result<Option<(String, Dcqcn
 
 fn build_topology(c: &Ctx, t: &TopologySection) -> Result<Topology, ConfigError> {
     let topo = match t {
-        TopologySection::LeafSpine {
-            leaves,
-            spines,
-            hosts_per_leaf,
-            nics_per_host,
-            uplinks_per_spine,
-            oversubscription,
-            host_link,
-            fabric_link,
-        } => {
+        TopologySection::LeafSpine { leaves, spines, hosts_per_leaf, nics_per_host, uplinks_per_spine, oversubscription, host_link, fabric_link } => {
             let h = link(c, "topology.host_link", host_link)?;
             let f = link(c, "topology.fabric_link", fabric_link)?;
             let uplinks = match (uplinks_per_spine, oversubscription) {
-                (Some(_), Some(_)) => {
-                    return Err(c.err("topology.oversubscription", "give either uplinks_per_spine or oversubscription, not both"))
-                }
+                (Some(_), Some(_)) => return Err(c.err("topology.oversubscription", "give either uplinks_per_spine or oversubscription, not both")),
                 (Some(u), None) => *u,
                 (None, None) => 1,
                 (None, Some(o)) => {
@@ -1588,7 +1607,10 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
             "misconfigured-port" => {
                 need(f.port.is_some(), "port")?;
                 if !roce {
-                    return Err(c.err(&field("kind"), "`misconfigured-port` changes PFC, headroom or the DSCP map: RoCEv2 settings (InfiniBand has none to get wrong)"));
+                    return Err(c.err(
+                        &field("kind"),
+                        "`misconfigured-port` changes PFC, headroom or the DSCP map: RoCEv2 settings (InfiniBand has none to get wrong)",
+                    ));
                 }
                 let spec = f.port.as_deref().expect("checked");
                 let pid = named_port(c, &field("port"), spec, topo)?;
@@ -1607,7 +1629,11 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
                     }
                     let cells = h.cells(params.buffer.cell);
                     let before = headroom_cells[pid.0 as usize];
-                    push(FaultKind::PortHeadroom { port: pid, cells }, Some(FaultKind::PortHeadroom { port: pid, cells: before }), format!("headroom {h} on {spec}"));
+                    push(
+                        FaultKind::PortHeadroom { port: pid, cells },
+                        Some(FaultKind::PortHeadroom { port: pid, cells: before }),
+                        format!("headroom {h} on {spec}"),
+                    );
                 } else if let Some(m) = &f.dscp_to_tc {
                     if !topo.is_switch(topo.port(pid).node) {
                         return Err(c.err(&field("dscp_to_tc"), format!("`{spec}` is a NIC port; give a switch port (the map it applies to what arrives)")));
@@ -1620,7 +1646,11 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
                         }
                         map[d as usize] = tc;
                     }
-                    push(FaultKind::PortDscpMap { port: pid, map: Some(Box::new(map)) }, Some(FaultKind::PortDscpMap { port: pid, map: None }), format!("DSCP map changed on {spec}"));
+                    push(
+                        FaultKind::PortDscpMap { port: pid, map: Some(Box::new(map)) },
+                        Some(FaultKind::PortDscpMap { port: pid, map: None }),
+                        format!("DSCP map changed on {spec}"),
+                    );
                 }
             }
             "route-override" => {
@@ -1716,8 +1746,7 @@ fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) -> Result<(
             Traffic::Background { cdf, load, hosts: which, start, duration, dscp, sl } => {
                 let dscp = class(dscp, sl)?;
                 let path = c.base.join(cdf);
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| c.err(&format!("{f}.cdf"), format!("cannot read {}: {e}", path.display())))?;
+                let text = std::fs::read_to_string(&path).map_err(|e| c.err(&format!("{f}.cdf"), format!("cannot read {}: {e}", path.display())))?;
                 let dist = workload::flowsize::Cdf::parse(&text).map_err(|e| c.err(&format!("{f}.cdf"), format!("{}: {e}", path.display())))?;
                 if !(*load > 0.0 && *load <= 1.0) {
                     return Err(c.err(&format!("{f}.load"), format!("expected a fraction of the link rate in (0, 1], got {load}")));

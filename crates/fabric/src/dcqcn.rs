@@ -148,10 +148,7 @@ impl Dcqcn {
                 match self.last_cut.map(|t| t + interval) {
                     Some(due) if due > now => {
                         self.cut_pending = true;
-                        Arm {
-                            cut_at: Some(due),
-                            ..Arm::default()
-                        }
+                        Arm { cut_at: Some(due), ..Arm::default() }
                     }
                     _ => self.cut(now, p),
                 }
@@ -175,15 +172,8 @@ impl Dcqcn {
                     return Arm::default();
                 }
                 self.cut_pending = true;
-                let due = if now <= origin {
-                    origin
-                } else {
-                    origin + (now - origin).div_ceil(interval.max(1)) * interval
-                };
-                Arm {
-                    cut_at: Some(due),
-                    ..Arm::default()
-                }
+                let due = if now <= origin { origin } else { origin + (now - origin).div_ceil(interval.max(1)) * interval };
+                Arm { cut_at: Some(due), ..Arm::default() }
             }
         }
     }
@@ -210,11 +200,7 @@ impl Dcqcn {
         self.last_cut = Some(now);
         // The rate timer restarts from this cut.
         self.rate_running = true;
-        Arm {
-            rate_timer: Some(p.rate_timer),
-            cut_at: None,
-            rate_changed: true,
-        }
+        Arm { rate_timer: Some(p.rate_timer), cut_at: None, rate_changed: true }
     }
 
     /// Rate timer fired. Returns whether to re-arm it; the rate changed.
@@ -249,10 +235,7 @@ impl Dcqcn {
 
     fn increase_paper(&mut self, p: &DcqcnParams) {
         let f = p.fast_recovery_steps;
-        let (hi, lo) = (
-            self.t_stage.max(self.b_stage),
-            self.t_stage.min(self.b_stage),
-        );
+        let (hi, lo) = (self.t_stage.max(self.b_stage), self.t_stage.min(self.b_stage));
         if hi <= f {
             // fast recovery: RT stays, RC moves halfway towards it
         } else if lo <= f {
@@ -305,11 +288,7 @@ mod tests {
         let a = d.alpha_at(3 * k, &p);
         let want = ((1.0 - p.g) * 1.0 + p.g) * (1.0 - p.g).powi(2);
         assert!((a - want).abs() < 1e-12, "{a} vs {want}");
-        assert_eq!(
-            d.alpha_at(3 * k + k / 2, &p),
-            a,
-            "no change within a period"
-        );
+        assert_eq!(d.alpha_at(3 * k + k / 2, &p), a, "no change within a period");
     }
 
     #[test]
@@ -348,10 +327,7 @@ mod tests {
         for i in 1..=20u64 {
             d.on_sent(p.byte_counter.0, &p);
             let a = d.on_cnp(i * 4 * us, &p);
-            assert!(
-                a.rate_changed && a.cut_at.is_none(),
-                "cut {i} is due at once"
-            );
+            assert!(a.rate_changed && a.cut_at.is_none(), "cut {i} is due at once");
             assert_eq!(d.rt, 100e9, "cut {i}: RT not clamped");
         }
         let rc = d.rc;
@@ -382,20 +358,12 @@ mod tests {
         assert_eq!(a.cut_at, Some(period), "deferred to the period's end");
         assert!(!a.rate_changed);
         assert_eq!(d.rc, rc1, "no cut inside the period");
-        assert_eq!(
-            d.on_cnp(period / 2, &p),
-            Arm::default(),
-            "one pending cut only"
-        );
+        assert_eq!(d.on_cnp(period / 2, &p), Arm::default(), "one pending cut only");
         let a = d.on_cut_due(period, &p);
         assert!(a.rate_changed);
         let alpha = d.alpha;
         assert!(d.rc < rc1 && (d.rc - rc1 * (1.0 - alpha / 2.0)).abs() < 1.0);
-        assert_eq!(
-            d.on_cut_due(period, &p),
-            Arm::default(),
-            "a stale check does nothing"
-        );
+        assert_eq!(d.on_cut_due(period, &p), Arm::default(), "a stale check does nothing");
         // The next CNP after a full period cuts at once again.
         assert!(d.on_cnp(2 * period, &p).rate_changed);
     }
@@ -439,11 +407,7 @@ mod tests {
         let rt = q.rt;
         q.on_rate_timer(&p);
         q.on_rate_timer(&p);
-        assert_eq!(
-            q.rt,
-            rt + 2.0 * p.rate_hai.bps() as f64,
-            "hyper: constant steps"
-        );
+        assert_eq!(q.rt, rt + 2.0 * p.rate_hai.bps() as f64, "hyper: constant steps");
         // A cut after timer increases clamps RT.
         let rc = q.rc;
         q.grid_origin = Some(0);

@@ -82,25 +82,14 @@ pub fn place(topo: &Topology, hosts: &[u32], ranks: u32, placement: Placement, r
 /// `start`. Connection ids are offset by `conn_base` so jobs never share a QP. Returns
 /// the flow index of each of the DAG's nodes.
 #[allow(clippy::too_many_arguments)]
-pub fn append(
-    flows: &mut Vec<FlowSpec>,
-    dag: &Dag,
-    eps: &[u32],
-    start: SimTime,
-    dscp: u8,
-    sl: u8,
-    group: u32,
-    conn_base: u32,
-) -> Vec<u32> {
+pub fn append(flows: &mut Vec<FlowSpec>, dag: &Dag, eps: &[u32], start: SimTime, dscp: u8, sl: u8, group: u32, conn_base: u32) -> Vec<u32> {
     let base = flows.len() as u32;
     for n in &dag.nodes {
         let after: Vec<u32> = n.after().iter().map(|&a| base + a).collect();
         let f = match n {
-            Node::Send { src, dst, bytes, conn, .. } => FlowSpec {
-                after,
-                conn: Some(conn_base + conn),
-                ..FlowSpec::new(eps[*src as usize], eps[*dst as usize], Bytes(*bytes), start, dscp, sl, group)
-            },
+            Node::Send { src, dst, bytes, conn, .. } => {
+                FlowSpec { after, conn: Some(conn_base + conn), ..FlowSpec::new(eps[*src as usize], eps[*dst as usize], Bytes(*bytes), start, dscp, sl, group) }
+            }
             Node::Join { .. } => FlowSpec { after, join: true, ..FlowSpec::new(0, 0, Bytes(0), start, dscp, sl, group) },
         };
         flows.push(f);

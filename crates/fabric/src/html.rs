@@ -39,8 +39,8 @@ const IB_COLOUR: &str = "#1f6fb4";
 const ROCE_COLOUR: &str = "#d9480f";
 /// Series colours (Tableau 10 and six more), for ports and QPs.
 const PALETTE: [&str; 16] = [
-    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#79706e",
-    "#17becf", "#8c564b", "#bcbd22", "#1b9e77", "#7570b3", "#e7298a",
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#79706e", "#17becf", "#8c564b", "#bcbd22", "#1b9e77",
+    "#7570b3", "#e7298a",
 ];
 
 /// One fabric's data, as the charts need it.
@@ -113,7 +113,19 @@ pub fn compare_page(cmp: &Comparison, ib: &Side, roce: &Side) -> String {
             cell(r.roce, &r.unit)
         );
     }
-    s.push_str("</tbody>\n</table>\n<h3>Limitations</h3>\n<ul class=\"small\">\n");
+    s.push_str("</tbody>\n</table>\n");
+    if !cmp.differing_defaults.is_empty() {
+        s.push_str("<h3>Settings that differ between the sides</h3>\n<table class=\"cmp small\">\n<thead><tr><th>setting</th>");
+        for f in &fabrics {
+            let _ = write!(s, "<th class=\"{}\">{}</th>", f.key, f.name);
+        }
+        s.push_str("<th>why</th></tr></thead>\n<tbody>\n");
+        for d in &cmp.differing_defaults {
+            let _ = writeln!(s, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", esc(&d.parameter), esc(&d.infiniband), esc(&d.roce), esc(&d.reason));
+        }
+        s.push_str("</tbody>\n</table>\n");
+    }
+    s.push_str("<h3>Limitations</h3>\n<ul class=\"small\">\n");
     for l in &cmp.limitations {
         let _ = writeln!(s, "<li>{}</li>", esc(l));
     }
@@ -158,11 +170,7 @@ pub fn run_page(world: &World, report: &Report, stats: &Stats) -> String {
         let _ = writeln!(s, "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>", esc(metric), esc(unit), cell(v, unit));
     }
     s.push_str("</tbody>\n</table>\n");
-    let _ = writeln!(
-        s,
-        "<details><summary>Text report</summary><pre>{}</pre></details>",
-        esc(&crate::report::text(report))
-    );
+    let _ = writeln!(s, "<details><summary>Text report</summary><pre>{}</pre></details>", esc(&crate::report::text(report)));
     if !report.collectives.is_empty() {
         collectives(&mut s, &f);
     }
@@ -224,7 +232,6 @@ fn head(s: &mut String, title: &str) {
 fn tail(s: &mut String) {
     let _ = write!(s, "</main>\n<script>\n{SCRIPT}\n</script>\n</body>\n</html>\n");
 }
-
 
 /// A table cell, formatted as `compare::text` does.
 fn collectives(s: &mut String, fabrics: &[Fabric]) {
@@ -289,7 +296,9 @@ fn incidents(s: &mut String, fabrics: &[Fabric]) {
             );
         }
     }
-    s.push_str("<table class=\"cmp\">\n<thead><tr><th>time (us)</th><th>fabric</th><th>event</th><th>port</th><th>class</th><th>detail</th></tr></thead>\n<tbody>\n");
+    s.push_str(
+        "<table class=\"cmp\">\n<thead><tr><th>time (us)</th><th>fabric</th><th>event</th><th>port</th><th>class</th><th>detail</th></tr></thead>\n<tbody>\n",
+    );
     let mut rows: Vec<(u64, &Fabric, &crate::report::TimelineEntry)> =
         fabrics.iter().flat_map(|f| f.report.incidents.timeline.iter().map(move |e| (e.t_ps, f, e))).collect();
     rows.sort_by_key(|r| r.0);
@@ -470,11 +479,8 @@ fn rate_chart(f: &Fabric, l: Result<RateLines, String>, time: &Scale, y: &Scale)
     };
     let shown = r.lines.len();
     let title = format!("{}: DCQCN rate of {} throttled QP{}", f.name, shown, if shown == 1 { "" } else { "s" });
-    let note = if r.throttled > shown {
-        format!("{} of {} QPs whose rate dropped below line rate: the most throttled.", shown, r.throttled)
-    } else {
-        String::new()
-    };
+    let note =
+        if r.throttled > shown { format!("{} of {} QPs whose rate dropped below line rate: the most throttled.", shown, r.throttled) } else { String::new() };
     line_chart(&id, f.key, &title, "time (µs)", "rate (Gb/s)", time, y, &r.lines, false, &note)
 }
 
@@ -520,10 +526,8 @@ fn fc_rows(f: &Fabric) -> (Vec<FcRow>, usize, Vec<(usize, u64)>) {
     rows.sort_by(|a, b| b.blocked_ps.cmp(&a.blocked_ps).then(sampled(b).cmp(&sampled(a))).then(a.port.cmp(&b.port)));
     let all = rows.len();
     rows.truncate(MAX_ROWS);
-    let mut unseen: Vec<(usize, u64)> = (0..f.stats.ports.len())
-        .map(|p| (p, blocked(&f.stats.ports[p])))
-        .filter(|&(p, b)| b > 0 && smp.iter().all(|s| s.paused[p] == 0))
-        .collect();
+    let mut unseen: Vec<(usize, u64)> =
+        (0..f.stats.ports.len()).map(|p| (p, blocked(&f.stats.ports[p]))).filter(|&(p, b)| b > 0 && smp.iter().all(|s| s.paused[p] == 0)).collect();
     unseen.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     (rows, all, unseen)
 }
@@ -676,8 +680,7 @@ fn cdf_chart(fabrics: &[Fabric]) -> String {
         let n = fct.len();
         // At most MAX_POINTS ranks, evenly spaced, the last one always kept.
         let step = n.div_ceil(MAX_POINTS);
-        let pts: Vec<(f64, f64)> =
-            (0..n).filter(|i| (i + 1) % step == 0 || i + 1 == n).map(|i| (fct[i] as f64 / 1e6, (i + 1) as f64 / n as f64)).collect();
+        let pts: Vec<(f64, f64)> = (0..n).filter(|i| (i + 1) % step == 0 || i + 1 == n).map(|i| (fct[i] as f64 / 1e6, (i + 1) as f64 / n as f64)).collect();
         lo = lo.min(pts[0].0);
         hi = hi.max(pts[pts.len() - 1].0);
         lines.push(Line { label: format!("{} ({} flows)", f.name, n), colour: f.colour, pts });

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod config;
 pub mod control;
 pub mod dcqcn;
+pub mod differences;
 pub mod driver;
 pub mod html;
 pub mod ibcc;
@@ -16,6 +17,7 @@ pub mod sharp;
 pub mod sim;
 pub mod stats;
 pub mod subnet_manager;
+pub mod timing;
 pub mod topofile;
 pub mod topology;
 pub mod variant;
@@ -52,11 +54,7 @@ impl World {
             return Some(Box::new(control::SmControl::new(sm, fixed)));
         }
         let config::Auto::Value(delay) = delay else { unreachable!("auto needs an SM, checked when loading") };
-        Some(Box::new(sim::EcmpControl {
-            seed: self.seed,
-            delay,
-            destination_tables: self.params.tech == params::Tech::Infiniband,
-        }))
+        Some(Box::new(sim::EcmpControl { seed: self.seed, delay, destination_tables: self.params.tech == params::Tech::Infiniband }))
     }
 
     /// Runs the scenario and builds its report.

@@ -7,11 +7,13 @@ use serde::Serialize;
 use std::fmt::Write as _;
 
 use model::frame::Transport;
-use units::{serialization, Bytes, SimDuration};
+use units::{Bytes, SimDuration};
 
 use crate::config::World;
+use crate::params::Params;
 use crate::sim::Sim;
 use crate::stats::DROP_CAUSES;
+use crate::timing;
 
 #[derive(Serialize, Debug, Clone)]
 pub struct Report {
@@ -284,64 +286,6 @@ pub struct FlowReport {
     pub failed: bool,
 }
 
-/// Completion time of flow `flow` (from endpoint `src`) alone on an idle path, as an
-/// uncongested store-and-forward (or cut-through) pipeline, including the last ACK's
-/// return: the reference for slowdown. Exact for the path the flow's first packet takes.
-pub fn ideal_fct(w: &World, sim: &Sim, flow: u32, src: u32, size: Bytes) -> SimDuration {
-    let t = &w.topo;
-    let Some(path) = flow_path(w, sim, flow, src) else { return SimDuration::ZERO };
-    // Hops along the path: (rate, prop, whether the far end is a switch).
-    let hops: Vec<_> = path
-        .iter()
-        .map(|&pid| {
-            let p = t.port(pid);
-            let far = t.port(p.peer.expect("cabled")).node;
-            (p.rate, p.prop, t.is_switch(far))
-        })
-        .collect();
-    let p = &w.params;
-    let (n, last) = model::frame::segments(size, p.mtu);
-    let frames: Vec<u64> = (0..n)
-        .map(|i| {
-            let pl = if i + 1 == n { last } else { p.mtu };
-            let tr = if i == 0 { Transport::WriteFirst } else { Transport::WriteRest };
-            sim.frame_of(tr, pl.0) as u64
-        })
-        .collect();
-    let ct = p.forwarding == crate::params::Forwarding::CutThrough;
-    // free[h]: when hop h's transmitter is next free; arrival of each packet hop by hop.
-    let mut free = vec![0u64; hops.len()];
-    let mut last_arrival = 0;
-    for &fb in &frames {
-        let mut ready = 0u64;
-        for (h, &(rate, prop, sw)) in hops.iter().enumerate() {
-            let ser = serialization(sim.wire_of(fb), rate).ps();
-            let start = ready.max(free[h]);
-            free[h] = start + ser;
-            let mut arrive = start + ser + prop.ps();
-            if sw {
-                arrive += p.switch_latency.ps();
-                if ct {
-                    let hdr = serialization(sim.cut_through_header(), rate).ps();
-                    arrive = arrive - ser + hdr.min(ser);
-                }
-            }
-            ready = arrive;
-        }
-        last_arrival = ready;
-    }
-    // The ACK of the last packet travels back the same hops.
-    let ack = sim.frame_of(Transport::Ack, 0) as u64;
-    let mut back = 0;
-    for &(rate, prop, _) in hops.iter().rev() {
-        let ser = serialization(sim.wire_of(ack), rate).ps();
-        back += ser + prop.ps();
-    }
-    // Switch latency on the way back: every hop but the last lands on a switch.
-    back += p.switch_latency.ps() * (hops.len() as u64 - 1);
-    SimDuration(last_arrival + back)
-}
-
 /// The egress ports a flow's packets leave by, from its NIC to the last switch, under the
 /// forwarding state at the end of the run; `None` if the route is broken or loops.
 pub fn flow_path(w: &World, sim: &Sim, flow: u32, src: u32) -> Option<Vec<crate::topology::PortId>> {
@@ -379,7 +323,8 @@ pub fn build(w: &World, sim: &Sim) -> Report {
         if f.join {
             continue;
         }
-        let ideal = ideal_fct(w, sim, fi as u32, f.src, Bytes(f.size)).ps();
+        // Slowdown's reference: the message alone on the path its first packet took.
+        let ideal = flow_path(w, sim, fi as u32, f.src).map_or(0, |path| timing::ideal_fct(&w.topo, &w.params, &path, Bytes(f.size)).ps());
         let fct = f.finish.map(|e| e - f.start);
         let sd = fct.map(|x| if ideal > 0 { x as f64 / ideal as f64 } else { 0.0 });
         if let (Some(x), Some(s)) = (fct, sd) {
@@ -469,11 +414,7 @@ pub fn build(w: &World, sim: &Sim) -> Report {
             pfc_rx: ps.pfc_rx,
             paused_ps: ps.paused_ps,
             ecn_marks: ps.ecn_marked,
-            drops: DROP_CAUSES
-                .iter()
-                .filter(|&&c| ps.drops[c as usize] > 0)
-                .map(|&c| (cause_name(c), ps.drops[c as usize]))
-                .collect(),
+            drops: DROP_CAUSES.iter().filter(|&&c| ps.drops[c as usize] > 0).map(|&c| (cause_name(c), ps.drops[c as usize])).collect(),
             headroom_cells: sim.headroom_of(crate::topology::PortId(pi as u32)),
             peak_headroom_cells: ps.peak_headroom_cells,
             xmit_wait_ps: ps.xmit_wait_ps,
@@ -616,11 +557,10 @@ fn victims(w: &World, sim: &Sim, records: &[FlowReport]) -> VictimSummary {
     let st = &sim.stats;
     let t = &w.topo;
     let blocked: Vec<bool> = st.ports.iter().map(|p| p.paused_ps.iter().any(|&x| x > 0) || p.xmit_wait_ps > 0).collect();
-    let max_frame = sim.frame_of(Transport::WriteFirst, w.params.mtu.0) as u64;
+    let max_frame = timing::frame_of(&w.params, Transport::WriteFirst, w.params.mtu).0;
     // Paths first: a port crossed by a single flow builds a queue only from a speed
     // change (e.g. a backlog leaving a 400G link into a 100G one) and harms no one else.
-    let paths: Vec<Option<Vec<crate::topology::PortId>>> =
-        records.iter().map(|r| flow_path(w, sim, r.flow, st.flows[r.flow as usize].src)).collect();
+    let paths: Vec<Option<Vec<crate::topology::PortId>>> = records.iter().map(|r| flow_path(w, sim, r.flow, st.flows[r.flow as usize].src)).collect();
     let mut crossing = vec![0u32; st.ports.len()];
     for p in paths.iter().flatten() {
         for q in p {
@@ -633,16 +573,12 @@ fn victims(w: &World, sim: &Sim, records: &[FlowReport]) -> VictimSummary {
     let by_nic = |pi: usize| t.ports[pi].peer.is_some_and(|q| !t.is_switch(t.ports[q.0 as usize].node));
     let root: Vec<bool> = (0..st.ports.len())
         .map(|pi| {
-            t.is_switch(t.ports[pi].node)
-                && ((!blocked[pi] && st.ports[pi].max_queue >= 4 * max_frame && crossing[pi] >= 2) || (blocked[pi] && by_nic(pi)))
+            t.is_switch(t.ports[pi].node) && ((!blocked[pi] && st.ports[pi].max_queue >= 4 * max_frame && crossing[pi] >= 2) || (blocked[pi] && by_nic(pi)))
         })
         .collect();
     let mut out = VictimSummary {
         blocked_ports: blocked.iter().filter(|&&b| b).count(),
-        congestion_roots: (0..root.len())
-            .filter(|&pi| root[pi])
-            .map(|pi| t.port_name(crate::topology::PortId(pi as u32)))
-            .collect(),
+        congestion_roots: (0..root.len()).filter(|&pi| root[pi]).map(|pi| t.port_name(crate::topology::PortId(pi as u32))).collect(),
         ..VictimSummary::default()
     };
     let mut slow = vec![];
@@ -666,25 +602,14 @@ fn victims(w: &World, sim: &Sim, records: &[FlowReport]) -> VictimSummary {
 
 /// Payload efficiency of the data path: path-MTU payload over the wire bytes of a full
 /// RDMA WRITE middle packet (headers, trailers, preamble, IFG or IB framing).
-pub fn payload_efficiency(sim: &Sim) -> f64 {
-    let mtu = sim.params().mtu.0;
-    let frame = sim.frame_of(Transport::WriteRest, mtu) as u64;
-    mtu as f64 / sim.wire_of(frame).0 as f64
-}
-
-/// [`payload_efficiency`] of a compiled scenario, from the `model` formulas directly.
-pub fn payload_efficiency_of(w: &World) -> f64 {
-    let p = &w.params;
-    let wire = match &p.ib {
-        None => model::frame::wire(model::frame::roce_frame(p.encap, Transport::WriteRest, p.mtu)),
-        Some(ib) => model::ib::ib_wire(model::ib::ib_packet(ib.grh, Transport::WriteRest, p.mtu)),
-    };
+pub fn payload_efficiency(p: &Params) -> f64 {
+    let wire = timing::wire_of(p.tech, timing::frame_of(p, Transport::WriteRest, p.mtu));
     p.mtu.0 as f64 / wire.0 as f64
 }
 
 fn collectives(w: &World, sim: &Sim) -> Vec<CollectiveReport> {
     let st = &sim.stats;
-    let eff = payload_efficiency(sim);
+    let eff = payload_efficiency(&w.params);
     w.jobs
         .iter()
         .map(|j| {
@@ -789,19 +714,38 @@ pub fn text(r: &Report) -> String {
             let _ = writeln!(
                 s,
                 "  traffic[{}] {:<34} {:>6} flows  completion p50 {}  p99 {}  slowdown p50 {:.3}  p99 {:.3}",
-                g.traffic, g.kind, g.flows, d(g.fct_p50_ps), d(g.fct_p99_ps), g.slowdown_p50, g.slowdown_p99
+                g.traffic,
+                g.kind,
+                g.flows,
+                d(g.fct_p50_ps),
+                d(g.fct_p99_ps),
+                g.slowdown_p50,
+                g.slowdown_p99
             );
         }
     }
     if !r.collectives.is_empty() {
         let _ = writeln!(s, "\ncollectives (nccl-tests: GB/s = 10^9 B/s; time = mean per iteration)");
-        let _ = writeln!(s, "  {:<15} {:<5} {:>5} {:>14} {:>5} {:>12} {:>9} {:>9} {:>7} {:>9}", "op", "algo", "ranks", "size (B)", "iters", "time (us)", "algbw", "busbw", "factor", "bound");
+        let _ = writeln!(
+            s,
+            "  {:<15} {:<5} {:>5} {:>14} {:>5} {:>12} {:>9} {:>9} {:>7} {:>9}",
+            "op", "algo", "ranks", "size (B)", "iters", "time (us)", "algbw", "busbw", "factor", "bound"
+        );
         for c in &r.collectives {
             let time = c.time_ps.map_or("unfinished".to_string(), |t| format!("{:.2}", t as f64 / 1e6));
             let _ = writeln!(
                 s,
                 "  {:<15} {:<5} {:>5} {:>14} {:>5} {:>12} {:>9.2} {:>9.2} {:>7.4} {:>9.2}",
-                c.op, c.algorithm, c.ranks, c.size_bytes, c.iteration_ps.len(), time, c.algbw_gbs, c.busbw_gbs, c.bus_factor, c.busbw_bound_gbs
+                c.op,
+                c.algorithm,
+                c.ranks,
+                c.size_bytes,
+                c.iteration_ps.len(),
+                time,
+                c.algbw_gbs,
+                c.busbw_gbs,
+                c.bus_factor,
+                c.busbw_bound_gbs
             );
         }
         if let Some(c) = r.collectives.iter().find(|c| c.algorithm == "sharp") {
@@ -877,8 +821,7 @@ pub fn text(r: &Report) -> String {
         }
     }
     let ib = st.infiniband.is_some();
-    let mut busiest: Vec<&PortReport> =
-        r.ports.iter().filter(|p| p.max_queue_bytes > 0 || p.pfc_tx.iter().any(|&x| x > 0) || p.xmit_wait_ps > 0).collect();
+    let mut busiest: Vec<&PortReport> = r.ports.iter().filter(|p| p.max_queue_bytes > 0 || p.pfc_tx.iter().any(|&x| x > 0) || p.xmit_wait_ps > 0).collect();
     busiest.sort_by(|a, b| b.max_queue_bytes.cmp(&a.max_queue_bytes).then(a.node.cmp(&b.node)).then(a.port.cmp(&b.port)));
     if !busiest.is_empty() {
         if ib {
@@ -887,7 +830,14 @@ pub fn text(r: &Report) -> String {
             let _ = writeln!(s, "\nbusiest ports (egress queue)            max queue   mean queue  util   PFC rx  paused   ECN");
         }
         for p in busiest.iter().take(8) {
-            let head = format!("  {:<18} -> {:<16} {:>10} {:>12.0} {:>5.1}%", format!("{}:{}", p.node, p.port), p.peer, p.max_queue_bytes, p.mean_queue_bytes, p.utilisation * 100.0);
+            let head = format!(
+                "  {:<18} -> {:<16} {:>10} {:>12.0} {:>5.1}%",
+                format!("{}:{}", p.node, p.port),
+                p.peer,
+                p.max_queue_bytes,
+                p.mean_queue_bytes,
+                p.utilisation * 100.0
+            );
             if ib {
                 let _ = writeln!(s, "{head} {:>9} {:>8} B", d(p.xmit_wait_ps), p.peak_vl_blocks as u64 * model::ib::BLOCK);
             } else {

@@ -346,7 +346,10 @@ pub fn dependency_cycle(t: &Topology, r: &Routes, up: impl Fn(PortId) -> bool) -
     let mut f = Fabric { sw_node: switches.iter().map(|n| n.0).collect(), ..Default::default() };
     for &sw in &switches {
         let n = t.node(sw);
-        let np = u8::try_from(n.nports).ok().filter(|&p| p < 255).ok_or_else(|| format!("switch `{}` has {} ports; the check takes at most 254", n.name, n.nports))?;
+        let np = u8::try_from(n.nports)
+            .ok()
+            .filter(|&p| p < 255)
+            .ok_or_else(|| format!("switch `{}` has {} ports; the check takes at most 254", n.name, n.nports))?;
         f.nports.push(np);
         let mut adj = vec![Peer::None; np as usize + 1];
         for i in 0..n.nports {
@@ -421,7 +424,13 @@ mod tests {
                     }
                     let same_edge = s / 2 == d / 2;
                     let same_pod = s / 4 == d / 4;
-                    let want = if same_edge { 2 } else if same_pod { 4 } else { 6 };
+                    let want = if same_edge {
+                        2
+                    } else if same_pod {
+                        4
+                    } else {
+                        6
+                    };
                     assert_eq!(hops, want, "{s}->{d}");
                 }
             }

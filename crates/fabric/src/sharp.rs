@@ -157,9 +157,7 @@ pub fn job_tree(t: &Topology, ranks: &[u32]) -> Result<JobTree, String> {
             next += 1;
         }
     }
-    let tree = workload::AggregationTree {
-        parent: (0..parent.len()).filter(|&v| !gone[v]).map(|v| parent[v].map(|p| new_id[p as usize])).collect(),
-    };
+    let tree = workload::AggregationTree { parent: (0..parent.len()).filter(|&v| !gone[v]).map(|v| parent[v].map(|p| new_id[p as usize])).collect() };
     let kept: Vec<NodeId> = switches.iter().enumerate().filter(|&(i, _)| !gone[n + i]).map(|(_, &s)| NodeId(s)).collect();
     let mut endpoints = ranks.to_vec();
     for &s in &kept {

@@ -7,8 +7,10 @@
 //! * A link is a FIFO in each direction. A port serialises one frame at a time at line
 //!   rate, counting preamble, SFD and inter-frame gap; the frame reaches the peer after the
 //!   cable's propagation delay (plus the switch pipeline latency when the peer is a
-//!   switch). A link keeps its frames in flight in its own FIFO and has at most one event
-//!   in the global queue.
+//!   switch); a switch whose ports all run at one speed may forward cut-through. These
+//!   per-hop rules are `timing`'s, which the reports' ideal completion times share. A
+//!   link keeps its frames in flight in its own FIFO and has at most one event in the
+//!   global queue.
 //! * PFC frames (IEEE 802.1Qbb) are inserted at the next frame boundary, ahead of any
 //!   queued data; they are never paused and take no buffer. A received pause takes effect
 //!   after the configured response time; a port that is already sending finishes the frame.
@@ -54,16 +56,17 @@
 use std::collections::VecDeque;
 
 use engine::{EventQueue, Rng};
-use model::frame::{roce_frame, segments, wire, Transport, PFC_FRAME};
+use model::frame::{segments, Transport, PFC_FRAME};
 use model::ib;
 use units::{serialization, BitRate, Bytes, SimDuration, SimTime};
 
 use crate::dcqcn::{paced_next_tx, Dcqcn};
-use model::dcqcn::{CnpScope, CnpTransport};
-use crate::params::{EcnMarking, FlowSpec, Forwarding, Params, Resume, Sched, Tech, Trigger};
+use crate::params::{EcnMarking, FlowSpec, Params, Resume, Sched, Tech, Trigger};
 use crate::routing::{Lft, Routes};
 use crate::stats::{Deadlock, DropCause, FlowRecord, Stats};
+use crate::timing::{frame_of, wire_of, Hop};
 use crate::topology::{NodeId, NodeKind, PortId, Topology};
+use model::dcqcn::{CnpScope, CnpTransport};
 
 const NONE: u32 = u32::MAX;
 const NEVER: u64 = u64::MAX;
@@ -142,26 +145,47 @@ enum Ev {
     TxDone(u32),
     /// Re-check whether `port` can send (pause expiry, pacing).
     Kick(u32),
-    PfcRefresh { port: u32, pg: u8, gen: u32 },
+    PfcRefresh {
+        port: u32,
+        pg: u8,
+        gen: u32,
+    },
     Post(u32),
     Rto(u32),
-    RateTimer { qp: u32, gen: u32 },
+    RateTimer {
+        qp: u32,
+        gen: u32,
+    },
     /// DCQCN: a deferred or grid-scheduled rate cut of QP `qp` is due.
     RateCut(u32),
     /// IB CC: a QP's CCTI timer.
-    CctiTimer { qp: u32, gen: u32 },
+    CctiTimer {
+        qp: u32,
+        gen: u32,
+    },
     Sample,
     Watchdog,
     /// Scenario fault `i` happens.
     Fault(u32),
     /// The control plane installs the forwarding state it computed (stale if `gen` moved on).
-    Install { gen: u32 },
+    Install {
+        gen: u32,
+    },
     /// An impaired NIC finished absorbing the head of its receive backlog.
-    NicDrain { ep: u32, gen: u32 },
+    NicDrain {
+        ep: u32,
+        gen: u32,
+    },
     /// PFC watchdog: has queue (`port`, `tc`) been paused for the detection time?
-    WdCheck { port: u32, tc: u8 },
+    WdCheck {
+        port: u32,
+        tc: u8,
+    },
     /// PFC watchdog: has queue (`port`, `tc`) heard no PFC for the restoration time?
-    WdRestore { port: u32, tc: u8 },
+    WdRestore {
+        port: u32,
+        tc: u8,
+    },
 }
 
 /// The event queue, with events packed into 32 bits for its 16-byte entries: a 3-bit
@@ -338,7 +362,8 @@ struct PortState {
     /// Bytes queued at this egress (all classes), and when that last changed.
     qtotal: u64,
     q_changed: u64,
-    /// Cable propagation delay, plus the pipeline latency when the peer is a switch.
+    /// Cable propagation delay, plus the pipeline latency when the peer is a switch
+    /// ([`Hop::delay`]).
     delay: u64,
     rate: u64,
     /// Frames on the link, oldest first (a list through `Packet::next`).
@@ -623,7 +648,9 @@ pub struct Sim {
 
 impl Sim {
     /// Builds the world. `headroom` gives the headroom cells of each port (computed by the
-    /// caller, from the scenario or from the `auto` formula).
+    /// caller, from the scenario or from the `auto` formula). (Ten positional arguments:
+    /// the architecture split, issue 13, gives the simulator a compiled world instead.)
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         topo: Topology,
         p: Params,
@@ -662,17 +689,9 @@ impl Sim {
             }
             let ports_range = n.first_port as usize..(n.first_port + n.nports) as usize;
             let reserved = b.reserved_cells * 8 * n.nports as u64;
-            let hdrm: u64 = if b.shared_headroom_pool.is_some() {
-                0
-            } else {
-                ports_range.clone().map(|pi| headroom[pi] * lossless_pgs.len() as u64).sum()
-            };
+            let hdrm: u64 = if b.shared_headroom_pool.is_some() { 0 } else { ports_range.clone().map(|pi| headroom[pi] * lossless_pgs.len() as u64).sum() };
             let pool = b.shared_headroom_pool.unwrap_or(0);
-            mmus[i] = Mmu {
-                shared_total: b.total_cells.saturating_sub(reserved + hdrm + pool),
-                hdrm_pool: pool,
-                ..Mmu::default()
-            };
+            mmus[i] = Mmu { shared_total: b.total_cells.saturating_sub(reserved + hdrm + pool), hdrm_pool: pool, ..Mmu::default() };
         }
         let mut hdrm_cap = vec![0u64; np * 8];
         for pi in 0..np {
@@ -685,27 +704,11 @@ impl Sim {
             .iter()
             .map(|pt| match p.pfc.response {
                 Some(d) => d.ps(),
-                None if pt.rate.0 > 0 => {
-                    model::headroom::pause_response_quanta(pt.rate) * model::headroom::quantum(pt.rate).ps()
-                }
+                None if pt.rate.0 > 0 => model::headroom::pause_response_quanta(pt.rate) * model::headroom::quantum(pt.rate).ps(),
                 None => 0,
             })
             .collect();
-        let quantum = topo
-            .ports
-            .iter()
-            .map(|pt| if pt.rate.0 > 0 { model::headroom::quantum(pt.rate).ps() } else { 0 })
-            .collect();
-        let cut_through: Vec<bool> = topo
-            .nodes
-            .iter()
-            .map(|n| {
-                p.forwarding == Forwarding::CutThrough && n.kind == NodeKind::Switch && {
-                    let r = topo.ports[n.first_port as usize].rate;
-                    (n.first_port..n.first_port + n.nports).all(|pi| topo.ports[pi as usize].rate == r || topo.is_aggregator_port(PortId(pi)))
-                }
-            })
-            .collect();
+        let quantum = topo.ports.iter().map(|pt| if pt.rate.0 > 0 { model::headroom::quantum(pt.rate).ps() } else { 0 }).collect();
         let owner = |n: NodeId| match topo.node(n).kind {
             NodeKind::Switch => (n.0, true),
             NodeKind::Nic { ep, .. } | NodeKind::Aggregator { ep, .. } => (ep, false),
@@ -713,21 +716,21 @@ impl Sim {
         let ports: Vec<PortState> = topo
             .ports
             .iter()
-            .map(|pt| {
+            .enumerate()
+            .map(|(pi, pt)| {
                 let (own, sw) = owner(pt.node);
                 let mut flags = if sw { P_SWITCH } else { 0 };
                 let (mut peer, mut peer_owner, mut delay) = (NONE, NONE, pt.prop.ps());
-                if let Some(pp) = pt.peer {
-                    let pn = topo.ports[pp.0 as usize].node;
-                    let (po, psw) = owner(pn);
+                if let (Some(pp), Some(hop)) = (pt.peer, Hop::out_of(&topo, &p, PortId(pi as u32))) {
+                    let (po, psw) = owner(topo.ports[pp.0 as usize].node);
                     peer = pp.0;
                     peer_owner = po;
+                    delay = hop.delay.ps();
                     if psw {
                         flags |= P_PEER_SWITCH;
-                        delay += p.switch_latency.ps();
-                        if cut_through[pn.0 as usize] {
-                            flags |= P_PEER_CUT_THROUGH;
-                        }
+                    }
+                    if hop.cut_through {
+                        flags |= P_PEER_CUT_THROUGH;
                     }
                 }
                 PortState {
@@ -753,10 +756,7 @@ impl Sim {
         let strict_mask = mask(|s| s == Sched::Strict);
         let weighted_mask = mask(|s| matches!(s, Sched::Weighted(_)));
         // Packets carry frame and payload sizes as u16 (path MTUs are at most 4096 B).
-        let max_frame = match &p.ib {
-            None => roce_frame(p.encap, Transport::WriteFirst, p.mtu).0,
-            Some(ibc) => ib::ib_packet(ibc.grh, Transport::WriteFirst, p.mtu).0,
-        };
+        let max_frame = frame_of(&p, Transport::WriteFirst, p.mtu).0;
         assert!(max_frame <= u16::MAX as u64, "MTU {} too large for the packet model", p.mtu.0);
         let nics = topo
             .endpoints
@@ -1054,15 +1054,9 @@ impl Sim {
         let pi = port as usize;
         let ps = &self.ports[pi];
         assert!(ps.peer != NONE, "send on an uncabled port");
-        let rate = BitRate(ps.rate);
-        let dur = serialization(self.wire_of(frame_bytes), rate).ps();
-        let mut arrive = now + ps.delay + dur;
-        if ps.flags & P_PEER_CUT_THROUGH != 0 && pkt {
-            // Headers (the first 64 bytes, after the preamble/SFD or start delimiter)
-            // suffice to start forwarding.
-            let hdr = serialization(self.cut_through_header(), rate).ps();
-            arrive = now + ps.delay + hdr.min(dur);
-        }
+        let hop = Hop { tech: self.p.tech, rate: BitRate(ps.rate), delay: SimDuration(ps.delay), cut_through: ps.flags & P_PEER_CUT_THROUGH != 0 };
+        let transit = hop.transit(Bytes(frame_bytes), pkt);
+        let (dur, arrive) = (transit.busy.ps(), now + transit.ready.ps());
         self.pkts[id as usize].next = NONE;
         let ps = &mut self.ports[pi];
         ps.busy = true;
@@ -1082,32 +1076,6 @@ impl Sim {
         st.tx_frames += 1;
         st.tx_bytes += frame_bytes;
         st.busy_ps += dur;
-    }
-
-    /// Link time of a frame or packet: Ethernet adds preamble, SFD and the inter-frame gap
-    /// (and pads to 64 bytes); InfiniBand adds its delimiters and idle.
-    #[inline]
-    pub fn wire_of(&self, frame: u64) -> Bytes {
-        match self.p.tech {
-            Tech::Roce => wire(Bytes(frame)),
-            Tech::Infiniband => ib::ib_wire(Bytes(frame)),
-        }
-    }
-
-    /// What a cut-through switch must have received before it forwards: the first 64 bytes
-    /// of the frame, after the preamble/SFD (Ethernet) or the start delimiter (IB).
-    pub fn cut_through_header(&self) -> Bytes {
-        let lead = if self.p.tech == Tech::Roce { model::frame::PREAMBLE_SFD } else { ib::IB_FRAMING / 2 };
-        Bytes(lead + 64)
-    }
-
-    /// Frame (RoCEv2: MAC header to FCS) or packet (IB: LRH to VCRC) bytes.
-    #[inline]
-    pub fn frame_of(&self, t: Transport, payload: u64) -> u32 {
-        match &self.p.ib {
-            None => roce_frame(self.p.encap, t, Bytes(payload)).0 as u32,
-            Some(ibc) => ib::ib_packet(ibc.grh, t, Bytes(payload)).0 as u32,
-        }
     }
 
     fn on_arrive(&mut self, now: u64, port: u32) {
@@ -1258,8 +1226,7 @@ impl Sim {
         st.abr[vl] = ((st.abr[vl] as u32 + b) % ib::CREDIT_MODULUS) as u16;
         // A switch holds the packet until it leaves; an HCA consumes it at once, unless its
         // receive side is impaired (then it holds the blocks until it absorbs the packet).
-        let holds = self.ports[pi].flags & P_SWITCH != 0
-            || (!self.rx.is_empty() && self.rx[self.ports[pi].owner as usize].fault.is_some());
+        let holds = self.ports[pi].flags & P_SWITCH != 0 || (!self.rx.is_empty() && self.rx[self.ports[pi].owner as usize].fault.is_some());
         if holds {
             st.free[vl] -= b;
             let cap = self.p.ib.as_ref().expect("ib").vl_buffer_blocks;
@@ -1308,7 +1275,7 @@ impl Sim {
         let pi = port as usize;
         let x = now + self.response[pi];
         let mut wake = false;
-        for p in 0..8 {
+        for (p, &q) in quanta.iter().enumerate() {
             if mask & (1 << p) == 0 {
                 continue;
             }
@@ -1323,7 +1290,7 @@ impl Sim {
                     continue; // the watchdog ignores pause frames on a queue in storm
                 }
             }
-            let new_until = x + quanta[p] as u64 * self.quantum[pi];
+            let new_until = x + q as u64 * self.quantum[pi];
             let c = &mut self.cls[pi * 8 + p];
             let (from, until) = (c.pause_from, c.pause_until);
             let starts = from >= until || x >= until;
@@ -1528,10 +1495,7 @@ impl Sim {
         } else if st.shared < limit && m.shared_used + cells <= m.shared_total {
             self.pgs[gi].shared += cells;
             self.mmus[ni].shared_used += cells;
-        } else if lossless
-            && st.hdrm + cells <= self.hdrm_cap[gi]
-            && (b.shared_headroom_pool.is_none() || m.hdrm_pool_used + cells <= m.hdrm_pool)
-        {
+        } else if lossless && st.hdrm + cells <= self.hdrm_cap[gi] && (b.shared_headroom_pool.is_none() || m.hdrm_pool_used + cells <= m.hdrm_pool) {
             self.pgs[gi].hdrm += cells;
             if b.shared_headroom_pool.is_some() {
                 self.mmus[ni].hdrm_pool_used += cells;
@@ -1876,7 +1840,13 @@ impl Sim {
         if count > 0 && st.hoq_run[tc] >= count {
             st.hoq_run[tc] = 0;
             st.stalled_until[tc] = now + 8 * hoq.ps();
-            self.incident(now, "vl-stalled", Some(port), Some(tc as u8), format!("{count} head-of-queue discards in a row: every packet of the VL discarded for 8 x HOQ lifetime"));
+            self.incident(
+                now,
+                "vl-stalled",
+                Some(port),
+                Some(tc as u8),
+                format!("{count} head-of-queue discards in a row: every packet of the VL discarded for 8 x HOQ lifetime"),
+            );
         }
     }
 
@@ -1964,19 +1934,7 @@ impl Sim {
     /// An ACK, NAK or CNP of QP `qp` (from its responder to its requester).
     fn ctrl_packet(&self, kind: Kind, qp: u32, psn: u32, tc: u8) -> Packet {
         let t = if kind == Kind::Cnp { Transport::Cnp } else { Transport::Ack };
-        Packet {
-            kind,
-            tc,
-            in_pg: 0,
-            flags: 0,
-            frame: self.frame_of(t, 0) as u16,
-            payload: 0,
-            qp,
-            psn,
-            in_port: NONE,
-            next: NONE,
-            t: 0,
-        }
+        Packet { kind, tc, in_pg: 0, flags: 0, frame: frame_of(&self.p, t, Bytes(0)).0 as u16, payload: 0, qp, psn, in_port: NONE, next: NONE, t: 0 }
     }
 
     // ---------------------------------------------------------------- NIC / RC
@@ -2096,12 +2054,11 @@ impl Sim {
         let first = psn == m.first_psn;
         let payload = if psn == m.first_psn + m.npkts - 1 { m.last_payload as u64 } else { self.p.mtu.0 };
         let t = if first { Transport::WriteFirst } else { Transport::WriteRest };
-        self.may_send(pi, qp.tc as usize, self.frame_of(t, payload), 0).is_ok()
+        self.may_send(pi, qp.tc as usize, frame_of(&self.p, t, Bytes(payload)).0 as u32, 0).is_ok()
     }
 
     fn build_data(&mut self, now: u64, qpi: u32) -> u32 {
         let mtu = self.p.mtu.0 as u32;
-        let encap = self.p.encap;
         let qp = &mut self.qps[qpi as usize];
         let psn = qp.snd_nxt;
         let m = msg_at(&qp.msgs, psn);
@@ -2109,18 +2066,12 @@ impl Sim {
         let last = psn == m.first_psn + m.npkts - 1;
         let payload = if last { m.last_payload } else { mtu };
         let t = if first { Transport::WriteFirst } else { Transport::WriteRest };
-        let frame = match &self.p.ib {
-            None => roce_frame(encap, t, Bytes(payload as u64)).0 as u32,
-            Some(ibc) => ib::ib_packet(ibc.grh, t, Bytes(payload as u64)).0 as u32,
-        };
+        let frame = frame_of(&self.p, t, Bytes(payload as u64)).0 as u32;
         qp.snd_nxt += 1;
         let retx = psn < qp.max_sent;
         qp.max_sent = qp.max_sent.max(psn + 1);
         let line = self.nics[qp.src as usize].line_bps;
-        let w = match self.p.tech {
-            Tech::Roce => wire(Bytes(frame as u64)),
-            Tech::Infiniband => ib::ib_wire(Bytes(frame as u64)),
-        };
+        let w = wire_of(self.p.tech, Bytes(frame as u64));
         if let (Some(cc), Some((_, d))) = (qp.cc.as_mut(), self.p.dcqcn.as_ref()) {
             cc.on_sent(w.0, d);
             qp.last_tx = now;
@@ -2139,9 +2090,7 @@ impl Sim {
             qp.rto_deadline = now + self.p.rto.ps();
         }
         let (src, tc) = (qp.src, qp.tc);
-        let ecn_capable = self.p.dcqcn.is_some()
-            || self.p.ecn[tc as usize].is_some()
-            || self.p.ib.as_ref().is_some_and(|i| i.cc.is_some());
+        let ecn_capable = self.p.dcqcn.is_some() || self.p.ecn[tc as usize].is_some() || self.p.ib.as_ref().is_some_and(|i| i.cc.is_some());
         let st = &mut self.stats.nics[src as usize];
         st.tx_data_pkts += 1;
         st.tx_payload += payload as u64;
@@ -2447,7 +2396,13 @@ impl Sim {
             let formed = cycle.iter().map(|&(p, c)| self.cls[p as usize * 8 + c as usize].moved).max().unwrap_or(now);
             let hops = cycle.len();
             self.incident(formed, "deadlock-formed", Some(cycle[0].0), Some(cycle[0].1), format!("last dequeue on a cycle of {hops} blocked queues"));
-            self.incident(now, "deadlock-detected", Some(cycle[0].0), Some(cycle[0].1), format!("no queue of the cycle moved for {} us", (now - formed) / 1_000_000));
+            self.incident(
+                now,
+                "deadlock-detected",
+                Some(cycle[0].0),
+                Some(cycle[0].1),
+                format!("no queue of the cycle moved for {} us", (now - formed) / 1_000_000),
+            );
             self.stats.deadlock = Some(Deadlock { detected_at_ps: now, formed_at_ps: formed, cycle });
             self.deadlock_checked = true;
             let breakable = self.p.pfc.watchdog.is_some()
@@ -2540,8 +2495,7 @@ impl Sim {
 
     fn sample(&mut self, now: u64) {
         let ports: Vec<u64> = self.ports.iter().map(|p| p.qtotal).collect();
-        let rates: Vec<u64> =
-            self.qps.iter().map(|q| q.cc.as_ref().map(|c| c.rate_bps()).unwrap_or(0)).collect();
+        let rates: Vec<u64> = self.qps.iter().map(|q| q.cc.as_ref().map(|c| c.rate_bps()).unwrap_or(0)).collect();
         // RoCE: priorities paused; IB: VLs whose head waits for credits.
         let paused: Vec<u8> = (0..self.ports.len())
             .map(|pi| {
@@ -2630,10 +2584,7 @@ impl Sim {
             }
             let m = &self.mmus[ni];
             if used != m.used || shared != m.shared_used || queued_cells != m.used {
-                return Err(format!(
-                    "switch {}: PG cells {used} / pool {}, shared {shared} / {}, queued {queued_cells}",
-                    n.name, m.used, m.shared_used
-                ));
+                return Err(format!("switch {}: PG cells {used} / pool {}, shared {shared} / {}, queued {queued_cells}", n.name, m.used, m.shared_used));
             }
             if self.p.buffer.shared_headroom_pool.is_some() && hdrm != m.hdrm_pool_used {
                 return Err(format!("switch {}: headroom pool mismatch", n.name));
@@ -2680,11 +2631,7 @@ impl Sim {
                     return Err(format!("port {pi} vl {vl}: {credits} credits + {on_wire} blocks on the wire > {free} free at the peer"));
                 }
                 if self.topo.is_switch(self.topo.ports[rx].node) && ibc.vl_buffer_blocks as u64 - free != held[rx * 8 + vl] {
-                    return Err(format!(
-                        "port {rx} vl {vl}: {} blocks used, packets hold {}",
-                        ibc.vl_buffer_blocks as u64 - free,
-                        held[rx * 8 + vl]
-                    ));
+                    return Err(format!("port {rx} vl {vl}: {} blocks used, packets hold {}", ibc.vl_buffer_blocks as u64 - free, held[rx * 8 + vl]));
                 }
             }
         }
@@ -2708,10 +2655,7 @@ impl Sim {
             in_flight += r.backlog.iter().map(|&id| self.pkts[id as usize].payload as u64).sum::<u64>();
         }
         if tx != rx + self.stats.dropped_payload + in_flight {
-            return Err(format!(
-                "payload: sent {tx} != received {rx} + dropped {} + in flight {in_flight}",
-                self.stats.dropped_payload
-            ));
+            return Err(format!("payload: sent {tx} != received {rx} + dropped {} + in flight {in_flight}", self.stats.dropped_payload));
         }
         Ok(())
     }
@@ -2861,8 +2805,8 @@ impl Sim {
                     }
                     // A switch that lost every link (a dead switch) repairs nothing.
                     let node = self.topo.node(self.topo.ports[pi].node);
-                    let alive = (node.first_port..node.first_port + node.nports)
-                        .any(|q| self.link_up[q as usize] && self.topo.ports[q as usize].peer.is_some());
+                    let alive =
+                        (node.first_port..node.first_port + node.nports).any(|q| self.link_up[q as usize] && self.topo.ports[q as usize].peer.is_some());
                     if let Forwarder::Ecmp(r) = &mut self.fwd {
                         if alive && self.ports[pi].flags & P_SWITCH != 0 && r.prune(&self.topo, p) {
                             let name = self.topo.node(self.topo.ports[pi].node).name.clone();
@@ -3093,7 +3037,13 @@ impl Sim {
         let st = &mut self.stats.storms[self.wd[q].storm_idx as usize];
         st.restored_ps = Some(now);
         let dropped = st.dropped_pkts;
-        self.incident(now, "watchdog-restored", Some(port), Some(tc), format!("no pause frame for the restoration time; {dropped} packets dropped in the storm"));
+        self.incident(
+            now,
+            "watchdog-restored",
+            Some(port),
+            Some(tc),
+            format!("no pause frame for the restoration time; {dropped} packets dropped in the storm"),
+        );
         self.try_tx(now, port);
     }
 

@@ -27,9 +27,16 @@ pub struct PortId(pub u32);
 pub enum NodeKind {
     Switch,
     /// One NIC: endpoint index, host index, rail.
-    Nic { ep: u32, host: u32, rail: u32 },
+    Nic {
+        ep: u32,
+        host: u32,
+        rail: u32,
+    },
     /// A SHARP aggregation node: endpoint index and the switch it lives in.
-    Aggregator { ep: u32, switch: NodeId },
+    Aggregator {
+        ep: u32,
+        switch: NodeId,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -153,10 +160,7 @@ impl Topology {
     /// Whether `p` is the internal switch port of an aggregation node, or the node's own.
     pub fn is_aggregator_port(&self, p: PortId) -> bool {
         let pt = self.port(p);
-        [Some(pt.node), pt.peer.map(|q| self.port(q).node)]
-            .into_iter()
-            .flatten()
-            .any(|n| matches!(self.node(n).kind, NodeKind::Aggregator { .. }))
+        [Some(pt.node), pt.peer.map(|q| self.port(q).node)].into_iter().flatten().any(|n| matches!(self.node(n).kind, NodeKind::Aggregator { .. }))
     }
     /// The aggregation node of switch `sw`, as an endpoint index.
     pub fn aggregator_of(&self, sw: NodeId) -> Option<u32> {
@@ -242,14 +246,13 @@ impl Topology {
         if leaves == 0 || spines == 0 || hosts_per_leaf == 0 || rails == 0 || uplinks == 0 {
             return Err(TopoError::Invalid("leaves, spines, hosts_per_leaf, rails and uplinks must be at least 1".into()));
         }
-        if leaves % rails != 0 {
+        if !leaves.is_multiple_of(rails) {
             return Err(TopoError::Invalid(format!(
                 "leaves ({leaves}) must be a multiple of nics_per_host ({rails}): each NIC of a host is cabled to its own leaf"
             )));
         }
         let mut t = Topology::default();
-        let leaf_ids: Vec<NodeId> =
-            (0..leaves).map(|l| t.add_switch(format!("leaf{l}"), hosts_per_leaf + spines * uplinks, 1)).collect();
+        let leaf_ids: Vec<NodeId> = (0..leaves).map(|l| t.add_switch(format!("leaf{l}"), hosts_per_leaf + spines * uplinks, 1)).collect();
         let spine_ids: Vec<NodeId> = (0..spines).map(|s| t.add_switch(format!("spine{s}"), leaves * uplinks, 2)).collect();
         let groups = leaves / rails;
         for g in 0..groups {
@@ -281,7 +284,7 @@ impl Topology {
     /// k-ary fat tree: k pods of k/2 edge and k/2 aggregation switches, (k/2)² cores,
     /// k³/4 hosts (Al-Fares et al., SIGCOMM 2008, §3).
     pub fn fat_tree(k: u32, host: (BitRate, SimDuration), fabric: (BitRate, SimDuration)) -> Result<Topology, TopoError> {
-        if k < 2 || k % 2 != 0 {
+        if k < 2 || !k.is_multiple_of(2) {
             return Err(TopoError::Invalid(format!("fat-tree k must be an even number ≥ 2, got {k}")));
         }
         let h = k / 2;
@@ -307,23 +310,13 @@ impl Topology {
         for p in 0..k {
             for e in 0..h {
                 for a in 0..h {
-                    t.connect(LinkSpec {
-                        a: (edges[(p * h + e) as usize], h + a),
-                        b: (aggs[(p * h + a) as usize], e),
-                        rate: fabric.0,
-                        prop: fabric.1,
-                    })?;
+                    t.connect(LinkSpec { a: (edges[(p * h + e) as usize], h + a), b: (aggs[(p * h + a) as usize], e), rate: fabric.0, prop: fabric.1 })?;
                 }
             }
             for a in 0..h {
                 for c in 0..h {
                     // Aggregation switch a of every pod connects to cores a·h .. a·h + h.
-                    t.connect(LinkSpec {
-                        a: (aggs[(p * h + a) as usize], h + c),
-                        b: (cores[(a * h + c) as usize], p),
-                        rate: fabric.0,
-                        prop: fabric.1,
-                    })?;
+                    t.connect(LinkSpec { a: (aggs[(p * h + a) as usize], h + c), b: (cores[(a * h + c) as usize], p), rate: fabric.0, prop: fabric.1 })?;
                 }
             }
         }
@@ -337,12 +330,7 @@ impl Topology {
     /// Rings and tori are the classic topologies whose shortest-path routes have cyclic
     /// channel dependencies (Dally & Seitz, IEEE Trans. Computers 1987), so they exercise
     /// the subnet manager's deadlock-free engines.
-    pub fn ring(
-        switches: u32,
-        hosts_per_switch: u32,
-        host: (BitRate, SimDuration),
-        fabric: (BitRate, SimDuration),
-    ) -> Result<Topology, TopoError> {
+    pub fn ring(switches: u32, hosts_per_switch: u32, host: (BitRate, SimDuration), fabric: (BitRate, SimDuration)) -> Result<Topology, TopoError> {
         if switches < 3 {
             return Err(TopoError::Invalid(format!("a ring needs at least 3 switches, got {switches}")));
         }
@@ -366,13 +354,7 @@ impl Topology {
     /// A 2-D torus of `x × y` switches named `sw{i}-{j}`, each with `hosts_per_switch`
     /// NICs on ports `0..h`; ports `h, h+1, h+2, h+3` go to the `+x, −x, +y, −y`
     /// neighbours (with wrap-around). A dimension of size 2 gives two parallel links.
-    pub fn torus_2d(
-        x: u32,
-        y: u32,
-        hosts_per_switch: u32,
-        host: (BitRate, SimDuration),
-        fabric: (BitRate, SimDuration),
-    ) -> Result<Topology, TopoError> {
+    pub fn torus_2d(x: u32, y: u32, hosts_per_switch: u32, host: (BitRate, SimDuration), fabric: (BitRate, SimDuration)) -> Result<Topology, TopoError> {
         if x < 2 || y < 2 {
             return Err(TopoError::Invalid(format!("a 2-D torus needs at least 2 switches per dimension, got {x}×{y}")));
         }

@@ -209,7 +209,11 @@ pub fn for_technology(src: &str, tech: Tech) -> Result<(Vec<Edit>, Vec<String>),
                     edits.push(Edit::new(format!("traffic[{i}].sl"), "0"));
                 }
                 if !missing.is_empty() {
-                    notes.push(format!("InfiniBand: {} traffic entr{} without an `sl` run on SL 0", missing.len(), if missing.len() == 1 { "y" } else { "ies" }));
+                    notes.push(format!(
+                        "InfiniBand: {} traffic entr{} without an `sl` run on SL 0",
+                        missing.len(),
+                        if missing.len() == 1 { "y" } else { "ies" }
+                    ));
                 }
             }
         }

@@ -44,7 +44,7 @@ fn ring_all_reduce_busbw_is_within_3_percent_of_the_link_payload_rate() {
         lossless(s);
         let c = &s.report.collectives[0];
         // The bound from first principles: 100 Gb/s × 4096 / wire bytes of a 4096 B packet.
-        let wire = s.world.params.mtu.0 as f64 / fabric::report::payload_efficiency_of(&s.world);
+        let wire = s.world.params.mtu.0 as f64 / fabric::report::payload_efficiency(&s.world.params);
         let bound = 100e9 / 8.0 * 4096.0 / wire / 1e9;
         assert!((c.busbw_bound_gbs - bound).abs() < 1e-9);
         assert!(c.busbw_gbs <= bound, "{:?}: busbw {} above the bound {bound}", s.report.fabric, c.busbw_gbs);
@@ -61,9 +61,8 @@ fn ring_all_reduce_busbw_is_within_3_percent_of_the_link_payload_rate() {
 /// NCCL's double binary tree: every rank sends and receives each half of the data about
 /// once in each direction, so it reaches the same order of busbw as the ring; it finishes,
 /// drops nothing and stays under the bound on both fabrics. (RoCE runs PFC-only here: a
-/// parent receiving from two children is a 2:1 incast, and with DCQCN on the rate cuts
-/// recover so slowly that busbw falls to 0.74 GB/s with NVIDIA's defaults — a finding
-/// `compare` shows, not a property of the algorithm.)
+/// parent receiving from two children is a 2:1 incast, where DCQCN's rules decide the
+/// result — see `dequeue_marking_relieves_dcqcn_on_the_tree`.)
 #[test]
 fn tree_all_reduce_completes_under_the_bound() {
     let src = scenario(2, 4, "", "off", "op = \"all-reduce\"\nalgorithm = \"tree\"\nsize = \"16MiB\"\nchunk = \"128KiB\"");
@@ -113,6 +112,36 @@ fn all_to_all_on_an_oversubscribed_fabric_meets_the_uplink_bound() {
     assert!(c.busbw_gbs > roce.report.collectives[0].busbw_gbs, "QP scaling beats one QP per peer");
 }
 
+/// The thesis figure: the 2:1 all-to-all above with NVIDIA's DCQCN as ConnectX runs it
+/// lands at 0.6–0.8 of InfiniBand and no higher than PFC alone (DCQCN only ever slows a
+/// sender; here ECMP collisions, which PFC alone also suffers, set most of the gap).
+/// Each of the three model errors fixed for it (issue 12) is shown by turning its rule
+/// back: clamping RT at every cut collapses busbw below 0.3 of InfiniBand; the paper's
+/// rules without re-timing the paced send lose to the same rules with it.
+#[test]
+fn all_to_all_with_nvidia_dcqcn_lands_between_six_and_eight_tenths_of_infiniband() {
+    let a2a = |dcqcn: &str| {
+        let src = scenario(4, 4, "oversubscription = 2.0", "off", "op = \"all-to-all\"\nsize = \"16MiB\"")
+            .replace("dcqcn = { preset = \"off\" }", &format!("dcqcn = {{ {dcqcn} }}"));
+        both(&src)
+    };
+    let (ib, pfc_only) = a2a("preset = \"off\"");
+    let (_, nvidia) = a2a("preset = \"nvidia-default\"");
+    let busbw = |s: &Side| {
+        lossless(s);
+        s.report.collectives[0].busbw_gbs
+    };
+    let (ib, pfc_only, nvidia) = (busbw(&ib), busbw(&pfc_only), busbw(&nvidia));
+    eprintln!("IB {ib:.3}, PFC only {pfc_only:.3}, nvidia-default {nvidia:.3} GB/s");
+    assert!((0.6 * ib..=0.8 * ib).contains(&nvidia), "nvidia-default {nvidia} vs IB {ib}");
+    assert!(nvidia <= pfc_only, "nvidia-default {nvidia} above PFC only {pfc_only}");
+    let clamped = busbw(&a2a("preset = \"nvidia-default\", clamp_tgt_rate = true").1);
+    assert!(clamped < 0.3 * ib, "RT clamped at every cut: {clamped}");
+    let paper = busbw(&a2a("preset = \"paper\"").1);
+    let fixed_gap = busbw(&a2a("preset = \"paper\", retime = false").1);
+    assert!(fixed_gap < paper, "paper without re-timing {fixed_gap} vs with {paper}");
+}
+
 /// The same comparison twice: identical JSON.
 #[test]
 fn compare_is_deterministic() {
@@ -148,22 +177,27 @@ fn bad_collectives_are_refused() {
 }
 
 /// Where ECN marks matters to DCQCN: marking the queue a packet joins tells the sender
-/// about a queue that is long gone by the time the CNP arrives, and NVIDIA's DCQCN keeps
-/// halving; marking the queue it leaves (as DCQCN's and HPCC's ns-3 do) reports the queue
-/// now. On the tree all-reduce (a 2:1 incast at every parent) dequeue marking is several
-/// times faster. A bad marking point is an error naming the field.
+/// about a queue that is long gone by the time the CNP arrives; marking the queue it
+/// leaves (as DCQCN's and HPCC's ns-3 do) reports the queue now. On the tree all-reduce (a
+/// 2:1 incast at every parent) the paper's rules, which cut at every CNP and clamp the
+/// target rate each time, run twice as fast with dequeue marking (measured 5.32 vs 2.41
+/// GB/s). ConnectX's rules barely notice (8.05 both ways): its per-port CNP limit lets a
+/// receiver notify one sender per 4 µs, so cuts are rare. A bad marking point is an error
+/// naming the field.
 #[test]
 fn dequeue_marking_relieves_dcqcn_on_the_tree() {
-    let busbw = |point: &str| {
-        let src = scenario(2, 4, "", "nvidia-default", "op = \"all-reduce\"\nalgorithm = \"tree\"\nsize = \"16MiB\"\nchunk = \"128KiB\"")
+    let busbw = |preset: &str, point: &str| {
+        let src = scenario(2, 4, "", preset, "op = \"all-reduce\"\nalgorithm = \"tree\"\nsize = \"16MiB\"\nchunk = \"128KiB\"")
             .replace("dcqcn = {", &format!("ecn_marking = \"{point}\"\ndcqcn = {{"))
             .replace("sl = 0\n", "");
         let r = fabric::load_str("t.toml", &src).unwrap().run(false).1;
         assert_eq!(r.totals.drops, 0);
         r.collectives[0].busbw_gbs
     };
-    let (enq, deq) = (busbw("enqueue"), busbw("dequeue"));
-    assert!(deq > 3.0 * enq, "dequeue {deq} vs enqueue {enq} GB/s");
+    let (enq, deq) = (busbw("paper", "enqueue"), busbw("paper", "dequeue"));
+    assert!(deq > 2.0 * enq, "paper: dequeue {deq} vs enqueue {enq} GB/s");
+    let (enq, deq) = (busbw("nvidia-default", "enqueue"), busbw("nvidia-default", "dequeue"));
+    assert!((deq - enq).abs() < 0.02 * enq, "nvidia-default: dequeue {deq} vs enqueue {enq} GB/s");
     let bad = scenario(2, 4, "", "off", "op = \"all-reduce\"\nsize = \"1MiB\"").replace("dcqcn = {", "ecn_marking = \"sometimes\"\ndcqcn = {");
     let e = fabric::load_str("t.toml", &bad.replace("sl = 0\n", "")).err().expect("refused").to_string();
     assert!(e.contains("roce.ecn_marking") && e.contains("dequeue"), "{e}");
@@ -176,7 +210,8 @@ fn ib_all_reduce(leaves: u32, hosts_per_leaf: u32, routing: &str, algorithm: &st
         "[topology]\nkind = \"leaf-spine\"\nleaves = {leaves}\nspines = 2\nhosts_per_leaf = {hosts_per_leaf}\n\
          host_link = {{ speed = \"400Gbps\", cable = \"3m\" }}\nfabric_link = {{ speed = \"400Gbps\", cable = \"20m\" }}\n"
     );
-    let traffic = format!("[[traffic]]\nkind = \"collective\"\nsl = 0\nop = \"all-reduce\"\nalgorithm = \"{algorithm}\"\nsize = \"{size}\"\nchunk = \"128KiB\"\n");
+    let traffic =
+        format!("[[traffic]]\nkind = \"collective\"\nsl = 0\nop = \"all-reduce\"\nalgorithm = \"{algorithm}\"\nsize = \"{size}\"\nchunk = \"128KiB\"\n");
     let src = common::ib_scenario(&topology, &[("routing", &format!("\"{routing}\""))], &traffic);
     let r = common::load(&src).run(false).1;
     assert_eq!(r.totals.drops, 0, "{algorithm}: drops");
@@ -250,4 +285,3 @@ fn sharp_runs_on_infiniband_and_falls_back_to_ring_on_roce() {
     let e = fabric::config::load_str_at("f.toml", &file, &dir).err().expect("refused").to_string();
     assert!(e.contains("traffic[1].algorithm") && e.contains("topology file"), "{e}");
 }
-

@@ -69,3 +69,67 @@ sample_period = "10us"
         assert!((paused as f64) < 0.01 * 8e9, "sender {ep} paused {paused} ps");
     }
 }
+
+/// A 16→1 incast of 1 MB across the spines (the `roce-incast` example's shape) with the
+/// given DCQCN table and `[roce]` extras.
+fn incast(dcqcn: &str, extra: &str) -> (fabric::World, fabric::report::Report) {
+    let topo = LEAF_SPINE.replace("leaves = 2", "leaves = 4");
+    let roce =
+        format!("forwarding = \"store-and-forward\"\necn = [{{ queue = 3, kmin = \"150KB\", kmax = \"1500KB\", pmax = 0.1 }}]\ndcqcn = {dcqcn}\n{extra}");
+    let traffic = r#"
+[[traffic]]
+kind = "incast"
+receiver = 0
+senders = [8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23]
+size = "1MB"
+dscp = 26
+"#;
+    let w = load(&scenario(&topo, &roce, BUFFER, traffic));
+    let r = w.run(false).1;
+    assert_eq!(r.totals.drops, 0);
+    assert_eq!(r.flows.failed, 0);
+    (w, r)
+}
+
+/// `min_time_between_cnps` counts CNPs leaving the port under `nvidia-default` (mlxconfig:
+/// "from the port") and per QP under the paper's N: in a 16→1 incast the receiver's NIC
+/// sends at most one CNP per 4 µs in all with the first, one per QP per 4 µs with the
+/// second, and in practice several times more.
+#[test]
+fn cnp_interval_counts_per_port_or_per_qp() {
+    let (w, port) = incast("{ preset = \"nvidia-default\" }", "");
+    let (_, qp) = incast("{ preset = \"nvidia-default\", cnp_scope = \"qp\" }", "");
+    let n = w.params.dcqcn.as_ref().unwrap().1.cnp_interval.ps();
+    let end = port.end_ps;
+    assert!(port.totals.cnps > 10, "{} CNPs", port.totals.cnps);
+    assert!(port.totals.cnps <= end / n + 1, "{} CNPs in {end} ps, one per {n} ps at most", port.totals.cnps);
+    assert!(qp.totals.cnps > 3 * port.totals.cnps, "per QP {} vs per port {}", qp.totals.cnps, port.totals.cnps);
+    assert!(qp.totals.cnps <= 16 * (qp.end_ps / n + 1));
+}
+
+/// HPCC's ns-3 carries the notification as a flag on the ACK of the marked packet, so with
+/// an ACK per packet every marked packet notifies, and with an ACK every 2 packets only
+/// the marked packets that trigger an ACK do; a CNP packet (`cnp = "packet"`, no interval)
+/// notifies for every marked packet either way.
+#[test]
+fn ack_flag_cnps_ride_on_acks() {
+    let ns3 = "{ preset = \"hpcc-ns3\" }";
+    let pkt = "{ preset = \"hpcc-ns3\", cnp = \"packet\" }";
+    // The receiver's NIC: CNPs (or flagged ACKs) it sent, marked packets it received; every
+    // one of them reaches a sender.
+    let receiver = |r: &fabric::report::Report| {
+        let rx: u64 = r.nics.iter().map(|n| n.cnp_rx).sum();
+        assert_eq!(rx, r.nics[0].cnp_tx, "every notification arrives");
+        (r.nics[0].cnp_tx, r.nics[0].ce_rx)
+    };
+    let (_, every) = incast(ns3, "");
+    let (cnps, marks) = receiver(&every);
+    assert!(marks > 100, "{marks} marks");
+    assert_eq!(cnps, marks, "an ACK per packet: every mark notifies");
+    let (_, half) = incast(ns3, "ack_every = 2");
+    let (cnps, marks) = receiver(&half);
+    assert!(cnps < marks && cnps > 0, "{cnps} flagged ACKs of {marks} marks");
+    let (_, packets) = incast(pkt, "ack_every = 2");
+    let (cnps, marks) = receiver(&packets);
+    assert_eq!(cnps, marks, "CNP packets: one per mark");
+}

@@ -69,8 +69,12 @@ links = [
   { a = "h1", b = "s9:1", speed = "100Gbps", cable = "2m" },
 ]
 "#;
-    let s = scenario(topo, "forwarding = \"store-and-forward\"\ndcqcn = { preset = \"off\" }", BUFFER,
-        "[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 1\nsize = \"1MB\"\nat = \"0us\"\ndscp = 26\n");
+    let s = scenario(
+        topo,
+        "forwarding = \"store-and-forward\"\ndcqcn = { preset = \"off\" }",
+        BUFFER,
+        "[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 1\nsize = \"1MB\"\nat = \"0us\"\ndscp = 26\n",
+    );
     let e = err(&s);
     assert!(e.contains("topology.links[1].b") && e.contains("no node named `s9`"), "{e}");
     let e = err(&s.replace("s9:1", "s0:0"));
@@ -91,4 +95,34 @@ fn an_error_line_is_never_a_comment() {
     assert_eq!(fabric::config::locate(src, "traffic[0].algorithm"), None);
     let src = format!("{src}# seed = 2\n[[traffic]]\nalgorithm = \"sharp\"\n");
     assert_eq!(fabric::config::locate(&src, "traffic[0].algorithm"), Some(7));
+}
+
+/// DCQCN: a preset or rule that does not exist is named with what is accepted; ns-3's grid
+/// needs an interval; `hpcc-ns3` needs one NIC speed to scale R_AI/R_HAI from.
+#[test]
+fn bad_dcqcn_rules() {
+    let dcqcn = |table: &str| err(&base().replace("dcqcn = { preset = \"paper\" }", &format!("dcqcn = {{ {table} }}")));
+    let e = dcqcn("preset = \"connectx\"");
+    assert!(e.contains("roce.dcqcn.preset") && e.contains("hpcc-ns3") && e.contains("nvidia-default"), "{e}");
+    let e = dcqcn("preset = \"paper\", cnp_scope = \"switch\"");
+    assert!(e.starts_with("bad.toml:") && e.contains("switch") && e.contains("`qp`") && e.contains("`port`"), "{e}");
+    let e = dcqcn("preset = \"paper\", rate_reduce_timing = \"grid\"");
+    assert!(e.contains("roce.dcqcn.rate_reduce_interval") && e.contains("grid"), "{e}");
+    let e = dcqcn("preset = \"nvidia-default\", retime = \"yes\"");
+    assert!(e.starts_with("bad.toml:") && e.contains("boolean"), "{e}");
+    let mixed = base()
+        .replace("dcqcn = { preset = \"paper\" }", "dcqcn = { preset = \"hpcc-ns3\" }")
+        .replace("[topology]\nkind = \"leaf-spine\"", "[topology]\nkind = \"explicit\"");
+    let mixed = mixed.split("[topology]").next().unwrap().to_string()
+        + r#"[topology]
+kind = "explicit"
+nodes = [{ name = "a", kind = "host" }, { name = "b", kind = "host" }, { name = "s0", kind = "switch", ports = 2 }]
+links = [
+  { a = "a", b = "s0:0", speed = "100Gbps", cable = "5m" },
+  { a = "b", b = "s0:1", speed = "400Gbps", cable = "5m" },
+]
+"# + &mixed[mixed.find("[roce]").unwrap()..].replace("dst = 8", "dst = 1");
+    let e = err(&mixed);
+    assert!(e.contains("roce.dcqcn.preset") && e.contains("more than one speed") && e.contains("rate_ai"), "{e}");
+    load(&mixed.replace("preset = \"hpcc-ns3\"", "preset = \"hpcc-ns3\", rate_ai = \"40Mbps\", rate_hai = \"400Mbps\""));
 }

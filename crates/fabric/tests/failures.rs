@@ -13,7 +13,6 @@ fn dropping_ports(r: &Report) -> Vec<String> {
     r.ports.iter().filter(|p| !p.drops.is_empty()).map(|p| format!("{}:{}", p.node, p.port)).collect()
 }
 
-
 const STORM: &str = "examples/roce-pfc-storm.toml";
 
 fn example(path: &str) -> String {
@@ -24,8 +23,7 @@ fn example(path: &str) -> String {
 /// paused port is paused in turn once the buffer between them fills (hop-by-hop PFC), so
 /// the set is the closure over the flows' paths.
 fn pause_closure(w: &fabric::World, sim: &fabric::Sim, start: PortId) -> BTreeSet<String> {
-    let paths: Vec<Vec<PortId>> =
-        (0..w.flows.len() as u32).filter_map(|f| fabric::report::flow_path(w, sim, f, w.flows[f as usize].src)).collect();
+    let paths: Vec<Vec<PortId>> = (0..w.flows.len() as u32).filter_map(|f| fabric::report::flow_path(w, sim, f, w.flows[f as usize].src)).collect();
     let mut reached = BTreeSet::from([start]);
     loop {
         let before = reached.len();
@@ -50,8 +48,7 @@ fn stuck_nic_storm_spreads_upstream_and_the_watchdog_contains_it() {
     let root = t.port(t.port_of(fabric::topology::NodeId(h0 as u32), 0)).peer.unwrap();
     // The storm reaches exactly the closure of leaf0's port to h0 before the watchdog fires.
     let fired = first(&r, "watchdog-fired");
-    let reached: BTreeSet<String> =
-        r.incidents.timeline.iter().filter(|e| e.event == "paused" && e.t_ps < fired).map(|e| e.port.clone().unwrap()).collect();
+    let reached: BTreeSet<String> = r.incidents.timeline.iter().filter(|e| e.event == "paused" && e.t_ps < fired).map(|e| e.port.clone().unwrap()).collect();
     let expected = pause_closure(&w, &sim, root);
     assert_eq!(reached, expected);
     assert_eq!(expected.len(), 5, "leaf0->h0, spine->leaf0, leaf1->spine, h4's and h5's NICs: {expected:?}");
@@ -161,7 +158,8 @@ fn headroom_too_small_on_one_port_drops_there_and_says_why() {
     let hd = r.totals.drops_by_cause.iter().find(|(c, _)| c == "headroom-overflow").unwrap().1;
     assert!(hd > 0);
     assert_eq!(hd, r.totals.lossless_drops, "every lossless drop is a headroom overflow");
-    let at: Vec<String> = r.ports.iter().filter(|p| p.drops.iter().any(|(c, n)| c == "headroom-overflow" && *n > 0)).map(|p| format!("{}:{}", p.node, p.port)).collect();
+    let at: Vec<String> =
+        r.ports.iter().filter(|p| p.drops.iter().any(|(c, n)| c == "headroom-overflow" && *n > 0)).map(|p| format!("{}:{}", p.node, p.port)).collect();
     assert_eq!(at, vec!["leaf0:8".to_string()], "only the misconfigured port drops");
 }
 
@@ -204,7 +202,6 @@ fn a_mismatched_dscp_map_puts_roce_in_a_lossy_class() {
     assert_eq!(dropping_ports(&r), vec!["leaf0:3"]);
     assert_eq!(r.totals.lossless_drops, 0, "dropped in class 0, where the switch put them");
 }
-
 
 /// The two directed rings of `ring(n)`: port 1 of every switch (clockwise) or port 2.
 fn ring_cycles(n: usize) -> [BTreeSet<String>; 2] {

@@ -40,8 +40,11 @@ fn check_recovery(base: &str, reroute_field: &str) {
 
 fn check_recovery_with(base: &str, reroute_field: &str, delay: &str, at: u64) {
     let link = uplink_of_flow0(base);
-    let s = format!("{base}\n[[faults]]\nkind = \"link-down\"\nat = \"40us\"\nlink = \"{link}\"\n")
-        .replacen(reroute_field, &format!("reroute_delay = \"{delay}\"\n{reroute_field}"), 1);
+    let s = format!("{base}\n[[faults]]\nkind = \"link-down\"\nat = \"40us\"\nlink = \"{link}\"\n").replacen(
+        reroute_field,
+        &format!("reroute_delay = \"{delay}\"\n{reroute_field}"),
+        1,
+    );
     let (sim, r) = load(&s).run(false);
     assert_eq!(r.flows.completed, 1, "RC retransmission recovers the loss");
     let cause = |name: &str| r.totals.drops_by_cause.iter().find(|(c, _)| c == name).unwrap().1;
@@ -84,8 +87,7 @@ fn subnet_manager_resweeps_after_a_link_failure() {
 
 #[test]
 fn roce_link_failure_is_recovered_after_reroute() {
-    let s = scenario(LEAF_SPINE, "forwarding = \"store-and-forward\"\ndcqcn = { preset = \"off\" }", BUFFER, MSG)
-        .replace("timeout = 14", "timeout = 8");
+    let s = scenario(LEAF_SPINE, "forwarding = \"store-and-forward\"\ndcqcn = { preset = \"off\" }", BUFFER, MSG).replace("timeout = 14", "timeout = 8");
     check_recovery(&s, "timeout = 8");
 }
 
@@ -148,7 +150,8 @@ fn roce_local_link_failure_is_repaired_at_once_on_both_ends() {
     let s = link_down(&base, &link);
     let (_, r) = load(&s).run(false);
     assert_eq!(r.flows.completed, 1);
-    let repairs: Vec<&str> = r.incidents.timeline.iter().filter(|e| e.event == "local-repair" && e.t_ps == 40_000_000).map(|e| e.port.as_deref().unwrap()).collect();
+    let repairs: Vec<&str> =
+        r.incidents.timeline.iter().filter(|e| e.event == "local-repair" && e.t_ps == 40_000_000).map(|e| e.port.as_deref().unwrap()).collect();
     assert_eq!(repairs.len(), 2, "both ends of the link");
     assert!(repairs.contains(&link.as_str()));
     let t = r.incidents.recovery[0].recovery_ps.expect("recovered");
@@ -183,10 +186,8 @@ fn switch_failure_recovers_on_both_fabrics() {
     let spine = spine_of_flow0(&ib);
     let w = load(&ib);
     let spine_node = w.topo.nodes.iter().find(|n| n.name == spine).unwrap();
-    let ports: Vec<fabric::topology::PortId> = (spine_node.first_port..spine_node.first_port + spine_node.nports)
-        .map(fabric::topology::PortId)
-        .filter(|&p| w.topo.port(p).peer.is_some())
-        .collect();
+    let ports: Vec<fabric::topology::PortId> =
+        (spine_node.first_port..spine_node.first_port + spine_node.nports).map(fabric::topology::PortId).filter(|&p| w.topo.port(p).peer.is_some()).collect();
     let sweep = sweep_after(&ib, &ports);
     let (sim, r) = load(&(ib + &fault(&spine))).run(false);
     assert_eq!(sim.stats.reroutes, vec![40_000_000 + sweep]);
@@ -214,7 +215,9 @@ fn a_dead_master_sm_leaves_failures_unrouted_until_the_standby_takes_over() {
     let link = uplink_of_flow0(&s);
     let sweep = sweep_after(&s, &[port_of(&s, &link)]);
     let faults = |standby: bool| {
-        format!("{s}\n[[faults]]\nkind = \"sm-failure\"\nat = \"10us\"\nstandby = {standby}\n[[faults]]\nkind = \"link-down\"\nat = \"40us\"\nlink = \"{link}\"\n")
+        format!(
+            "{s}\n[[faults]]\nkind = \"sm-failure\"\nat = \"10us\"\nstandby = {standby}\n[[faults]]\nkind = \"link-down\"\nat = \"40us\"\nlink = \"{link}\"\n"
+        )
     };
     let (sim, r) = load(&faults(true)).run(false);
     let takeover = 10_000_000 + 50_000_000_000_000u64;
@@ -226,7 +229,6 @@ fn a_dead_master_sm_leaves_failures_unrouted_until_the_standby_takes_over() {
     assert!(sim.stats.reroutes.is_empty(), "no SM, no new routes");
     assert!(r.incidents.timeline.iter().any(|e| e.event == "no-reroute"));
 }
-
 
 #[test]
 fn bad_faults_are_refused_naming_the_field() {
@@ -257,7 +259,8 @@ fn bad_faults_are_refused_naming_the_field() {
     assert!(e.contains("faults[0].port") && e.contains("not a port of `spine0`"), "{e}");
     let e = err("[[faults]]\nkind = \"link-up\"\nat = \"1us\"\nlink = \"h0\"\nduration = \"1us\"\n");
     assert!(e.contains("faults[0].duration"), "{e}");
-    let wd = roce.replace("response = \"auto\" }", "response = \"auto\", watchdog = { detection_time = \"1ms\", restoration_time = \"1ms\", action = \"ignore\" } }");
+    let wd = roce
+        .replace("response = \"auto\" }", "response = \"auto\", watchdog = { detection_time = \"1ms\", restoration_time = \"1ms\", action = \"ignore\" } }");
     let e = fabric::load_str("t.toml", &wd).err().expect("refused").to_string();
     assert!(e.contains("roce.pfc.watchdog.action"), "{e}");
     let ib = ib_scenario(LEAF_SPINE, &[("vl_stall_count", "9")], MSG);

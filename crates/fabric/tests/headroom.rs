@@ -37,7 +37,9 @@ links = [
     let s = scenario(
         topo,
         "forwarding = \"store-and-forward\"\ndcqcn = { preset = \"off\" }",
-        &BUFFER.replace("headroom = \"auto\"", &format!("headroom = \"{headroom}\"")).replace("xoff = \"dynamic\"", &format!("xoff = \"{xoff}\"\nxon_offset = \"20KB\"")),
+        &BUFFER
+            .replace("headroom = \"auto\"", &format!("headroom = \"{headroom}\""))
+            .replace("xoff = \"dynamic\"", &format!("xoff = \"{xoff}\"\nxon_offset = \"20KB\"")),
         r#"
 [[traffic]]
 kind = "message"

@@ -32,7 +32,7 @@ proptest! {
         let mut steps = 0u64;
         while sim.step() {
             steps += 1;
-            if steps % 7 == 0 {
+            if steps.is_multiple_of(7) {
                 if let Err(e) = sim.check_invariants() { prop_assert!(false, "after {} events: {}", steps, e); }
             }
         }
@@ -91,7 +91,7 @@ fn random_ib_scenario(seed: u64, senders: usize, size_kb: u64, vl_kib: u64, vls:
             ("vl_buffer", &format!("\"{vl_kib}KiB\"")),
             ("data_vls", &vls.to_string()),
             ("sl_to_vl", sl_map),
-            ("forwarding", if seed % 2 == 0 { "\"cut-through\"" } else { "\"store-and-forward\"" }),
+            ("forwarding", if seed.is_multiple_of(2) { "\"cut-through\"" } else { "\"store-and-forward\"" }),
         ],
         &format!(
             "[[traffic]]\nkind = \"incast\"\nreceiver = 1\nsenders = [{}]\nsize = \"{size_kb}KB\"\nstagger = \"3us\"\nsl = 0\n\n[[traffic]]\nkind = \"permutation\"\nsize = \"{size_kb}KB\"\nsl = {}\n",
@@ -114,7 +114,7 @@ proptest! {
         let mut steps = 0u64;
         while sim.step() {
             steps += 1;
-            if steps % 5 == 0 {
+            if steps.is_multiple_of(5) {
                 if let Err(e) = sim.check_invariants() { prop_assert!(false, "after {} events: {}", steps, e); }
             }
         }

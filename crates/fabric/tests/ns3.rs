@@ -66,8 +66,7 @@ fn num(v: &serde_json::Value, path: &[&str]) -> f64 {
     for k in path {
         v = &v[*k];
     }
-    v.as_f64()
-        .unwrap_or_else(|| panic!("summary.json has no number at {path:?}"))
+    v.as_f64().unwrap_or_else(|| panic!("summary.json has no number at {path:?}"))
 }
 
 fn read(path: &str) -> String {
@@ -77,19 +76,12 @@ fn read(path: &str) -> String {
 impl Ns3Run {
     fn load(name: &str) -> Ns3Run {
         let dir = format!("{RUNS}/{name}");
-        let meta: serde_json::Value =
-            serde_json::from_str(&read(&format!("{dir}/inputs/meta.json"))).expect("meta.json");
-        let summary: serde_json::Value =
-            serde_json::from_str(&read(&format!("{dir}/summary.json"))).expect("summary.json");
+        let meta: serde_json::Value = serde_json::from_str(&read(&format!("{dir}/inputs/meta.json"))).expect("meta.json");
+        let summary: serde_json::Value = serde_json::from_str(&read(&format!("{dir}/summary.json"))).expect("summary.json");
         // flow.txt: count, then "src dst pg dport bytes start_s" (third.cc's format).
         let text = read(&format!("{dir}/inputs/flow.txt"));
         let mut lines = text.lines();
-        let n: usize = lines
-            .next()
-            .expect("flow count")
-            .trim()
-            .parse()
-            .expect("flow count");
+        let n: usize = lines.next().expect("flow count").trim().parse().expect("flow count");
         let flows: Vec<Flow> = lines
             .filter(|l| !l.trim().is_empty())
             .map(|l| {
@@ -122,22 +114,12 @@ impl Ns3Run {
             .map(|(l, f)| {
                 let (data, ack) = l.split_once('|').expect("data | ack");
                 let v: Vec<&str> = data.split_whitespace().collect();
-                assert_eq!(
-                    (v[0].parse::<u32>().unwrap(), v[1].parse::<u32>().unwrap()),
-                    (f.src, f.dst),
-                    "{name}: paths.txt order"
-                );
+                assert_eq!((v[0].parse::<u32>().unwrap(), v[1].parse::<u32>().unwrap()), (f.src, f.dst), "{name}: paths.txt order");
                 (hops(&v[4..].join(" ")), hops(ack))
             })
             .collect();
         assert_eq!(paths.len(), flows.len(), "{name}: paths.txt");
-        Ns3Run {
-            name: name.to_string(),
-            meta,
-            summary,
-            flows,
-            paths,
-        }
+        Ns3Run { name: name.to_string(), meta, summary, flows, paths }
     }
 
     fn num(&self, path: &[&str]) -> f64 {
@@ -146,9 +128,7 @@ impl Ns3Run {
 
     /// The ns-3 node id → name map of the switches (meta.json).
     fn switch_name(&self, node: u32) -> &str {
-        self.meta["node_names"][node.to_string()]
-            .as_str()
-            .unwrap_or_else(|| panic!("{}: node {node} has no name", self.name))
+        self.meta["node_names"][node.to_string()].as_str().unwrap_or_else(|| panic!("{}: node {node} has no name", self.name))
     }
 }
 
@@ -170,16 +150,8 @@ const NS3_ACK: u64 = 60;
 /// (README, "Checked against ns-3").
 fn equalised_speed(payload: u64) -> u64 {
     use model::frame::{roce_frame, wire, Encap, Transport};
-    let encap = Encap {
-        vlan: false,
-        ipv6: false,
-    };
-    let ours = wire(roce_frame(
-        encap,
-        Transport::WriteRest,
-        units::Bytes(payload),
-    ))
-    .0 + wire(roce_frame(encap, Transport::Ack, units::Bytes(0))).0;
+    let encap = Encap { vlan: false, ipv6: false };
+    let ours = wire(roce_frame(encap, Transport::WriteRest, units::Bytes(payload))).0 + wire(roce_frame(encap, Transport::Ack, units::Bytes(0))).0;
     let ns3_ns = (payload + NS3_DATA_HEADERS) * 8 / 100 + NS3_ACK * 8 / 100;
     ours * 8 * 1_000_000_000 / ns3_ns
 }
@@ -201,13 +173,19 @@ fn scenario(run: &Ns3Run, cc: Cc, sample: Option<&str>, seed: u64) -> String {
     let scenario = m["scenario"].as_u64().expect("scenario");
     let topology = match scenario {
         // examples/roce-incast.toml: cables of 3 m and 20 m at 5 ns/m.
-        1 => "kind = \"leaf-spine\"\nleaves = 4\nspines = 2\nhosts_per_leaf = 8\n\
-              host_link = { speed = \"{speed}\", delay = \"15ns\" }\nfabric_link = { speed = \"{speed}\", delay = \"100ns\" }",
-        2 | 3 => "kind = \"leaf-spine\"\nleaves = 4\nspines = 2\nhosts_per_leaf = 4\nuplinks_per_spine = 1\n\
-              host_link = { speed = \"{speed}\", delay = \"15ns\" }\nfabric_link = { speed = \"{speed}\", delay = \"100ns\" }",
+        1 => {
+            "kind = \"leaf-spine\"\nleaves = 4\nspines = 2\nhosts_per_leaf = 8\n\
+              host_link = { speed = \"{speed}\", delay = \"15ns\" }\nfabric_link = { speed = \"{speed}\", delay = \"100ns\" }"
+        }
+        2 | 3 => {
+            "kind = \"leaf-spine\"\nleaves = 4\nspines = 2\nhosts_per_leaf = 4\nuplinks_per_spine = 1\n\
+              host_link = { speed = \"{speed}\", delay = \"15ns\" }\nfabric_link = { speed = \"{speed}\", delay = \"100ns\" }"
+        }
         // benches/perm1024.toml.
-        4 => "kind = \"fat-tree\"\nk = 16\n\
-              host_link = { speed = \"{speed}\", delay = \"1us\" }\nfabric_link = { speed = \"{speed}\", delay = \"1us\" }",
+        4 => {
+            "kind = \"fat-tree\"\nk = 16\n\
+              host_link = { speed = \"{speed}\", delay = \"1us\" }\nfabric_link = { speed = \"{speed}\", delay = \"1us\" }"
+        }
         s => panic!("scenario {s}"),
     };
     let speed = equalised_speed(m["payload"].as_u64().expect("payload"));
@@ -216,9 +194,7 @@ fn scenario(run: &Ns3Run, cc: Cc, sample: Option<&str>, seed: u64) -> String {
     let dcqcn = match (m["dcqcn"].as_str().expect("dcqcn"), cc) {
         // run.py --cc dcqcn at --bw 100 (AI 20, HAI 200 Mb/s from the NIC speed).
         // The preset would scale them from our equalised link speed (101.83 Gb/s): set them.
-        ("mlx-runpy", Cc::AsNs3) => {
-            "{ preset = \"hpcc-ns3\", rate_ai = \"20Mbps\", rate_hai = \"200Mbps\" }".to_string()
-        }
+        ("mlx-runpy", Cc::AsNs3) => "{ preset = \"hpcc-ns3\", rate_ai = \"20Mbps\", rate_hai = \"200Mbps\" }".to_string(),
         // NVIDIA's values (g = 5/1024, AI 5, HAI 50, min 1 Mb/s, T 300 us, K 1 us, 4 us
         // between cuts) in HPCC's Mellanox model, as the ns-3 runs did: timer-only increase,
         // ns-3's grid of cut checks, CNP as an ACK flag on every marked packet, no byte
@@ -274,11 +250,8 @@ xon_offset = "3KiB"
         let _ = write!(s, "\n[output]\nsample_period = \"{p}\"\n");
     }
     for f in &run.flows {
-        let _ = write!(
-            s,
-            "\n[[traffic]]\nkind = \"message\"\nsrc = {}\ndst = {}\nsize = \"{}B\"\nat = \"{}ns\"\ndscp = 26\n",
-            f.src, f.dst, f.size, f.start_ns
-        );
+        let _ =
+            write!(s, "\n[[traffic]]\nkind = \"message\"\nsrc = {}\ndst = {}\nsize = \"{}B\"\nat = \"{}ns\"\ndscp = 26\n", f.src, f.dst, f.size, f.start_ns);
     }
     s
 }
@@ -288,12 +261,7 @@ xon_offset = "3KiB"
 /// order; checked here against the peer of every hop).
 fn pin_paths(w: &fabric::World, sim: &mut fabric::Sim, run: &Ns3Run) {
     let t = &w.topo;
-    let by_name: HashMap<&str, NodeId> = t
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.name.as_str(), NodeId(i as u32)))
-        .collect();
+    let by_name: HashMap<&str, NodeId> = t.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), NodeId(i as u32))).collect();
     let hosts = run.meta["hosts"].as_u64().expect("hosts") as u32;
     let name_of = |n: u32| {
         if n < hosts {
@@ -314,14 +282,7 @@ fn pin_paths(w: &fabric::World, sim: &mut fabric::Sim, run: &Ns3Run) {
             let port = t.port_of(node, dev - 1);
             let next = path.get(i + 1).map_or(to, |h| h.0);
             let peer = t.port(t.port(port).peer.expect("cabled")).node;
-            assert_eq!(
-                t.node(peer).name,
-                name_of(next),
-                "{}: ns-3 device {dev} of {} is not our port {}",
-                run.name,
-                name_of(n),
-                dev - 1
-            );
+            assert_eq!(t.node(peer).name, name_of(next), "{}: ns-3 device {dev} of {} is not our port {}", run.name, name_of(n), dev - 1);
             out.push((node, port));
         }
         out
@@ -362,28 +323,14 @@ fn pct(sorted: &[f64], q: f64) -> f64 {
 
 fn run_ours(run: &Ns3Run, cc: Cc, sample: Option<&str>, seed: u64) -> Ours {
     let text = scenario(run, cc, sample, seed);
-    let w = fabric::load_str(&format!("ns3-{}.toml", run.name), &text)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let w = fabric::load_str(&format!("ns3-{}.toml", run.name), &text).unwrap_or_else(|e| panic!("{e}"));
     let mut sim = w.simulator(sample.is_some());
     pin_paths(&w, &mut sim, run);
     sim.run();
     let r = fabric::report::build(&w, &sim);
-    assert_eq!(
-        r.flows.completed as usize,
-        run.flows.len(),
-        "{}: every flow completes",
-        run.name
-    );
-    assert_eq!(
-        r.totals.drops, 0,
-        "{}: no drops (ns-3 dropped none)",
-        run.name
-    );
-    let mut fct: Vec<f64> = r
-        .flow_records
-        .iter()
-        .map(|f| f.fct_ps.expect("completed") as f64 / 1e3)
-        .collect();
+    assert_eq!(r.flows.completed as usize, run.flows.len(), "{}: every flow completes", run.name);
+    assert_eq!(r.totals.drops, 0, "{}: no drops (ns-3 dropped none)", run.name);
+    let mut fct: Vec<f64> = r.flow_records.iter().map(|f| f.fct_ps.expect("completed") as f64 / 1e3).collect();
     fct.sort_by(f64::total_cmp);
     // None when the pause log is full (it keeps the first PAUSE_LOG_CAP frames).
     let pauses = (sim.stats.pause_log.len() < fabric::stats::PAUSE_LOG_CAP).then(|| {
@@ -408,35 +355,16 @@ fn run_ours(run: &Ns3Run, cc: Cc, sample: Option<&str>, seed: u64) -> Ours {
     let buckets = BUCKETS
         .iter()
         .map(|&(lo, hi, name)| {
-            let mut sd: Vec<f64> = r
-                .flow_records
-                .iter()
-                .filter(|f| f.size_bytes > lo && f.size_bytes <= hi)
-                .map(|f| f.slowdown.expect("completed"))
-                .collect();
+            let mut sd: Vec<f64> = r.flow_records.iter().filter(|f| f.size_bytes > lo && f.size_bytes <= hi).map(|f| f.slowdown.expect("completed")).collect();
             sd.sort_by(f64::total_cmp);
-            let (p50, p99) = if sd.is_empty() {
-                (0.0, 0.0)
-            } else {
-                (pct(&sd, 0.5), pct(&sd, 0.99))
-            };
+            let (p50, p99) = if sd.is_empty() { (0.0, 0.0) } else { (pct(&sd, 0.5), pct(&sd, 0.99)) };
             (name.to_string(), sd.len(), p50, p99)
         })
         .collect();
     let queue = sample.map(|_| {
-        let leaf0 = w
-            .topo
-            .nodes
-            .iter()
-            .position(|n| n.name == "leaf0")
-            .expect("leaf0");
+        let leaf0 = w.topo.nodes.iter().position(|n| n.name == "leaf0").expect("leaf0");
         let port = w.topo.port_of(NodeId(leaf0 as u32), 0).0 as usize;
-        let mut q: Vec<f64> = sim
-            .stats
-            .samples
-            .iter()
-            .map(|s| s.queue[port] as f64)
-            .collect();
+        let mut q: Vec<f64> = sim.stats.samples.iter().map(|s| s.queue[port] as f64).collect();
         let mean = q.iter().sum::<f64>() / q.len() as f64;
         q.sort_by(f64::total_cmp);
         (mean, pct(&q, 0.99))
@@ -461,20 +389,14 @@ struct Table {
 
 impl Table {
     fn new(run: &str) -> Table {
-        Table {
-            run: run.to_string(),
-            rows: vec![],
-        }
+        Table { run: run.to_string(), rows: vec![] }
     }
     fn row(&mut self, what: &str, ns3: f64, ours: f64, check: bool) {
         self.rows.push((what.to_string(), ns3, ours, check));
     }
     /// Prints the table and fails on every checked figure outside the tolerance.
     fn check(&self) {
-        let mut out = format!(
-            "\n{}\n  {:<40} {:>12} {:>12} {:>8}\n",
-            self.run, "figure", "ns-3", "fabriclab", "ratio"
-        );
+        let mut out = format!("\n{}\n  {:<40} {:>12} {:>12} {:>8}\n", self.run, "figure", "ns-3", "fabriclab", "ratio");
         let mut bad = vec![];
         for (what, ns3, ours, check) in &self.rows {
             let ratio = ours / ns3;
@@ -483,23 +405,13 @@ impl Table {
             } else if (ratio - 1.0).abs() <= TOLERANCE {
                 ""
             } else {
-                bad.push(format!(
-                    "{what}: fabriclab {ours:.1} vs ns-3 {ns3:.1} (ratio {ratio:.3})"
-                ));
+                bad.push(format!("{what}: fabriclab {ours:.1} vs ns-3 {ns3:.1} (ratio {ratio:.3})"));
                 "  OUTSIDE 15 %"
             };
-            let _ = writeln!(
-                out,
-                "  {what:<40} {ns3:>12.1} {ours:>12.1} {ratio:>8.3}{flag}"
-            );
+            let _ = writeln!(out, "  {what:<40} {ns3:>12.1} {ours:>12.1} {ratio:>8.3}{flag}");
         }
         eprintln!("{out}");
-        assert!(
-            bad.is_empty(),
-            "{}: outside ±15 % of ns-3:\n  {}",
-            self.run,
-            bad.join("\n  ")
-        );
+        assert!(bad.is_empty(), "{}: outside ±15 % of ns-3:\n  {}", self.run, bad.join("\n  "));
     }
 }
 
@@ -523,44 +435,12 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// FCT figures (µs) and slowdowns of one run on each side.
-fn fct_rows(
-    t: &mut Table,
-    run: &Ns3Run,
-    o: &Ours,
-    check_max: bool,
-    check_mean: bool,
-    check_slowdown: bool,
-) {
-    t.row(
-        "max FCT (us)",
-        run.num(&["fct_max_ns"]) / 1e3,
-        o.fct_max_ns / 1e3,
-        check_max,
-    );
-    t.row(
-        "mean FCT (us)",
-        run.num(&["fct_mean_ns"]) / 1e3,
-        o.fct_mean_ns / 1e3,
-        check_mean,
-    );
-    t.row(
-        "p99 FCT (us)",
-        run.num(&["fct_p99_ns"]) / 1e3,
-        o.fct_p99_ns / 1e3,
-        false,
-    );
-    t.row(
-        "slowdown p50",
-        run.num(&["slowdown_sf_p50"]),
-        o.slowdown_p50,
-        check_slowdown,
-    );
-    t.row(
-        "slowdown p99",
-        run.num(&["slowdown_sf_p99"]),
-        o.slowdown_p99,
-        check_slowdown,
-    );
+fn fct_rows(t: &mut Table, run: &Ns3Run, o: &Ours, check_max: bool, check_mean: bool, check_slowdown: bool) {
+    t.row("max FCT (us)", run.num(&["fct_max_ns"]) / 1e3, o.fct_max_ns / 1e3, check_max);
+    t.row("mean FCT (us)", run.num(&["fct_mean_ns"]) / 1e3, o.fct_mean_ns / 1e3, check_mean);
+    t.row("p99 FCT (us)", run.num(&["fct_p99_ns"]) / 1e3, o.fct_p99_ns / 1e3, false);
+    t.row("slowdown p50", run.num(&["slowdown_sf_p50"]), o.slowdown_p50, check_slowdown);
+    t.row("slowdown p99", run.num(&["slowdown_sf_p99"]), o.slowdown_p99, check_slowdown);
 }
 
 /// 16 → 1 incast of 10^6 B on examples/roce-incast.toml's 4:1 leaf-spine: the bottleneck
@@ -583,58 +463,19 @@ fn incast_16_to_1() {
     let ours = seeds(5, |seed| run_ours(&base, Cc::AsNs3, Some("100ns"), seed));
     let q = |r: &serde_json::Value, k: &str| {
         let q = &r["queues"][0];
-        assert_eq!(
-            (q["name"].as_str(), q["dev"].as_u64()),
-            (Some("leaf0"), Some(1)),
-            "the ns-3 bottleneck queue is leaf0 → h0"
-        );
+        assert_eq!((q["name"].as_str(), q["dev"].as_u64()), (Some("leaf0"), Some(1)), "the ns-3 bottleneck queue is leaf0 → h0");
         q[k].as_f64().expect("queue figure")
     };
     let ns3 = |f: &dyn Fn(&serde_json::Value) -> f64| median(runs.iter().map(f).collect());
     let fab = |f: &dyn Fn(&Ours) -> f64| median(ours.iter().map(f).collect());
     let mut t = Table::new("s1-incast16-mlx-runpy-p4096 (medians of 5 runs)");
-    t.row(
-        "bottleneck queue mean (KB)",
-        ns3(&|r| q(r, "mean_bytes")) / 1e3,
-        fab(&|o| o.queue.expect("sampled").0) / 1e3,
-        true,
-    );
-    t.row(
-        "bottleneck queue p99 (KB)",
-        ns3(&|r| q(r, "p99_bytes")) / 1e3,
-        fab(&|o| o.queue.expect("sampled").1) / 1e3,
-        true,
-    );
-    t.row(
-        "PFC pauses",
-        ns3(&|r| num(r, &["pfc_pause_frames"])),
-        fab(&|o| o.pauses.expect("pause log") as f64),
-        true,
-    );
-    t.row(
-        "max FCT (us)",
-        ns3(&|r| num(r, &["fct_max_ns"])) / 1e3,
-        fab(&|o| o.fct_max_ns) / 1e3,
-        true,
-    );
-    t.row(
-        "mean FCT (us)",
-        ns3(&|r| num(r, &["fct_mean_ns"])) / 1e3,
-        fab(&|o| o.fct_mean_ns) / 1e3,
-        true,
-    );
-    t.row(
-        "slowdown p50",
-        ns3(&|r| num(r, &["slowdown_sf_p50"])),
-        fab(&|o| o.slowdown_p50),
-        false,
-    );
-    t.row(
-        "slowdown p99",
-        ns3(&|r| num(r, &["slowdown_sf_p99"])),
-        fab(&|o| o.slowdown_p99),
-        false,
-    );
+    t.row("bottleneck queue mean (KB)", ns3(&|r| q(r, "mean_bytes")) / 1e3, fab(&|o| o.queue.expect("sampled").0) / 1e3, true);
+    t.row("bottleneck queue p99 (KB)", ns3(&|r| q(r, "p99_bytes")) / 1e3, fab(&|o| o.queue.expect("sampled").1) / 1e3, true);
+    t.row("PFC pauses", ns3(&|r| num(r, &["pfc_pause_frames"])), fab(&|o| o.pauses.expect("pause log") as f64), true);
+    t.row("max FCT (us)", ns3(&|r| num(r, &["fct_max_ns"])) / 1e3, fab(&|o| o.fct_max_ns) / 1e3, true);
+    t.row("mean FCT (us)", ns3(&|r| num(r, &["fct_mean_ns"])) / 1e3, fab(&|o| o.fct_mean_ns) / 1e3, true);
+    t.row("slowdown p50", ns3(&|r| num(r, &["slowdown_sf_p50"])), fab(&|o| o.slowdown_p50), false);
+    t.row("slowdown p99", ns3(&|r| num(r, &["slowdown_sf_p99"])), fab(&|o| o.slowdown_p99), false);
     t.check();
 }
 
@@ -647,12 +488,7 @@ fn all_to_all_16() {
     let o = run_ours(&run, Cc::AsNs3, None, 1);
     let mut t = Table::new(&run.name);
     fct_rows(&mut t, &run, &o, true, true, true);
-    t.row(
-        "PFC pauses",
-        run.num(&["pfc_pause_frames"]),
-        o.pauses.expect("pause log") as f64,
-        false,
-    );
+    t.row("PFC pauses", run.num(&["pfc_pause_frames"]), o.pauses.expect("pause log") as f64, false);
     t.check();
 }
 
@@ -666,65 +502,17 @@ fn all_to_all_16() {
 fn all_to_all_16_nvidia_values() {
     let run = Ns3Run::load("s2-a2a16-nvidia-p4096-wakefix");
     let o = run_ours(&run, Cc::AsNs3, None, 1);
-    let mut t = Table::new(&format!(
-        "{} (ours: nvidia-default with ns-3's rules)",
-        run.name
-    ));
-    t.row(
-        "max FCT (us)",
-        run.num(&["fct_max_ns"]) / 1e3,
-        o.fct_max_ns / 1e3,
-        true,
-    );
-    t.row(
-        "mean FCT (us)",
-        run.num(&["fct_mean_ns"]) / 1e3,
-        o.fct_mean_ns / 1e3,
-        false,
-    );
-    t.row(
-        "p99 FCT (us)",
-        run.num(&["fct_p99_ns"]) / 1e3,
-        o.fct_p99_ns / 1e3,
-        false,
-    );
-    t.row(
-        "slowdown p50",
-        run.num(&["slowdown_sf_p50"]),
-        o.slowdown_p50,
-        true,
-    );
-    t.row(
-        "slowdown p99",
-        run.num(&["slowdown_sf_p99"]),
-        o.slowdown_p99,
-        true,
-    );
+    let mut t = Table::new(&format!("{} (ours: nvidia-default with ns-3's rules)", run.name));
+    t.row("max FCT (us)", run.num(&["fct_max_ns"]) / 1e3, o.fct_max_ns / 1e3, true);
+    t.row("mean FCT (us)", run.num(&["fct_mean_ns"]) / 1e3, o.fct_mean_ns / 1e3, false);
+    t.row("p99 FCT (us)", run.num(&["fct_p99_ns"]) / 1e3, o.fct_p99_ns / 1e3, false);
+    t.row("slowdown p50", run.num(&["slowdown_sf_p50"]), o.slowdown_p50, true);
+    t.row("slowdown p99", run.num(&["slowdown_sf_p99"]), o.slowdown_p99, true);
     let n = run_ours(&run, Cc::NvidiaDefault, None, 1);
-    t.row(
-        "nvidia-default as is: max FCT (us)",
-        run.num(&["fct_max_ns"]) / 1e3,
-        n.fct_max_ns / 1e3,
-        false,
-    );
-    t.row(
-        "nvidia-default as is: mean FCT (us)",
-        run.num(&["fct_mean_ns"]) / 1e3,
-        n.fct_mean_ns / 1e3,
-        false,
-    );
-    t.row(
-        "nvidia-default as is: slowdown p50",
-        run.num(&["slowdown_sf_p50"]),
-        n.slowdown_p50,
-        false,
-    );
-    t.row(
-        "nvidia-default as is: slowdown p99",
-        run.num(&["slowdown_sf_p99"]),
-        n.slowdown_p99,
-        false,
-    );
+    t.row("nvidia-default as is: max FCT (us)", run.num(&["fct_max_ns"]) / 1e3, n.fct_max_ns / 1e3, false);
+    t.row("nvidia-default as is: mean FCT (us)", run.num(&["fct_mean_ns"]) / 1e3, n.fct_mean_ns / 1e3, false);
+    t.row("nvidia-default as is: slowdown p50", run.num(&["slowdown_sf_p50"]), n.slowdown_p50, false);
+    t.row("nvidia-default as is: slowdown p99", run.num(&["slowdown_sf_p99"]), n.slowdown_p99, false);
     t.check();
 }
 
@@ -747,25 +535,11 @@ fn websearch_50() {
     let mut t = Table::new("s3-websearch50-mlx-runpy-p4096-wakefix (medians of 5 runs)");
     for (i, (name, n, _, _)) in ours[0].buckets.iter().enumerate() {
         let b: Vec<&serde_json::Value> = runs.iter().map(|r| &r["buckets"][i]).collect();
-        assert!(
-            b.iter().all(|b| b["bucket"].as_str() == Some(name.as_str())
-                && b["flows"].as_u64() == Some(*n as u64)),
-            "{name}: the same flows"
-        );
+        assert!(b.iter().all(|b| b["bucket"].as_str() == Some(name.as_str()) && b["flows"].as_u64() == Some(*n as u64)), "{name}: the same flows");
         let check = *n >= 100;
         let ns3 = |k: &str| median(b.iter().map(|b| b[k].as_f64().expect("slowdown")).collect());
-        t.row(
-            &format!("{name} slowdown p50"),
-            ns3("slowdown_sf_p50"),
-            median(ours.iter().map(|o| o.buckets[i].2).collect()),
-            check,
-        );
-        t.row(
-            &format!("{name} slowdown p99"),
-            ns3("slowdown_sf_p99"),
-            median(ours.iter().map(|o| o.buckets[i].3).collect()),
-            check,
-        );
+        t.row(&format!("{name} slowdown p50"), ns3("slowdown_sf_p50"), median(ours.iter().map(|o| o.buckets[i].2).collect()), check);
+        t.row(&format!("{name} slowdown p99"), ns3("slowdown_sf_p99"), median(ours.iter().map(|o| o.buckets[i].3).collect()), check);
     }
     t.row(
         "mean FCT (us)",
@@ -781,39 +555,16 @@ fn websearch_50() {
 /// run's last FCT is one flow's, which a collision or a late cut moves by 20 %).
 #[test]
 fn perm1024() {
-    let names = [
-        "s4-perm1024-mlx-runpy-p4096",
-        "s4-perm1024-mlx-runpy-p4096-seed2",
-        "s4-perm1024-mlx-runpy-p4096-seed3",
-    ];
+    let names = ["s4-perm1024-mlx-runpy-p4096", "s4-perm1024-mlx-runpy-p4096-seed2", "s4-perm1024-mlx-runpy-p4096-seed3"];
     let mut t = Table::new("s4-perm1024-mlx-runpy-p4096 (three permutations)");
     let (mut max_ns3, mut max_ours) = (0.0, 0.0);
     for name in names {
         let run = Ns3Run::load(name);
         let o = run_ours(&run, Cc::AsNs3, None, 1);
-        let perm = name
-            .rsplit('-')
-            .next()
-            .filter(|s| s.starts_with("seed"))
-            .unwrap_or("seed1");
-        t.row(
-            &format!("{perm}: mean FCT (us)"),
-            run.num(&["fct_mean_ns"]) / 1e3,
-            o.fct_mean_ns / 1e3,
-            true,
-        );
-        t.row(
-            &format!("{perm}: max FCT (us)"),
-            run.num(&["fct_max_ns"]) / 1e3,
-            o.fct_max_ns / 1e3,
-            false,
-        );
-        t.row(
-            &format!("{perm}: slowdown p99"),
-            run.num(&["slowdown_sf_p99"]),
-            o.slowdown_p99,
-            false,
-        );
+        let perm = name.rsplit('-').next().filter(|s| s.starts_with("seed")).unwrap_or("seed1");
+        t.row(&format!("{perm}: mean FCT (us)"), run.num(&["fct_mean_ns"]) / 1e3, o.fct_mean_ns / 1e3, true);
+        t.row(&format!("{perm}: max FCT (us)"), run.num(&["fct_max_ns"]) / 1e3, o.fct_max_ns / 1e3, false);
+        t.row(&format!("{perm}: slowdown p99"), run.num(&["slowdown_sf_p99"]), o.slowdown_p99, false);
         max_ns3 += run.num(&["fct_max_ns"]) / 1e3 / names.len() as f64;
         max_ours += o.fct_max_ns / 1e3 / names.len() as f64;
     }

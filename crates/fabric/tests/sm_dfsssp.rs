@@ -49,7 +49,8 @@ fn dfsssp_breaks_ring_and_torus_cycles_with_vls() {
         assert!(single_vl_cyclic);
         // Paths that need the upper VL exist, and SLs differ across pairs.
         let n = t.endpoints.len() as u32;
-        let sls: std::collections::BTreeSet<u8> = (0..n).flat_map(|s| (0..n).filter(move |&d| d != s).map(move |d| (s, d))).map(|(s, d)| sm.path_sl(s, d)).collect();
+        let sls: std::collections::BTreeSet<u8> =
+            (0..n).flat_map(|s| (0..n).filter(move |&d| d != s).map(move |d| (s, d))).map(|(s, d)| sm.path_sl(s, d)).collect();
         assert!(sls.len() >= 2, "{sls:?}");
     }
 }

@@ -50,10 +50,7 @@ fn minhop_balances_uplinks_on_a_fat_tree() {
     let st = sm.state().unwrap();
     let f = &st.fabric;
     for s in 0..f.nsw() {
-        let ups: Vec<u64> = (1..=f.nports[s] as usize)
-            .filter(|&p| matches!(f.adj[s][p], Peer::Switch { .. }))
-            .map(|p| st.stats.port_routes[s][p])
-            .collect();
+        let ups: Vec<u64> = (1..=f.nports[s] as usize).filter(|&p| matches!(f.adj[s][p], Peer::Switch { .. })).map(|p| st.stats.port_routes[s][p]).collect();
         let hosts = f.sw_eps[s].len();
         if hosts == 0 {
             continue;

@@ -113,7 +113,10 @@ fn ibsim_writer_round_trips_generated_and_read_topologies() {
         let text = ibsim::write(&t, &lay).unwrap();
         let back = ibsim::read_str("written.net", &text).unwrap();
         let orig = IbTopology { topo: t.clone(), layout: lay.clone() };
-        assert_eq!(named_links(&back).into_iter().map(|l| (l.0, l.1)).collect::<Vec<_>>(), named_links(&orig).into_iter().map(|l| (l.0, l.1)).collect::<Vec<_>>());
+        assert_eq!(
+            named_links(&back).into_iter().map(|l| (l.0, l.1)).collect::<Vec<_>>(),
+            named_links(&orig).into_iter().map(|l| (l.0, l.1)).collect::<Vec<_>>()
+        );
         // ibsim allocates the same GUIDs the synthesized layout uses.
         for n in &lay.nodes {
             let b = &back.layout.nodes[back.layout.node_by_name(&n.name).unwrap() as usize];
@@ -170,9 +173,43 @@ mod never_panics {
     /// Fragments of real lines, recombined at random: the readers must return Ok or a
     /// file:line error, never panic.
     const PIECES: &[&str] = &[
-        "Switch", "Ca", "Hca", "Rt", " 8", " 0", " 300", " \"a\"", " \"b\"", " \"S-0002c90200402fd0\"", "\"", "[1]", "[0]", "[9]", "[", "]", "(2c9)", "(zz",
-        "\"a\"[2]", "\"b\"[1]", " w=2", " e=8", " w=99", " s=0", "=", "#", " # \"desc\" lid 3 4xEDR", "switchguid=0x10", "caguid=+3", "sysimgguid=0x5",
-        "vendid=0x2c9", "include \"x\"", "@", "\t", "é", "\n", "\n\n",
+        "Switch",
+        "Ca",
+        "Hca",
+        "Rt",
+        " 8",
+        " 0",
+        " 300",
+        " \"a\"",
+        " \"b\"",
+        " \"S-0002c90200402fd0\"",
+        "\"",
+        "[1]",
+        "[0]",
+        "[9]",
+        "[",
+        "]",
+        "(2c9)",
+        "(zz",
+        "\"a\"[2]",
+        "\"b\"[1]",
+        " w=2",
+        " e=8",
+        " w=99",
+        " s=0",
+        "=",
+        "#",
+        " # \"desc\" lid 3 4xEDR",
+        "switchguid=0x10",
+        "caguid=+3",
+        "sysimgguid=0x5",
+        "vendid=0x2c9",
+        "include \"x\"",
+        "@",
+        "\t",
+        "é",
+        "\n",
+        "\n\n",
     ];
 
     fn text() -> impl Strategy<Value = String> {

@@ -33,7 +33,12 @@ fn up_down_on_tiers(t: &Topology, engine: Engine, roots: Vec<u64>) {
 
 fn core_guids(t: &Topology, sm: &SubnetManager, tier: u8) -> Vec<u64> {
     let lay = &sm.agents.layout;
-    t.nodes.iter().enumerate().filter(|(_, n)| n.tier == tier && n.kind == fabric::topology::NodeKind::Switch).map(|(i, _)| lay.nodes[lay.node_ib[i] as usize].guid).collect()
+    t.nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.tier == tier && n.kind == fabric::topology::NodeKind::Switch)
+        .map(|(i, _)| lay.nodes[lay.node_ib[i] as usize].guid)
+        .collect()
 }
 
 #[test]
@@ -125,9 +130,7 @@ fn ftree_balances_every_uplink_of_a_fat_tree_exactly() {
 /// their LIDs.)
 #[test]
 fn aggregation_nodes_are_routed_through_their_switch() {
-    let hops = |t: &Topology, path: &[fabric::topology::PortId]| -> Vec<(u32, u32)> {
-        path.iter().map(|&p| (t.port(p).node.0, t.port(p).index)).collect()
-    };
+    let hops = |t: &Topology, path: &[fabric::topology::PortId]| -> Vec<(u32, u32)> { path.iter().map(|&p| (t.port(p).node.0, t.port(p).index)).collect() };
     for t in [Topology::fat_tree(4, L, L).unwrap(), Topology::leaf_spine(4, 2, 4, 1, 2, L, L).unwrap()] {
         let a = t.with_aggregation_nodes().unwrap();
         let hosts = t.endpoints.len() as u32;

@@ -22,9 +22,7 @@ impl Red {
     pub fn mark_probability(&self, q: Bytes) -> f64 {
         if q <= self.kmin {
             0.0
-        } else if q > self.kmax {
-            1.0
-        } else if self.kmax == self.kmin {
+        } else if q > self.kmax || self.kmax == self.kmin {
             1.0
         } else {
             self.pmax * (q.0 - self.kmin.0) as f64 / (self.kmax.0 - self.kmin.0) as f64

@@ -52,11 +52,7 @@ pub struct Encap {
 impl Encap {
     /// Ethernet + IP + UDP + FCS bytes around the IB transport headers.
     pub fn outer(self) -> u64 {
-        ETH_HEADER
-            + if self.vlan { VLAN_TAG } else { 0 }
-            + if self.ipv6 { IPV6_HEADER } else { IPV4_HEADER }
-            + UDP_HEADER
-            + FCS
+        ETH_HEADER + if self.vlan { VLAN_TAG } else { 0 } + if self.ipv6 { IPV6_HEADER } else { IPV4_HEADER } + UDP_HEADER + FCS
     }
 }
 

@@ -138,12 +138,7 @@ pub fn ieee_8021qbb(inp: &HeadroomInput) -> Derivation {
         term.wire_bytes = inp.rate.bytes_in(term.time);
     }
     let window: SimDuration = terms.iter().map(|x| x.time).sum();
-    terms.push(Term {
-        name: "peer's max lossless frame in progress",
-        time: lossless_frame,
-        wire_bytes: wire(inp.max_frame_lossless),
-        source: SRC_QBB,
-    });
+    terms.push(Term { name: "peer's max lossless frame in progress", time: lossless_frame, wire_bytes: wire(inp.max_frame_lossless), source: SRC_QBB });
     let wire_bytes = inp.rate.bytes_in(window) + wire(inp.max_frame_lossless);
     let frames = window.0.div_ceil(lossless_frame.0) + u64::from(inp.trigger_frame_in_headroom);
     let max_frame_cells = frames * inp.max_frame_lossless.cells(inp.cell);
@@ -317,12 +312,7 @@ mod tests {
         // 300 m and the 100G response time: W = 5359.52 ns, 16 maximum frames, and the
         // last starts 326.72 ns (4084 wire B) before the window closes: a 3841..4063 B
         // frame (16 cells) fits ahead of it; two short frames can make 17.
-        let i = HeadroomInput {
-            cable: SimDuration::from_ns(1500),
-            response: SimDuration(394 * 5_120),
-            trigger_frame_in_headroom: false,
-            ..inp()
-        };
+        let i = HeadroomInput { cable: SimDuration::from_ns(1500), response: SimDuration(394 * 5_120), trigger_frame_in_headroom: false, ..inp() };
         let d = ieee_8021qbb(&i);
         assert_eq!((d.window, d.frames, d.short_frame_cells), (SimDuration(5_359_520), 16, 0));
         assert_eq!(short_frame_allowance(&i, d.window, 1), 16);

@@ -130,6 +130,16 @@ impl Generation {
             Generation::Hdr | Generation::Ndr | Generation::Xdr => SimDuration::from_ns(130),
         }
     }
+
+    /// Where [`Self::switch_latency`] comes from, as reports print it.
+    pub fn switch_latency_source(self) -> &'static str {
+        match self {
+            Generation::Edr => "NVIDIA Switch-IB 2 (SB7800) datasheet: 90 ns",
+            Generation::Hdr => "NVIDIA Quantum (QM8700) datasheet class: 130 ns",
+            Generation::Ndr => "Quantum-2 (QM9700): no datasheet figure, HDR's 130 ns",
+            Generation::Xdr => "Quantum-X800: no datasheet figure, HDR's 130 ns",
+        }
+    }
 }
 
 #[cfg(test)]

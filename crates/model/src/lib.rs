@@ -12,5 +12,6 @@ pub mod ecn;
 pub mod frame;
 pub mod headroom;
 pub mod ib;
-pub mod sonic;
 pub mod sizing;
+pub mod sonic;
+pub mod switch_latency;

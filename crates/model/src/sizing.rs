@@ -77,10 +77,9 @@ impl fmt::Display for SizingError {
             SizingError::Oversubscription { down, up } => {
                 write!(f, "oversubscription {down}:{up} needs both terms positive")
             }
-            SizingError::NodesPerSu { nodes_per_su, leaf_downlinks } => write!(
-                f,
-                "{nodes_per_su} nodes per scalable unit do not fit a leaf's {leaf_downlinks} downlinks"
-            ),
+            SizingError::NodesPerSu { nodes_per_su, leaf_downlinks } => {
+                write!(f, "{nodes_per_su} nodes per scalable unit do not fit a leaf's {leaf_downlinks} downlinks")
+            }
             SizingError::UfmPorts(p) => write!(f, "{p} UFM ports need more node slots than one scalable unit has"),
             SizingError::TooLarge { leaves, max_leaves } => {
                 write!(f, "{leaves} leaves exceed the {max_leaves} this radix can connect")
@@ -96,7 +95,7 @@ impl fmt::Display for SizingError {
 impl std::error::Error for SizingError {}
 
 fn check_radix(r: u32) -> Result<u64, SizingError> {
-    if r < 2 || r % 2 != 0 {
+    if r < 2 || !r.is_multiple_of(2) {
         Err(SizingError::Radix(r))
     } else {
         Ok(r as u64)
@@ -200,9 +199,9 @@ fn smallest_divisor_at_least(n: u64, min: u64) -> Option<u64> {
     let mut best: Option<u64> = None;
     let mut i = 1u64;
     while i <= n / i {
-        if n % i == 0 {
+        if n.is_multiple_of(i) {
             for d in [i, n / i] {
-                if d >= min && best.map_or(true, |b| d < b) {
+                if d >= min && best.is_none_or(|b| d < b) {
                     best = Some(d);
                 }
             }
@@ -236,8 +235,7 @@ pub fn leaf_spine_for(radix: u32, o: Oversubscription, hosts: u64) -> Result<Lea
         return Err(SizingError::Oversubscription { down: o.down, up: o.up });
     }
     let leaves = hosts.div_ceil(down as u64);
-    let spines = two_tier_spines(leaves, up as u64, radix as u64)
-        .ok_or(SizingError::TooLarge { leaves, max_leaves: radix as u64 })?;
+    let spines = two_tier_spines(leaves, up as u64, radix as u64).ok_or(SizingError::TooLarge { leaves, max_leaves: radix as u64 })?;
     Ok(LeafSpine {
         radix,
         leaf_downlinks: down,
@@ -437,9 +435,8 @@ pub fn clos(radix: u32, leaves: u64, leaf_uplinks: u32, spine: Oversubscription)
     let spines = (pods - 1) * up + last_pod_spines;
     let sup = su as u64;
     let spine_core_links = mul(spines, sup)?;
-    let plane_cores = |pods_in_plane: u64| {
-        smallest_divisor_at_least(sup, (pods_in_plane * sup).div_ceil(r)).ok_or(SizingError::TooLarge { leaves, max_leaves })
-    };
+    let plane_cores =
+        |pods_in_plane: u64| smallest_divisor_at_least(sup, (pods_in_plane * sup).div_ceil(r)).ok_or(SizingError::TooLarge { leaves, max_leaves });
     let full = plane_cores(pods)?;
     let short = if last_pod_spines < up { plane_cores(pods - 1)? } else { 0 };
     let cores = last_pod_spines * full + (up - last_pod_spines) * short;

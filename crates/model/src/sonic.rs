@@ -106,14 +106,25 @@ pub enum Spectrum {
 }
 
 impl Spectrum {
-    pub const ALL: [Spectrum; 6] = [
-        Spectrum::Spectrum1,
-        Spectrum::Spectrum2,
-        Spectrum::Spectrum3,
-        Spectrum::Spectrum4,
-        Spectrum::Spectrum5,
-        Spectrum::Spectrum6,
-    ];
+    pub const ALL: [Spectrum; 6] =
+        [Spectrum::Spectrum1, Spectrum::Spectrum2, Spectrum::Spectrum3, Spectrum::Spectrum4, Spectrum::Spectrum5, Spectrum::Spectrum6];
+
+    /// "spectrum-1" .. "spectrum-6", as scenario files and `plan roce --asic` name them.
+    pub fn name(self) -> &'static str {
+        match self {
+            Spectrum::Spectrum1 => "spectrum-1",
+            Spectrum::Spectrum2 => "spectrum-2",
+            Spectrum::Spectrum3 => "spectrum-3",
+            Spectrum::Spectrum4 => "spectrum-4",
+            Spectrum::Spectrum5 => "spectrum-5",
+            Spectrum::Spectrum6 => "spectrum-6",
+        }
+    }
+
+    /// The generation [`Self::name`] names.
+    pub fn from_name(s: &str) -> Option<Spectrum> {
+        Spectrum::ALL.into_iter().find(|g| g.name() == s)
+    }
 
     /// The ASIC name in the STATE_DB `ASIC_TABLE` key.
     pub fn asic_table_key(self) -> &'static str {
@@ -136,13 +147,7 @@ impl Spectrum {
             Spectrum::Spectrum4 | Spectrum::Spectrum5 => (192, 19.0),
             Spectrum::Spectrum6 => (256, 42.0),
         };
-        AsicParams {
-            generation: self,
-            cell_size: Bytes(cell),
-            pipeline_latency_kib: pipeline,
-            mac_phy_delay_kib: 0.8,
-            peer_response_time_kib: 3.8,
-        }
+        AsicParams { generation: self, cell_size: Bytes(cell), pipeline_latency_kib: pipeline, mac_phy_delay_kib: 0.8, peer_response_time_kib: 3.8 }
     }
 
     /// Spectrum-4 and -5 add `kb_on_tile` to the propagation delay.
@@ -334,9 +339,7 @@ impl DynamicHeadroom {
         if let Some(f) = t.full_small_packet_xoff {
             v.push(("full_small_packet_xoff", f));
         }
-        v.into_iter()
-            .map(|(name, exact)| NamedTerm { name, exact, bytes: Bytes(ceil_u64(exact)) })
-            .collect()
+        v.into_iter().map(|(name, exact)| NamedTerm { name, exact, bytes: Bytes(ceil_u64(exact)) }).collect()
     }
 }
 
@@ -404,7 +407,7 @@ fn finite_nonneg(x: f64, name: &'static str) -> Result<f64, SonicError> {
 
 /// Evaluates `buffer_headroom_mellanox.lua` ([`LUA_SOURCE`]) for one port.
 pub fn mellanox_headroom(inp: &DynamicHeadroomInput) -> Result<DynamicHeadroom, SonicError> {
-    if inp.speed.0 == 0 || inp.speed.0 % 1_000_000 != 0 {
+    if inp.speed.0 == 0 || !inp.speed.0.is_multiple_of(1_000_000) {
         return Err(SonicError::Speed(inp.speed));
     }
     let spp_int = inp.pattern.small_packet_percentage;
@@ -447,23 +450,15 @@ pub fn mellanox_headroom(inp: &DynamicHeadroomInput) -> Result<DynamicHeadroom, 
         0.0
     };
 
-    let worst_case_factor = if cell_size > 2.0 * MIN_PACKET {
-        cell_size / MIN_PACKET
-    } else {
-        (2.0 * cell_size) / (1.0 + cell_size)
-    }
-    .ceil();
+    let worst_case_factor = if cell_size > 2.0 * MIN_PACKET { cell_size / MIN_PACKET } else { (2.0 * cell_size) / (1.0 + cell_size) }.ceil();
 
-    let small_packet_percentage_by_byte = 100.0 * MIN_PACKET
-        / ((small_packet_percentage * MIN_PACKET + (100.0 - small_packet_percentage) * lossless_mtu) / 100.0);
-    let cell_occupancy = (100.0 - small_packet_percentage_by_byte
-        + small_packet_percentage_by_byte * worst_case_factor)
-        / 100.0;
+    let small_packet_percentage_by_byte =
+        100.0 * MIN_PACKET / ((small_packet_percentage * MIN_PACKET + (100.0 - small_packet_percentage) * lossless_mtu) / 100.0);
+    let cell_occupancy = (100.0 - small_packet_percentage_by_byte + small_packet_percentage_by_byte * worst_case_factor) / 100.0;
 
     let bytes_on_gearbox = if gearbox_delay == 0.0 { 0.0 } else { port_speed * gearbox_delay / (8.0 * 1024.0) };
     let bytes_on_cable = 2.0 * cable_length * port_speed * 1_000_000_000.0 / SPEED_OF_LIGHT / (8.0 * 1000.0);
-    let propagation_delay =
-        port_mtu + bytes_on_cable + 2.0 * bytes_on_gearbox + mac_phy_delay + peer_response_time + kb_on_tile;
+    let propagation_delay = port_mtu + bytes_on_cable + 2.0 * bytes_on_gearbox + mac_phy_delay + peer_response_time + kb_on_tile;
 
     let xoff_unrounded = lossless_mtu + propagation_delay * cell_occupancy;
     let xoff_rounded = ceil_1024(xoff_unrounded);

@@ -10,12 +10,8 @@ use model::sizing::*;
 #[test]
 fn dgx_h100_table_4() {
     // SUs, nodes, GPUs, leaf, spine, compute + UFM cables, spine-leaf cables.
-    let rows: [(u32, u64, u64, u64, u64, u64, u64); 4] = [
-        (1, 31, 248, 8, 4, 252, 256),
-        (2, 63, 504, 16, 8, 508, 512),
-        (3, 95, 760, 24, 16, 764, 768),
-        (4, 127, 1016, 32, 16, 1020, 1024),
-    ];
+    let rows: [(u32, u64, u64, u64, u64, u64, u64); 4] =
+        [(1, 31, 248, 8, 4, 252, 256), (2, 63, 504, 16, 8, 508, 512), (3, 95, 760, 24, 16, 764, 768), (4, 127, 1016, 32, 16, 1020, 1024)];
     for (su, nodes, gpus, leaf, spine, compute, spine_leaf) in rows {
         let p = superpod(&SuperPodInput::dgx_h100(su)).unwrap();
         assert_eq!(
@@ -30,7 +26,8 @@ fn dgx_h100_table_4() {
 #[test]
 fn dgx_b200_table() {
     // SUs, nodes, GPUs, leaf, spine, core, node-leaf, leaf-spine, spine-core cables.
-    let rows: [(u32, u64, u64, u64, u64, u64, u64, u64, u64); 6] = [
+    type Row = (u32, u64, u64, u64, u64, u64, u64, u64, u64);
+    let rows: [Row; 6] = [
         (2, 64, 512, 16, 8, 0, 512, 512, 0),
         (4, 128, 1024, 32, 16, 0, 1024, 1024, 0),
         (8, 256, 2048, 64, 32, 0, 2048, 2048, 0),
@@ -129,17 +126,7 @@ fn leaf_spine_textbook() {
 }
 
 fn fabric_of(radix: u32, nodes: u64, rails: u32, rail_optimised: bool, nodes_per_su: Option<u32>, leaf: Oversubscription) -> Fabric {
-    fabric(&FabricInput {
-        radix,
-        nodes,
-        rails,
-        rail_optimised,
-        nodes_per_su,
-        ufm_ports: 0,
-        leaf,
-        spine: Oversubscription::NON_BLOCKING,
-    })
-    .unwrap()
+    fabric(&FabricInput { radix, nodes, rails, rail_optimised, nodes_per_su, ufm_ports: 0, leaf, spine: Oversubscription::NON_BLOCKING }).unwrap()
 }
 
 /// `fabric` with one NIC per node and as many nodes as a k-ary fat tree has hosts builds

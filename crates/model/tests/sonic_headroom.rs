@@ -54,7 +54,8 @@ use Spectrum::{Spectrum1 as S1, Spectrum2 as S2, Spectrum3 as S3, Spectrum4 as S
 #[allow(clippy::upper_case_acronyms)]
 struct Row(Spectrum, u64, u64, u64, u32, f64, u64, u64, u8, u64, u64, u64);
 
-#[allow(non_snake_case)]
+// One argument per column of the Lua's table, in its order: the rows read like the table.
+#[allow(non_snake_case, clippy::too_many_arguments)]
 const fn R(g: Spectrum, s: u64, c: u64, m: u64, l: u32, o: f64, gb: u64, lm: u64, p: u8, xon: u64, xoff: u64, size: u64) -> Row {
     Row(g, s, c, m, l, o, gb, lm, p, xon, xoff, size)
 }
@@ -161,7 +162,9 @@ fn monotone_in_cable_and_speed() {
 /// built the way the Lua builds it in the matching mode.
 #[test]
 fn static_pg_profile_lookup_comparison() {
-    let cases: [(&str, Spectrum, bool, &[(u64, u64, u64, u64, u64)]); 3] = [
+    /// (name, generation, shared headroom, pg_profile rows).
+    type Case = (&'static str, Spectrum, bool, &'static [(u64, u64, u64, u64, u64)]);
+    let cases: [Case; 3] = [
         ("SN2700 (Spectrum-1)", S1, false, SN2700_SPECTRUM1),
         ("SN4280 (Spectrum-3, shared headroom)", S3, true, SN4280_SPECTRUM3),
         ("SN6600_LD (Spectrum-6)", S6, false, SN6600_LD_SPECTRUM6),

@@ -325,9 +325,7 @@ pub fn explain(i: &BurstInput, p: &BurstPlan) -> Vec<String> {
     ];
     match &p.beyond {
         Beyond::Absorbed => v.push("Q ≤ L: absorbed, nothing dropped or paused".into()),
-        Beyond::Lossy { .. } => v.push(
-            "lossy: drops start at t_d = 8L/(N·R_in − R_out); dropped ≈ Q − L (first order; go-back-N resends add more)".into(),
-        ),
+        Beyond::Lossy { .. } => v.push("lossy: drops start at t_d = 8L/(N·R_in − R_out); dropped ≈ Q − L (first order; go-back-N resends add more)".into()),
         Beyond::Lossless { .. } => v.push(format!(
             "lossless (IEEE 802.1Qbb, SONiC dynamic XOFF): first XOFF at t_d = 8L/(N·R_in − R_out) on all N ingress ports; \
              resume at xon_offset o = {} cells below the threshold ⇒ a pause drains ≥ N·o/(1+N·α) cells; senders finish at \

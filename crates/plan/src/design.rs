@@ -44,8 +44,7 @@ pub mod sources {
     pub const AL_FARES: &str = "Al-Fares, Loukissas, Vahdat, \"A Scalable, Commodity Data Center Network Architecture\", SIGCOMM 2008";
     pub const RA_H100: &str = "NVIDIA DGX SuperPOD H100 reference architecture RA-11333-001, \"Network Fabrics\", Table 4";
     pub const RA_B200: &str = "NVIDIA DGX SuperPOD B200 reference architecture, compute fabric table";
-    pub const QM9700: &str =
-        "NVIDIA Quantum-2 QM9700: 64 NDR 400Gb/s ports in 32 twin-port OSFP cages (shared/data/superpod-reference-architectures.md)";
+    pub const QM9700: &str = "NVIDIA Quantum-2 QM9700: 64 NDR 400Gb/s ports in 32 twin-port OSFP cages (shared/data/superpod-reference-architectures.md)";
     pub const SIZING: &str = "model::sizing (module doc): the rule that reproduces both SuperPOD tables";
     pub const INPUT: &str = "input";
 }
@@ -447,10 +446,7 @@ fn validate(i: &DesignInput) -> Result<(u64, &'static str), DesignError> {
     }
     for (name, o) in [("leaf_oversubscription", i.leaf_oversubscription), ("spine_oversubscription", i.spine_oversubscription)] {
         if o.up == 0 || o.down < o.up {
-            return err(
-                name,
-                format!("expected DOWN:UP with DOWN >= UP >= 1 (1:1 is non-blocking, 3:1 three times oversubscribed); got {}:{}", o.down, o.up),
-            );
+            return err(name, format!("expected DOWN:UP with DOWN >= UP >= 1 (1:1 is non-blocking, 3:1 three times oversubscribed); got {}:{}", o.down, o.up));
         }
         let (down, up) = o.split(i.radix).map_err(|e| DesignError { input: name, msg: e.to_string() })?;
         if down == 0 || up == 0 {
@@ -460,8 +456,7 @@ fn validate(i: &DesignInput) -> Result<(u64, &'static str), DesignError> {
     if i.nics_per_node == 0 {
         return err("nics_per_node", "expected at least 1");
     }
-    for (name, v) in [("switch_ports_per_transceiver", i.switch_ports_per_transceiver), ("node_ports_per_transceiver", i.node_ports_per_transceiver)]
-    {
+    for (name, v) in [("switch_ports_per_transceiver", i.switch_ports_per_transceiver), ("node_ports_per_transceiver", i.node_ports_per_transceiver)] {
         if !(1..=8).contains(&v) {
             return err(name, format!("expected 1 to 8 ports per transceiver module (2 for a twin-port OSFP); got {v}"));
         }
@@ -592,9 +587,7 @@ fn hops(f: &Fabric) -> Hops {
         _ => format!("leaf-spine-leaf within a pod of {} leaves, leaf-spine-core-spine-leaf between pods", c.pod_leaves),
     };
     if f.rail_optimised {
-        note.push_str(
-            "; rail-optimised: GPUs with the same rail index in one SU share a leaf, other pairs cross a spine (or NVLink first, with PXN)",
-        );
+        note.push_str("; rail-optimised: GPUs with the same rail index in one SU share a leaf, other pairs cross a spine (or NVLink first, with PXN)");
     }
     Hops { same_leaf: 1, same_pod: pod, across_pods: across, note }
 }
@@ -739,11 +732,7 @@ fn explain_tiers(x: &mut Explain, i: &DesignInput, f: &Fabric, choice: &str) {
                 ),
                 "Al-Fares et al. 2008 sec. 3 (k pods of k/2 edge and k/2 aggregation switches)",
             );
-            x.push(
-                "spines",
-                format!("(pods - 1) × leaf uplinks + last pod's = {} × {up} + {} = {}", c.pods - 1, c.last_pod_spines, c.spines),
-                sources::SIZING,
-            );
+            x.push("spines", format!("(pods - 1) × leaf uplinks + last pod's = {} × {up} + {} = {}", c.pods - 1, c.last_pod_spines, c.spines), sources::SIZING);
             x.push(
                 "cores",
                 format!(
@@ -809,11 +798,7 @@ fn explain_outputs(x: &mut Explain, i: &DesignInput, f: &Fabric, tiers: &[Tier],
         format!("min({}) / 2 × {} = {:.1} (oversubscription {:.2}:1)", terms.join(", "), i.speed, b.bandwidth, b.oversubscription),
         sources::AL_FARES,
     );
-    x.push(
-        "switch hops",
-        format!("same leaf {}, same pod {}, across pods {}", h.same_leaf, h.same_pod, h.across_pods),
-        "the topology's shortest paths",
-    );
+    x.push("switch hops", format!("same leaf {}, same pod {}, across pods {}", h.same_leaf, h.same_pod, h.across_pods), "the topology's shortest paths");
 }
 
 /// The design as a readable report.
@@ -891,17 +876,9 @@ pub fn text(d: &Design) -> String {
         d.bisection.bandwidth,
         d.endpoints,
         i.speed,
-        if d.bisection.oversubscription > 1.0 {
-            format!(" / {:.2} oversubscription", d.bisection.oversubscription)
-        } else {
-            ", full bisection".into()
-        },
+        if d.bisection.oversubscription > 1.0 { format!(" / {:.2} oversubscription", d.bisection.oversubscription) } else { ", full bisection".into() },
     );
-    let _ = writeln!(
-        s,
-        "switch hops   {} same leaf, {} same pod, {} across pods ({})",
-        d.hops.same_leaf, d.hops.same_pod, d.hops.across_pods, d.hops.note
-    );
+    let _ = writeln!(s, "switch hops   {} same leaf, {} same pod, {} across pods ({})", d.hops.same_leaf, d.hops.same_pod, d.hops.across_pods, d.hops.note);
     s
 }
 
@@ -1097,12 +1074,11 @@ pub fn scenario(d: &Design, tech: Technology, command: &str) -> Result<String, D
         let _ = writeln!(s, "# Large: {hosts_simulated} hosts, {endpoints} endpoints and {} switches; a packet-level run takes long.", c.switches());
         let _ = writeln!(s, "# The all-reduce below runs on {} hosts spread evenly over the fabric; delete its `hosts` for all.", h.len());
     }
-    let _ = writeln!(
-        s,
-        "# Cable lengths ({HOST_CABLE} host, {LEAF_SPINE_CABLE} leaf-spine, {SPINE_CORE_CABLE} spine-core) are placeholders: they set propagation"
-    );
+    let _ =
+        writeln!(s, "# Cable lengths ({HOST_CABLE} host, {LEAF_SPINE_CABLE} leaf-spine, {SPINE_CORE_CABLE} spine-core) are placeholders: they set propagation");
     let _ = writeln!(s, "# delay and PFC headroom; put your floor plan's. [roce], [buffer] and [infiniband] are those of");
-    let _ = writeln!(s, "# examples/allreduce-compare.toml (NVIDIA's RoCE defaults, a generic 64 MiB shared buffer).");
+    let _ = writeln!(s, "# examples/allreduce-compare.toml (NVIDIA's RoCE defaults, a generic 64 MiB shared buffer), except");
+    let _ = writeln!(s, "# that no Ethernet switch is named unless the speed needs one (see [roce] switch_latency).");
     if !ib_speed {
         let _ = writeln!(s, "# No [infiniband]: {} is not an InfiniBand speed, so `compare` fills its stated defaults.", i.speed);
     }
@@ -1118,7 +1094,7 @@ pub fn scenario(d: &Design, tech: Technology, command: &str) -> Result<String, D
     };
     let _ = writeln!(s, "[scenario]\nname = \"{name}\"\nseed = 1\ntechnology = \"{tech_name}\"\n");
     s.push_str(&topology);
-    s.push_str(ROCE);
+    s.push_str(&ROCE.replace("SWITCH_LATENCY\n", &roce_switch_latency(i.speed)));
     if ib_speed {
         // OpenSM's ftree needs at least two switch levels; minhop is what it falls back to.
         let routing = if c.tiers == 1 {
@@ -1148,9 +1124,8 @@ fn generated_topology(d: &Design) -> Option<(String, u64, Vec<String>)> {
     let c = f.clos;
     let i = &d.input;
     let speed = i.speed;
-    let links = format!(
-        "host_link = {{ speed = \"{speed}\", cable = \"{HOST_CABLE}\" }}\nfabric_link = {{ speed = \"{speed}\", cable = \"{LEAF_SPINE_CABLE}\" }}\n"
-    );
+    let links =
+        format!("host_link = {{ speed = \"{speed}\", cable = \"{HOST_CABLE}\" }}\nfabric_link = {{ speed = \"{speed}\", cable = \"{LEAF_SPINE_CABLE}\" }}\n");
     let mut notes = vec![];
     let slots = f.nodes + f.ufm_slots;
     if f.ufm_slots > 0 {
@@ -1233,7 +1208,7 @@ cnp_dscp = 48
 timeout = 14
 retry_cnt = 7
 forwarding = "cut-through"
-switch_latency = "0ns"
+SWITCH_LATENCY
 pfc = { enabled = true, quanta = 65535, refresh = "auto", response = "auto" }
 ecn = [{ queue = 3, kmin = "150KB", kmax = "1500KB", pmax = 0.1 }]
 dcqcn = { preset = "nvidia-default" }
@@ -1247,6 +1222,36 @@ headroom = "auto"
 xoff = "dynamic"
 xon_offset = "auto"
 "#;
+
+/// The `[roce]` switch latency lines: `auto` and what it resolves to at `speed`
+/// (`model::switch_latency::roce`), with its source as a comment. At a speed InfiniBand
+/// lacks there is no InfiniBand figure to share, so the file names Spectrum-1 (10 to
+/// 100 GbE) or, faster, Spectrum-2, the generations with a published figure, and says so.
+fn roce_switch_latency(speed: BitRate) -> String {
+    use model::switch_latency::{roce, EthernetSwitch};
+    let (switch, l) = match roce(None, speed) {
+        Ok(l) => (None, l),
+        Err(_) => {
+            let name = if speed <= BitRate::from_gbps(100) { "spectrum-1" } else { "spectrum-2" };
+            let s = EthernetSwitch::from_name(name).expect("a known name");
+            (Some(name), roce(Some(s), speed).expect("a published figure"))
+        }
+    };
+    let mut out = String::new();
+    match switch {
+        None => {
+            let _ = writeln!(out, "# switch_latency \"auto\" = {}: {}.", l.latency, l.source);
+            let _ = writeln!(out, "# Name the Ethernet switch (`switch = \"spectrum-4\"`, \"tomahawk-5\", ...) to use its published figure where one exists.");
+        }
+        Some(name) => {
+            let _ = writeln!(out, "# {speed} has no InfiniBand generation to share a figure with: {name} is named for its published one");
+            let _ = writeln!(out, "# ({}); name your switch instead.", l.source);
+            let _ = writeln!(out, "switch = \"{name}\"");
+        }
+    }
+    let _ = writeln!(out, "switch_latency = \"auto\"");
+    out
+}
 
 const INFINIBAND: &str = r#"
 [infiniband]

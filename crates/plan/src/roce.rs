@@ -250,8 +250,8 @@ pub fn validate(c: &RoceConfig) -> Result<RoceInput, InputError> {
         }
         "sonic" => {
             let a = need("asic", c.asic.as_deref(), "spectrum-1 .. spectrum-6 for the sonic model")?;
-            let g = a.strip_prefix("spectrum-").and_then(|n| n.parse::<usize>().ok()).and_then(|n| n.checked_sub(1)).and_then(|n| Spectrum::ALL.get(n));
-            HeadroomModel::Sonic(*g.ok_or_else(|| InputError { field: "asic".into(), msg: format!("`{a}`: expected spectrum-1 .. spectrum-6") })?)
+            let g = Spectrum::from_name(a).ok_or_else(|| InputError { field: "asic".into(), msg: format!("`{a}`: expected spectrum-1 .. spectrum-6") })?;
+            HeadroomModel::Sonic(g)
         }
         o => return err("model", format!("`{o}`: expected ieee or sonic")),
     };
@@ -337,7 +337,10 @@ pub fn validate(c: &RoceConfig) -> Result<RoceInput, InputError> {
     let cell = parse::<Bytes>("buffer.cell", &b.cell, "a cell size such as 256B")?;
     let cell = match (model, cell) {
         (HeadroomModel::Sonic(g), Some(c)) if c != g.asic().cell_size => {
-            return err("buffer.cell", format!("{c}: {} cells are {} (sonic-buildimage asic_table.j2); leave it out or give that", g.asic_table_key(), g.asic().cell_size))
+            return err(
+                "buffer.cell",
+                format!("{c}: {} cells are {} (sonic-buildimage asic_table.j2); leave it out or give that", g.asic_table_key(), g.asic().cell_size),
+            )
         }
         (HeadroomModel::Sonic(g), _) => g.asic().cell_size,
         (HeadroomModel::Ieee, c) => need("buffer.cell", c, "the ASIC's buffer cell size, such as 256B")?,
@@ -575,11 +578,7 @@ pub fn ieee_input(i: &RoceInput, t: &TierInput) -> HeadroomInput {
 
 /// SONiC's input for one tier.
 pub fn sonic_input(i: &RoceInput, t: &TierInput, g: Spectrum) -> DynamicHeadroomInput {
-    DynamicHeadroomInput {
-        port_mtu: i.port_mtu.unwrap_or(sonic::DEFAULT_PORT_MTU),
-        pattern: i.sonic_pattern,
-        ..DynamicHeadroomInput::new(t.speed, t.cable, g)
-    }
+    DynamicHeadroomInput { port_mtu: i.port_mtu.unwrap_or(sonic::DEFAULT_PORT_MTU), pattern: i.sonic_pattern, ..DynamicHeadroomInput::new(t.speed, t.cable, g) }
 }
 
 fn tier_plan(i: &RoceInput, t: &TierInput) -> Result<TierPlan, InputError> {
@@ -640,14 +639,20 @@ fn tier_plan(i: &RoceInput, t: &TierInput) -> Result<TierPlan, InputError> {
             Ok(p)
         }
         HeadroomModel::Sonic(g) => {
-            let h = sonic::mellanox_headroom(&sonic_input(i, t, g)).map_err(|e| InputError { field: format!("{}.speed", t.tier.replace('-', "_")), msg: e.to_string() })?;
+            let h = sonic::mellanox_headroom(&sonic_input(i, t, g))
+                .map_err(|e| InputError { field: format!("{}.speed", t.tier.replace('-', "_")), msg: e.to_string() })?;
             let terms = h
                 .byte_terms()
                 .into_iter()
                 .map(|x| PlanTerm { name: x.name.to_string(), time_ps: None, bytes: x.exact, source: sonic::LUA_SOURCE.into() })
                 .chain([
                     PlanTerm { name: "cell_occupancy (factor)".into(), time_ps: None, bytes: h.terms.cell_occupancy, source: sonic::LUA_SOURCE.into() },
-                    PlanTerm { name: "xoff before compensation (rounded to 1 KiB)".into(), time_ps: None, bytes: h.xoff_rounded.0 as f64, source: sonic::LUA_SOURCE.into() },
+                    PlanTerm {
+                        name: "xoff before compensation (rounded to 1 KiB)".into(),
+                        time_ps: None,
+                        bytes: h.xoff_rounded.0 as f64,
+                        source: sonic::LUA_SOURCE.into(),
+                    },
                 ])
                 .collect();
             let trigger = format!("dynamic: pause when the PG's shared use reaches alpha*free, alpha = 2^{} (SONiC profile dynamic_th)", h.dynamic_th);
@@ -665,10 +670,9 @@ type Roles = Vec<(&'static str, u32, Vec<(&'static str, u32)>)>;
 
 fn budgets(i: &RoceInput, plans: &[TierPlan]) -> Vec<Budget> {
     let roles: Roles = match i.topology {
-        Topo::LeafSpine { leaves, spines, hosts_per_leaf } => vec![
-            ("leaf", leaves, vec![("host-leaf", hosts_per_leaf), ("leaf-spine", spines)]),
-            ("spine", spines, vec![("leaf-spine", leaves)]),
-        ],
+        Topo::LeafSpine { leaves, spines, hosts_per_leaf } => {
+            vec![("leaf", leaves, vec![("host-leaf", hosts_per_leaf), ("leaf-spine", spines)]), ("spine", spines, vec![("leaf-spine", leaves)])]
+        }
         Topo::FatTree { k } => vec![
             ("edge", k * k / 2, vec![("host-leaf", k / 2), ("leaf-spine", k / 2)]),
             ("aggregation", k * k / 2, vec![("leaf-spine", k / 2), ("spine-core", k / 2)]),
@@ -743,9 +747,8 @@ fn ecn_plan(i: &RoceInput, q_pfc: u64, why_q: String) -> EcnPlan {
     if kmax >= q_pfc / 2 {
         kmax = q_pfc / 2;
         kmin = kmin.min(kmax / 4);
-        reason.push_str(&format!(
-            "; lowered to Kmax = half the queue at which PFC fires ({q_pfc} B) and Kmin <= Kmax/4, so marking starts well before pausing"
-        ));
+        reason
+            .push_str(&format!("; lowered to Kmax = half the queue at which PFC fires ({q_pfc} B) and Kmin <= Kmax/4, so marking starts well before pausing"));
     }
     EcnPlan { kmin_bytes: kmin, kmax_bytes: kmax, pmax: base.pmax, reason, pfc_queue_bytes: q_pfc, pfc_queue_derivation: why_q }
 }
@@ -903,7 +906,11 @@ fn risks(i: &RoceInput, plans: &[TierPlan], budgets: &[Budget], ecn: &EcnPlan, c
         fired: op.storm_protection == Some(false),
         evaluated: by(op.storm_protection.is_some()),
         detail: match op.storm_protection {
-            Some(false) => format!("{} lossless priorit{} on host-facing ports with no storm protection: one hung NIC can pause the leaf", i.lossless_priorities, if i.lossless_priorities == 1 { "y" } else { "ies" }),
+            Some(false) => format!(
+                "{} lossless priorit{} on host-facing ports with no storm protection: one hung NIC can pause the leaf",
+                i.lossless_priorities,
+                if i.lossless_priorities == 1 { "y" } else { "ies" }
+            ),
             Some(true) => "storm protection on host-facing ports".into(),
             None => "plan: enable NIC pause-storm prevention and the switch watchdog on host-facing ports".into(),
         },
@@ -911,12 +918,9 @@ fn risks(i: &RoceInput, plans: &[TierPlan], budgets: &[Budget], ecn: &EcnPlan, c
     let fired = cdg.intact_cycle.is_some() || !cdg.failures_with_cycle.is_empty();
     let detail = match (&cdg.intact_cycle, cdg.failures_with_cycle.first()) {
         (Some(c), _) => format!("the intact fabric's routes have a cycle: {}", c.join(" => ")),
-        (None, Some((f, c))) => format!(
-            "{} of {} single link failures leave a cycle, e.g. with {f} down: {}",
-            cdg.failures_with_cycle.len(),
-            cdg.failures_checked,
-            c.join(" => ")
-        ),
+        (None, Some((f, c))) => {
+            format!("{} of {} single link failures leave a cycle, e.g. with {f} down: {}", cdg.failures_with_cycle.len(), cdg.failures_checked, c.join(" => "))
+        }
         (None, None) if cdg.by_symmetry => format!(
             "no cycle: intact and after a single failure of each class of switch-to-switch link ({} checked of {}; the Clos is symmetric within a class)",
             cdg.failures_checked, cdg.links

@@ -195,10 +195,7 @@ fn fat_tree_k() {
         assert_eq!(d.endpoints, k64 * k64 * k64 / 4, "k³/4");
         assert_eq!(d.totals.switches, 5 * k64 * k64 / 4, "5k²/4");
         assert_eq!((d.switches("leaf"), d.switches("spine"), d.switches("core")), (t.edge_switches, t.aggregation_switches, t.core_switches));
-        assert_eq!(
-            (d.cables("node-leaf"), d.cables("leaf-spine"), d.cables("spine-core")),
-            (t.host_links, t.edge_aggregation_links, t.aggregation_core_links)
-        );
+        assert_eq!((d.cables("node-leaf"), d.cables("leaf-spine"), d.cables("spine-core")), (t.host_links, t.edge_aggregation_links, t.aggregation_core_links));
         // Every port of every switch used, full bisection, 1/3/5 switch hops.
         assert_eq!(d.tier("core").unwrap().ports_free + d.tier("leaf").unwrap().ports_free, 0);
         assert_eq!(d.bisection.bandwidth.0, k64 * k64 * k64 / 8 * 400_000_000_000);
@@ -386,6 +383,14 @@ fn emitted_scenarios_load_and_run() {
             assert_eq!(w.topo.endpoints.len() as u64, eps, "{i:?}");
             let switches = w.topo.nodes.iter().filter(|n| n.kind == fabric::topology::NodeKind::Switch).count() as u64;
             assert_eq!(switches, d.totals.switches, "{i:?}");
+            if tech == Technology::Roce {
+                // No switch named: "auto" is InfiniBand's figure at the design's speed (NDR
+                // 130 ns at 400 Gb/s), and the file says so next to it.
+                let latency = "# switch_latency \"auto\" = 130ns: no switch named (`[roce] switch`); same as InfiniBand: NDR switch";
+                assert!(src.contains(latency) && src.contains("\nswitch_latency = \"auto\"\n"), "{i:?}: {src}");
+                assert_eq!(w.params.switch_latency, units::SimDuration::from_ns(130), "{i:?}");
+                assert!(w.switch_latency.same_as_infiniband, "{i:?}");
+            }
             if run && tech == Technology::Roce {
                 let (_, report) = w.run(false);
                 assert_eq!(report.flows.failed, 0, "{i:?}");
@@ -417,5 +422,9 @@ fn emitted_scenarios_load_and_run() {
     assert_eq!(scenario(&d, Technology::Infiniband, "x").unwrap_err().input, "speed");
     let src = scenario(&d, Technology::Roce, "x").unwrap();
     assert!(!src.contains("\n[infiniband]\n") && src.contains("No [infiniband]: 25Gbps"), "{src}");
-    fabric::load_str("emitted.toml", &src).unwrap();
+    // No InfiniBand figure to share at 25G: Spectrum-1 is named for its published 300 ns,
+    // with the source in a comment.
+    assert!(src.contains("switch = \"spectrum-1\"\nswitch_latency = \"auto\"\n") && src.contains("techrepublic.com"), "{src}");
+    let w = fabric::load_str("emitted.toml", &src).unwrap();
+    assert_eq!(w.params.switch_latency, units::SimDuration::from_ns(300));
 }

@@ -36,14 +36,7 @@ fn cfg(speed: &str, host_cable: &str, fabric_cable: &str, mtu: &str) -> RoceConf
 
 /// A k = 4 fat tree: 3 m host cables, 30 m to the aggregation, 100 m to the core.
 fn fat_tree(speed: &str) -> RoceConfig {
-    RoceConfig {
-        leaves: None,
-        spines: None,
-        hosts_per_leaf: None,
-        fat_tree_k: Some(4),
-        spine_core: link(speed, "100m"),
-        ..cfg(speed, "3m", "30m", "4096B")
-    }
+    RoceConfig { leaves: None, spines: None, hosts_per_leaf: None, fat_tree_k: Some(4), spine_core: link(speed, "100m"), ..cfg(speed, "3m", "30m", "4096B") }
 }
 
 fn planned(c: &RoceConfig) -> RocePlan {

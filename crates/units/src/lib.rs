@@ -228,13 +228,8 @@ impl Sub<SimTime> for SimTime {
 }
 
 fn fmt_scaled(f: &mut fmt::Formatter<'_>, v: u64, steps: &[(u64, &str)]) -> fmt::Result {
-    let (div, unit) = steps
-        .iter()
-        .rev()
-        .find(|(d, _)| v >= *d)
-        .copied()
-        .unwrap_or(steps[0]);
-    if v % div == 0 {
+    let (div, unit) = steps.iter().rev().find(|(d, _)| v >= *d).copied().unwrap_or(steps[0]);
+    if v.is_multiple_of(div) {
         write!(f, "{}{}", v / div, unit)
     } else {
         let prec = f.precision().unwrap_or(3);
@@ -244,11 +239,7 @@ fn fmt_scaled(f: &mut fmt::Formatter<'_>, v: u64, steps: &[(u64, &str)]) -> fmt:
 
 impl fmt::Display for SimDuration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt_scaled(
-            f,
-            self.0,
-            &[(1, "ps"), (1_000, "ns"), (1_000_000, "us"), (1_000_000_000, "ms"), (PS_PER_SEC, "s")],
-        )
+        fmt_scaled(f, self.0, &[(1, "ps"), (1_000, "ns"), (1_000_000, "us"), (1_000_000_000, "ms"), (PS_PER_SEC, "s")])
     }
 }
 impl fmt::Display for SimTime {
@@ -263,11 +254,7 @@ impl fmt::Display for Bytes {
 }
 impl fmt::Display for BitRate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt_scaled(
-            f,
-            self.0,
-            &[(1, "bps"), (1_000, "Kbps"), (1_000_000, "Mbps"), (1_000_000_000, "Gbps"), (1_000_000_000_000, "Tbps")],
-        )
+        fmt_scaled(f, self.0, &[(1, "bps"), (1_000, "Kbps"), (1_000_000, "Mbps"), (1_000_000_000, "Gbps"), (1_000_000_000_000, "Tbps")])
     }
 }
 impl fmt::Display for Length {

@@ -20,9 +20,7 @@ pub enum ParseError {
 /// Splits `"2.5us"` into (`"2.5"`, `"us"`), trimming spaces between.
 fn split(s: &str) -> Result<(&str, &str), ParseError> {
     let s = s.trim();
-    let idx = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
-        .ok_or_else(|| ParseError::NoUnit(s.to_string()))?;
+    let idx = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).ok_or_else(|| ParseError::NoUnit(s.to_string()))?;
     let (num, unit) = s.split_at(idx);
     if num.is_empty() {
         return Err(ParseError::BadNumber(s.to_string()));
@@ -57,11 +55,11 @@ fn scaled(input: &str, num: &str, scale: u64, base: &'static str) -> Result<u64,
 
 fn lookup(input: &str, table: &[(&str, u64)], known: &'static str, base: &'static str) -> Result<u64, ParseError> {
     let (num, unit) = split(input)?;
-    let scale = table
-        .iter()
-        .find(|(u, _)| *u == unit)
-        .map(|(_, s)| *s)
-        .ok_or_else(|| ParseError::UnknownUnit { input: input.to_string(), unit: unit.to_string(), known })?;
+    let scale = table.iter().find(|(u, _)| *u == unit).map(|(_, s)| *s).ok_or_else(|| ParseError::UnknownUnit {
+        input: input.to_string(),
+        unit: unit.to_string(),
+        known,
+    })?;
     scaled(input, num, scale, base)
 }
 
@@ -96,13 +94,7 @@ pub(crate) fn Bytes(s: &str) -> Result<u64, ParseError> {
 pub(crate) fn BitRate(s: &str) -> Result<u64, ParseError> {
     lookup(
         s,
-        &[
-            ("bps", 1),
-            ("Kbps", 1_000),
-            ("Mbps", 1_000_000),
-            ("Gbps", 1_000_000_000),
-            ("Tbps", 1_000_000_000_000),
-        ],
+        &[("bps", 1), ("Kbps", 1_000), ("Mbps", 1_000_000), ("Gbps", 1_000_000_000), ("Tbps", 1_000_000_000_000)],
         "bps, Kbps, Mbps, Gbps, Tbps (powers of 10)",
         "bit/s",
     )

@@ -30,11 +30,7 @@ const fn crc32_table() -> [u32; 256] {
         let mut c = n as u32;
         let mut k = 0;
         while k < 8 {
-            c = if c & 1 != 0 {
-                CRC32_POLY_REFLECTED ^ (c >> 1)
-            } else {
-                c >> 1
-            };
+            c = if c & 1 != 0 { CRC32_POLY_REFLECTED ^ (c >> 1) } else { c >> 1 };
             k += 1;
         }
         table[n] = c;
@@ -50,11 +46,7 @@ const fn crc16_table() -> [u16; 256] {
         let mut c = n as u16;
         let mut k = 0;
         while k < 8 {
-            c = if c & 1 != 0 {
-                CRC16_POLY_REFLECTED ^ (c >> 1)
-            } else {
-                c >> 1
-            };
+            c = if c & 1 != 0 { CRC16_POLY_REFLECTED ^ (c >> 1) } else { c >> 1 };
             k += 1;
         }
         table[n] = c;
@@ -125,11 +117,7 @@ mod tests {
         for &b in data {
             c ^= b as u32;
             for _ in 0..8 {
-                c = if c & 1 != 0 {
-                    (c >> 1) ^ 0xEDB8_8320
-                } else {
-                    c >> 1
-                };
+                c = if c & 1 != 0 { (c >> 1) ^ 0xEDB8_8320 } else { c >> 1 };
             }
         }
         !c
@@ -170,11 +158,7 @@ mod tests {
         for &b in b"123456789" {
             c ^= b as u16;
             for _ in 0..8 {
-                c = if c & 1 != 0 {
-                    (c >> 1) ^ 0xD008
-                } else {
-                    c >> 1
-                };
+                c = if c & 1 != 0 { (c >> 1) ^ 0xD008 } else { c >> 1 };
             }
         }
         assert_eq!(vcrc16(b"123456789"), !c);

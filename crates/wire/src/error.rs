@@ -31,10 +31,7 @@ pub type Result<T> = core::result::Result<T, Error>;
 /// Fails with [`Error::Truncated`] unless `buf` has at least `need` bytes.
 pub(crate) fn need(buf: &[u8], need: usize) -> Result<()> {
     if buf.len() < need {
-        Err(Error::Truncated {
-            need,
-            have: buf.len(),
-        })
+        Err(Error::Truncated { need, have: buf.len() })
     } else {
         Ok(())
     }

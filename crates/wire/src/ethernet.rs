@@ -55,11 +55,7 @@ impl EthernetAddress {
 impl fmt::Display for EthernetAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        write!(
-            f,
-            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-            b[0], b[1], b[2], b[3], b[4], b[5]
-        )
+        write!(f, "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", b[0], b[1], b[2], b[3], b[4], b[5])
     }
 }
 
@@ -97,11 +93,7 @@ impl VlanTag {
     }
 
     fn from_tci(tci: u16) -> Self {
-        VlanTag {
-            pcp: (tci >> 13) as u8,
-            dei: tci & 0x1000 != 0,
-            vid: tci & 0x0FFF,
-        }
+        VlanTag { pcp: (tci >> 13) as u8, dei: tci & 0x1000 != 0, vid: tci & 0x0FFF }
     }
 }
 
@@ -169,8 +161,7 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
 
     /// The 802.1Q tag, if the frame has one.
     pub fn vlan(&self) -> Option<VlanTag> {
-        (self.outer_ethertype() == EtherType::VLAN)
-            .then(|| VlanTag::from_tci(be16(self.buffer.as_ref(), field::TCI)))
+        (self.outer_ethertype() == EtherType::VLAN).then(|| VlanTag::from_tci(be16(self.buffer.as_ref(), field::TCI)))
     }
 
     /// The EtherType of the payload (the inner one when tagged).
@@ -208,12 +199,7 @@ impl EthernetRepr {
         if frame.vlan().is_some() && frame.ethertype() == EtherType::VLAN {
             return Err(Error::Unsupported("stacked 802.1Q tags"));
         }
-        Ok(EthernetRepr {
-            src: frame.src_addr(),
-            dst: frame.dst_addr(),
-            vlan: frame.vlan(),
-            ethertype: frame.ethertype(),
-        })
+        Ok(EthernetRepr { src: frame.src_addr(), dst: frame.dst_addr(), vlan: frame.vlan(), ethertype: frame.ethertype() })
     }
 
     /// Header length in bytes.
@@ -278,11 +264,7 @@ mod tests {
         let repr = EthernetRepr {
             src: EthernetAddress([2, 0, 0, 0, 0, 1]),
             dst: EthernetAddress([2, 0, 0, 0, 0, 2]),
-            vlan: Some(VlanTag {
-                pcp: 3,
-                dei: true,
-                vid: 100,
-            }),
+            vlan: Some(VlanTag { pcp: 3, dei: true, vid: 100 }),
             ethertype: EtherType::IPV4,
         };
         let mut buf = vec![0u8; repr.buffer_len()];
@@ -295,12 +277,7 @@ mod tests {
 
     #[test]
     fn untagged_roundtrip() {
-        let repr = EthernetRepr {
-            src: EthernetAddress([0xaa; 6]),
-            dst: EthernetAddress([0xbb; 6]),
-            vlan: None,
-            ethertype: EtherType::MAC_CONTROL,
-        };
+        let repr = EthernetRepr { src: EthernetAddress([0xaa; 6]), dst: EthernetAddress([0xbb; 6]), vlan: None, ethertype: EtherType::MAC_CONTROL };
         let mut buf = vec![0u8; 14];
         repr.emit(&mut buf);
         let f = EthernetFrame::new_checked(&buf[..]).unwrap();
@@ -311,10 +288,7 @@ mod tests {
     #[test]
     fn truncated_tag_is_an_error() {
         let buf = [0u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x81, 0x00, 0x00];
-        assert!(matches!(
-            EthernetFrame::new_checked(&buf[..]),
-            Err(Error::Truncated { .. })
-        ));
+        assert!(matches!(EthernetFrame::new_checked(&buf[..]), Err(Error::Truncated { .. })));
     }
 
     #[test]

@@ -14,9 +14,7 @@
 use crate::error::{need, Error, Result};
 use crate::ethernet::{self, EtherType, EthernetAddress, EthernetFrame, EthernetRepr, VlanTag};
 use crate::ib::{AethRepr, BthRepr, Opcode, RethRepr, TransportRepr, ICRC_LEN};
-use crate::ib_link::{
-    GrhRepr, LinkNextHeader, LrhRepr, GRH_LEN, GRH_NXTHDR_IBA, LRH_LEN, VCRC_LEN,
-};
+use crate::ib_link::{GrhRepr, LinkNextHeader, LrhRepr, GRH_LEN, GRH_NXTHDR_IBA, LRH_LEN, VCRC_LEN};
 use crate::icrc;
 use crate::ipv4::{self, Ecn, Ipv4Packet, Ipv4Repr};
 use crate::pfc::MacControlRepr;
@@ -163,31 +161,16 @@ impl RoceFrame {
     pub fn transport(&self) -> TransportRepr {
         let mut bth = self.bth;
         bth.pad_count = pad_for(self.payload_len) as u8;
-        TransportRepr {
-            bth,
-            reth: self.reth,
-            aeth: self.aeth,
-            imm: self.imm,
-        }
+        TransportRepr { bth, reth: self.reth, aeth: self.aeth, imm: self.imm }
     }
 
     fn ip_len(&self) -> usize {
         let t = self.transport();
-        ipv4::HEADER_LEN
-            + udp::HEADER_LEN
-            + t.buffer_len()
-            + self.payload_len
-            + pad_for(self.payload_len)
-            + ICRC_LEN
+        ipv4::HEADER_LEN + udp::HEADER_LEN + t.buffer_len() + self.payload_len + pad_for(self.payload_len) + ICRC_LEN
     }
 
     fn eth(&self) -> EthernetRepr {
-        EthernetRepr {
-            src: self.src_mac,
-            dst: self.dst_mac,
-            vlan: self.vlan,
-            ethertype: EtherType::IPV4,
-        }
+        EthernetRepr { src: self.src_mac, dst: self.dst_mac, vlan: self.vlan, ethertype: EtherType::IPV4 }
     }
 
     /// Frame length in bytes, FCS and minimum-frame padding included.
@@ -236,12 +219,7 @@ impl RoceFrame {
         eth.emit(&mut buf);
         self.ipv4_repr().emit(&mut buf[e..]);
         let u = e + ipv4::HEADER_LEN;
-        UdpRepr {
-            src_port: self.src_port,
-            dst_port: udp::ROCE_V2_PORT,
-            payload_len: ip_len - 28,
-        }
-        .emit(&mut buf[u..]);
+        UdpRepr { src_port: self.src_port, dst_port: udp::ROCE_V2_PORT, payload_len: ip_len - 28 }.emit(&mut buf[u..]);
         let t = self.transport();
         let tp = u + udp::HEADER_LEN;
         t.emit(&mut buf[tp..]);
@@ -289,12 +267,7 @@ impl RoceFrame {
         let (t, tlen) = TransportRepr::parse(ib)?;
         need(ib, tlen + ICRC_LEN)?;
         let icrc_at = ib.len() - ICRC_LEN;
-        let got = u32::from_le_bytes([
-            ib[icrc_at],
-            ib[icrc_at + 1],
-            ib[icrc_at + 2],
-            ib[icrc_at + 3],
-        ]);
+        let got = u32::from_le_bytes([ib[icrc_at], ib[icrc_at + 1], ib[icrc_at + 2], ib[icrc_at + 3]]);
         let ip_end = ipv4::HEADER_LEN + udp::HEADER_LEN + icrc_at;
         if icrc::roce_v2_ipv4(&ip_bytes[..ip_end])? != got {
             return Err(Error::BadChecksum("ICRC"));
@@ -353,12 +326,7 @@ impl PfcFrame {
 
     /// The whole 64-byte frame, FCS included.
     pub fn emit(&self) -> Vec<u8> {
-        let eth = EthernetRepr {
-            src: self.src_mac,
-            dst: EthernetAddress::MAC_CONTROL,
-            vlan: None,
-            ethertype: EtherType::MAC_CONTROL,
-        };
+        let eth = EthernetRepr { src: self.src_mac, dst: EthernetAddress::MAC_CONTROL, vlan: None, ethertype: EtherType::MAC_CONTROL };
         let mut buf = vec![0u8; ethernet::MIN_FRAME_LEN - ethernet::FCS_LEN];
         eth.emit(&mut buf);
         self.control.emit(&mut buf[ethernet::HEADER_LEN..]);
@@ -378,10 +346,7 @@ impl PfcFrame {
         if eth.dst != EthernetAddress::MAC_CONTROL {
             return Err(Error::Malformed("MAC Control destination address"));
         }
-        Ok(PfcFrame {
-            src_mac: eth.src,
-            control: MacControlRepr::parse(ef.payload())?,
-        })
+        Ok(PfcFrame { src_mac: eth.src, control: MacControlRepr::parse(ef.payload())? })
     }
 }
 
@@ -416,31 +381,14 @@ pub struct IbPacket {
 impl IbPacket {
     /// A local (no GRH) packet on VL 0 / SL 0 carrying `bth`.
     pub const fn new(dlid: u16, slid: u16, bth: BthRepr) -> Self {
-        IbPacket {
-            vl: 0,
-            sl: 0,
-            dlid,
-            slid,
-            grh: None,
-            bth,
-            reth: None,
-            aeth: None,
-            imm: None,
-            payload_len: 0,
-            payload_fill: PayloadFill::Zeros,
-        }
+        IbPacket { vl: 0, sl: 0, dlid, slid, grh: None, bth, reth: None, aeth: None, imm: None, payload_len: 0, payload_fill: PayloadFill::Zeros }
     }
 
     /// The transport headers, with the pad count this payload needs.
     pub fn transport(&self) -> TransportRepr {
         let mut bth = self.bth;
         bth.pad_count = pad_for(self.payload_len) as u8;
-        TransportRepr {
-            bth,
-            reth: self.reth,
-            aeth: self.aeth,
-            imm: self.imm,
-        }
+        TransportRepr { bth, reth: self.reth, aeth: self.aeth, imm: self.imm }
     }
 
     fn after_grh_len(&self) -> usize {
@@ -458,11 +406,7 @@ impl IbPacket {
             vl: self.vl,
             lver: 0,
             sl: self.sl,
-            lnh: if self.grh.is_some() {
-                LinkNextHeader::IbaGlobal
-            } else {
-                LinkNextHeader::IbaLocal
-            },
+            lnh: if self.grh.is_some() { LinkNextHeader::IbaGlobal } else { LinkNextHeader::IbaLocal },
             dlid: self.dlid,
             pkt_len_words: words.min(usize::from(u16::MAX)) as u16,
             slid: self.slid,
@@ -491,19 +435,14 @@ impl IbPacket {
         self.lrh().emit(&mut buf);
         let mut off = LRH_LEN;
         if let Some(g) = self.grh {
-            let g = GrhRepr {
-                pay_len: self.after_grh_len() as u16,
-                nxt_hdr: GRH_NXTHDR_IBA,
-                ..g
-            };
+            let g = GrhRepr { pay_len: self.after_grh_len() as u16, nxt_hdr: GRH_NXTHDR_IBA, ..g };
             g.emit(&mut buf[off..]);
             off += GRH_LEN;
         }
         let t = self.transport();
         t.emit(&mut buf[off..]);
         off += t.buffer_len();
-        self.payload_fill
-            .fill(&mut buf[off..off + self.payload_len]);
+        self.payload_fill.fill(&mut buf[off..off + self.payload_len]);
         let icrc_at = buf.len() - VCRC_LEN - ICRC_LEN;
         let crc = icrc::native(&buf[..icrc_at])?;
         buf[icrc_at..icrc_at + ICRC_LEN].copy_from_slice(&crc.to_le_bytes());
@@ -617,60 +556,22 @@ mod tests {
 
     fn samples() -> Vec<RoceFrame> {
         let write_first = RoceFrame {
-            vlan: Some(VlanTag {
-                pcp: 3,
-                dei: false,
-                vid: 10,
-            }),
-            reth: Some(RethRepr {
-                va: 0x7f00_0000_1000,
-                rkey: 0x1234,
-                dma_len: 10_000,
-            }),
+            vlan: Some(VlanTag { pcp: 3, dei: false, vid: 10 }),
+            reth: Some(RethRepr { va: 0x7f00_0000_1000, rkey: 0x1234, dma_len: 10_000 }),
             payload_len: 4096,
             payload_fill: PayloadFill::Counter,
             ..RoceFrame::new(BthRepr::new(Opcode::RC_RDMA_WRITE_FIRST, 0x11, 100))
         };
-        let write_last = RoceFrame {
-            payload_len: 1807,
-            ecn: Ecn::Ce,
-            bth: BthRepr {
-                ack_req: true,
-                ..BthRepr::new(Opcode::RC_RDMA_WRITE_LAST, 0x11, 102)
-            },
-            ..write_first
-        };
-        let write_last = RoceFrame {
-            reth: None,
-            ..write_last
-        };
+        let write_last =
+            RoceFrame { payload_len: 1807, ecn: Ecn::Ce, bth: BthRepr { ack_req: true, ..BthRepr::new(Opcode::RC_RDMA_WRITE_LAST, 0x11, 102) }, ..write_first };
+        let write_last = RoceFrame { reth: None, ..write_last };
         let ack = RoceFrame {
-            aeth: Some(AethRepr {
-                syndrome: Syndrome::Ack { credits: 31 },
-                msn: 1,
-            }),
+            aeth: Some(AethRepr { syndrome: Syndrome::Ack { credits: 31 }, msn: 1 }),
             ..RoceFrame::new(BthRepr::new(Opcode::RC_ACKNOWLEDGE, 0x22, 102))
         };
-        let nak = RoceFrame {
-            aeth: Some(AethRepr {
-                syndrome: Syndrome::Nak(NakCode::PsnSequenceError),
-                msn: 1,
-            }),
-            ..ack
-        };
-        let send_imm = RoceFrame {
-            imm: Some(0xCAFE_F00D),
-            payload_len: 3,
-            ..RoceFrame::new(BthRepr::new(Opcode::RC_SEND_ONLY_IMM, 5, 0xFF_FFFF))
-        };
-        vec![
-            write_first,
-            write_last,
-            ack,
-            nak,
-            send_imm,
-            RoceFrame::cnp(7),
-        ]
+        let nak = RoceFrame { aeth: Some(AethRepr { syndrome: Syndrome::Nak(NakCode::PsnSequenceError), msn: 1 }), ..ack };
+        let send_imm = RoceFrame { imm: Some(0xCAFE_F00D), payload_len: 3, ..RoceFrame::new(BthRepr::new(Opcode::RC_SEND_ONLY_IMM, 5, 0xFF_FFFF)) };
+        vec![write_first, write_last, ack, nak, send_imm, RoceFrame::cnp(7)]
     }
 
     #[test]
@@ -679,10 +580,7 @@ mod tests {
             let bytes = f.emit().unwrap();
             assert_eq!(bytes.len(), f.frame_len());
             let (back, payload) = RoceFrame::parse(&bytes, Fcs::Included).unwrap();
-            let want = RoceFrame {
-                bth: f.transport().bth,
-                ..f
-            };
+            let want = RoceFrame { bth: f.transport().bth, ..f };
             assert_eq!(back, want);
             assert_eq!(payload.len(), f.payload_len);
             let (again, _) = RoceFrame::parse(ethernet::strip_fcs(&bytes), Fcs::Absent).unwrap();
@@ -709,10 +607,7 @@ mod tests {
         // Flip a payload bit: the ICRC catches it even without an FCS.
         let mut bad = body.to_vec();
         bad[200] ^= 0x10;
-        assert_eq!(
-            RoceFrame::parse(&bad, Fcs::Absent),
-            Err(Error::BadChecksum("ICRC"))
-        );
+        assert_eq!(RoceFrame::parse(&bad, Fcs::Absent), Err(Error::BadChecksum("ICRC")));
         // Flip an ECN bit and fix the IP checksum: still a valid frame.
         let mut marked = body.to_vec();
         Ipv4Packet::new_unchecked(&mut marked[18..]).set_ecn(Ecn::Ce);
@@ -735,20 +630,14 @@ mod tests {
 
     #[test]
     fn pfc_frame_golden_and_roundtrip() {
-        let f = PfcFrame {
-            src_mac: EthernetAddress([2, 0, 0, 0, 0, 9]),
-            control: MacControlRepr::Pfc(PfcRepr::pause(&[3, 4], 0xFFFF)),
-        };
+        let f = PfcFrame { src_mac: EthernetAddress([2, 0, 0, 0, 0, 9]), control: MacControlRepr::Pfc(PfcRepr::pause(&[3, 4], 0xFFFF)) };
         let b = f.emit();
         assert_eq!(b.len(), 64);
         assert_eq!(&b[..6], &[0x01, 0x80, 0xC2, 0x00, 0x00, 0x01]);
         assert_eq!(&b[12..18], &[0x88, 0x08, 0x01, 0x01, 0x00, 0x18]);
         assert!(b[34..60].iter().all(|&x| x == 0));
         assert_eq!(PfcFrame::parse(&b, Fcs::Included).unwrap(), f);
-        let p = PfcFrame {
-            control: MacControlRepr::Pause(PauseRepr { quanta: 0 }),
-            ..f
-        };
+        let p = PfcFrame { control: MacControlRepr::Pause(PauseRepr { quanta: 0 }), ..f };
         assert_eq!(PfcFrame::parse(&p.emit(), Fcs::Included).unwrap(), p);
         assert_eq!(p.wire_len(), 84);
     }
@@ -758,29 +647,13 @@ mod tests {
         let local = IbPacket {
             vl: 2,
             sl: 5,
-            reth: Some(RethRepr {
-                va: 0x1000,
-                rkey: 0xAB,
-                dma_len: 256,
-            }),
+            reth: Some(RethRepr { va: 0x1000, rkey: 0xAB, dma_len: 256 }),
             payload_len: 254,
             payload_fill: PayloadFill::Counter,
-            ..IbPacket::new(
-                0x10,
-                0x20,
-                BthRepr::new(Opcode::RC_RDMA_WRITE_ONLY, 0x33, 44),
-            )
+            ..IbPacket::new(0x10, 0x20, BthRepr::new(Opcode::RC_RDMA_WRITE_ONLY, 0x33, 44))
         };
         let global = IbPacket {
-            grh: Some(GrhRepr {
-                tclass: 3,
-                flow_label: 0x12345,
-                pay_len: 0,
-                nxt_hdr: 0,
-                hop_limit: 255,
-                sgid: [0xFE; 16],
-                dgid: [0xFD; 16],
-            }),
+            grh: Some(GrhRepr { tclass: 3, flow_label: 0x12345, pay_len: 0, nxt_hdr: 0, hop_limit: 255, sgid: [0xFE; 16], dgid: [0xFD; 16] }),
             ..local
         };
         for p in [local, global] {
@@ -789,19 +662,8 @@ mod tests {
             assert_eq!(b.len() % 4, 2); // 4-byte words plus the VCRC
             let (back, payload) = IbPacket::parse(&b).unwrap();
             assert_eq!(payload.len(), 254);
-            let want_grh = p.grh.map(|g| GrhRepr {
-                pay_len: (b.len() - LRH_LEN - GRH_LEN - VCRC_LEN) as u16,
-                nxt_hdr: GRH_NXTHDR_IBA,
-                ..g
-            });
-            assert_eq!(
-                back,
-                IbPacket {
-                    bth: p.transport().bth,
-                    grh: want_grh,
-                    ..p
-                }
-            );
+            let want_grh = p.grh.map(|g| GrhRepr { pay_len: (b.len() - LRH_LEN - GRH_LEN - VCRC_LEN) as u16, nxt_hdr: GRH_NXTHDR_IBA, ..g });
+            assert_eq!(back, IbPacket { bth: p.transport().bth, grh: want_grh, ..p });
             let mut bad = b.clone();
             bad[0] ^= 0x10; // VL is variant: VCRC catches it, ICRC would not
             assert_eq!(IbPacket::parse(&bad), Err(Error::BadChecksum("VCRC")));

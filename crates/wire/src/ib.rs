@@ -117,28 +117,13 @@ impl Opcode {
             | Opcode::RC_RDMA_WRITE_MIDDLE
             | Opcode::RC_RDMA_WRITE_LAST
             | Opcode::RC_RDMA_READ_RESPONSE_MIDDLE => none,
-            Opcode::RC_SEND_LAST_IMM
-            | Opcode::RC_SEND_ONLY_IMM
-            | Opcode::RC_RDMA_WRITE_LAST_IMM => ExtHeaders {
-                immdt: true,
-                ..none
-            },
-            Opcode::RC_RDMA_WRITE_FIRST
-            | Opcode::RC_RDMA_WRITE_ONLY
-            | Opcode::RC_RDMA_READ_REQUEST => ExtHeaders { reth: true, ..none },
-            Opcode::RC_RDMA_WRITE_ONLY_IMM => ExtHeaders {
-                reth: true,
-                immdt: true,
-                ..none
-            },
-            Opcode::RC_RDMA_READ_RESPONSE_FIRST
-            | Opcode::RC_RDMA_READ_RESPONSE_LAST
-            | Opcode::RC_RDMA_READ_RESPONSE_ONLY
-            | Opcode::RC_ACKNOWLEDGE => ExtHeaders { aeth: true, ..none },
-            Opcode::CNP => ExtHeaders {
-                cnp_reserved: true,
-                ..none
-            },
+            Opcode::RC_SEND_LAST_IMM | Opcode::RC_SEND_ONLY_IMM | Opcode::RC_RDMA_WRITE_LAST_IMM => ExtHeaders { immdt: true, ..none },
+            Opcode::RC_RDMA_WRITE_FIRST | Opcode::RC_RDMA_WRITE_ONLY | Opcode::RC_RDMA_READ_REQUEST => ExtHeaders { reth: true, ..none },
+            Opcode::RC_RDMA_WRITE_ONLY_IMM => ExtHeaders { reth: true, immdt: true, ..none },
+            Opcode::RC_RDMA_READ_RESPONSE_FIRST | Opcode::RC_RDMA_READ_RESPONSE_LAST | Opcode::RC_RDMA_READ_RESPONSE_ONLY | Opcode::RC_ACKNOWLEDGE => {
+                ExtHeaders { aeth: true, ..none }
+            }
+            Opcode::CNP => ExtHeaders { cnp_reserved: true, ..none },
             _ => return None,
         };
         Some(h)
@@ -146,10 +131,7 @@ impl Opcode {
 
     /// True for opcodes that may carry a payload.
     pub fn carries_payload(self) -> bool {
-        !matches!(
-            self,
-            Opcode::RC_ACKNOWLEDGE | Opcode::RC_RDMA_READ_REQUEST | Opcode::CNP
-        )
+        !matches!(self, Opcode::RC_ACKNOWLEDGE | Opcode::RC_RDMA_READ_REQUEST | Opcode::CNP)
     }
 }
 
@@ -282,19 +264,7 @@ impl BthRepr {
     /// A BTH with the given opcode, QP and PSN, default P_Key, everything
     /// else clear.
     pub const fn new(opcode: Opcode, dest_qp: u32, psn: u32) -> Self {
-        BthRepr {
-            opcode,
-            solicited: false,
-            mig_req: false,
-            pad_count: 0,
-            tver: 0,
-            pkey: DEFAULT_PKEY,
-            fecn: false,
-            becn: false,
-            dest_qp,
-            ack_req: false,
-            psn,
-        }
+        BthRepr { opcode, solicited: false, mig_req: false, pad_count: 0, tver: 0, pkey: DEFAULT_PKEY, fecn: false, becn: false, dest_qp, ack_req: false, psn }
     }
 
     /// Parses a BTH. Reserved bits are ignored.
@@ -342,10 +312,7 @@ impl BthRepr {
     pub fn emit(&self, buf: &mut [u8]) {
         let b = &mut buf[..BTH_LEN];
         b[bth::OPCODE] = self.opcode.0;
-        b[bth::FLAGS] = (u8::from(self.solicited) << 7)
-            | (u8::from(self.mig_req) << 6)
-            | ((self.pad_count & 0x3) << 4)
-            | (self.tver & 0x0F);
+        b[bth::FLAGS] = (u8::from(self.solicited) << 7) | (u8::from(self.mig_req) << 6) | ((self.pad_count & 0x3) << 4) | (self.tver & 0x0F);
         b[bth::PKEY].copy_from_slice(&self.pkey.to_be_bytes());
         b[bth::BYTE4] = (u8::from(self.fecn) << 7) | (u8::from(self.becn) << 6);
         put_be24(&mut b[bth::DEST_QP], self.dest_qp & MAX_24);
@@ -488,10 +455,7 @@ impl AethRepr {
     /// Parses the first 4 bytes of `buf`.
     pub fn parse(buf: &[u8]) -> Result<Self> {
         need(buf, AETH_LEN)?;
-        Ok(AethRepr {
-            syndrome: Syndrome::from_byte(buf[0])?,
-            msn: be24(&buf[1..4]),
-        })
+        Ok(AethRepr { syndrome: Syndrome::from_byte(buf[0])?, msn: be24(&buf[1..4]) })
     }
 
     /// Header length.
@@ -524,10 +488,7 @@ impl TransportRepr {
     /// Parses BTH and extension headers; returns them and their length.
     pub fn parse(buf: &[u8]) -> Result<(Self, usize)> {
         let bth = BthRepr::parse(&BthPacket::new_checked(buf)?)?;
-        let ext = bth
-            .opcode
-            .ext_headers()
-            .ok_or(Error::Unsupported("BTH opcode"))?;
+        let ext = bth.opcode.ext_headers().ok_or(Error::Unsupported("BTH opcode"))?;
         let len = BTH_LEN + ext.len();
         need(buf, len)?;
         let mut off = BTH_LEN;
@@ -543,37 +504,20 @@ impl TransportRepr {
             off += AETH_LEN;
         }
         if ext.immdt {
-            imm = Some(u32::from_be_bytes([
-                buf[off],
-                buf[off + 1],
-                buf[off + 2],
-                buf[off + 3],
-            ]));
+            imm = Some(u32::from_be_bytes([buf[off], buf[off + 1], buf[off + 2], buf[off + 3]]));
             off += IMMDT_LEN;
         }
         if ext.cnp_reserved {
             off += CNP_RESERVED_LEN;
         }
         debug_assert_eq!(off, len);
-        Ok((
-            TransportRepr {
-                bth,
-                reth,
-                aeth,
-                imm,
-            },
-            len,
-        ))
+        Ok((TransportRepr { bth, reth, aeth, imm }, len))
     }
 
     /// Checks ranges and that the optional headers match the opcode.
     pub fn validate(&self) -> Result<()> {
         self.bth.validate()?;
-        let ext = self
-            .bth
-            .opcode
-            .ext_headers()
-            .ok_or(Error::Unsupported("BTH opcode"))?;
+        let ext = self.bth.opcode.ext_headers().ok_or(Error::Unsupported("BTH opcode"))?;
         if ext.reth != self.reth.is_some() {
             return Err(Error::Malformed("RETH presence does not match the opcode"));
         }
@@ -597,11 +541,7 @@ impl TransportRepr {
             + self.reth.map_or(0, |_| RETH_LEN)
             + self.aeth.map_or(0, |_| AETH_LEN)
             + self.imm.map_or(0, |_| IMMDT_LEN)
-            + if self.bth.opcode == Opcode::CNP {
-                CNP_RESERVED_LEN
-            } else {
-                0
-            }
+            + if self.bth.opcode == Opcode::CNP { CNP_RESERVED_LEN } else { 0 }
     }
 
     /// Writes BTH and extension headers in specification order
@@ -637,23 +577,11 @@ mod tests {
         // Hand-derived: opcode 0x06, SE=0 M=1 Pad=2 TVer=0 -> 0x60,
         // P_Key 0xFFFF, FECN=1 -> 0x80, QP 0x0000D3, A=1 -> 0x80,
         // PSN 13571856 = 0xCF1710.
-        let bth = BthRepr {
-            mig_req: true,
-            pad_count: 2,
-            fecn: true,
-            ack_req: true,
-            ..BthRepr::new(Opcode::RC_RDMA_WRITE_FIRST, 211, 13_571_856)
-        };
+        let bth = BthRepr { mig_req: true, pad_count: 2, fecn: true, ack_req: true, ..BthRepr::new(Opcode::RC_RDMA_WRITE_FIRST, 211, 13_571_856) };
         let mut b = [0u8; 12];
         bth.emit(&mut b);
-        assert_eq!(
-            b,
-            [0x06, 0x60, 0xFF, 0xFF, 0x80, 0x00, 0x00, 0xD3, 0x80, 0xCF, 0x17, 0x10]
-        );
-        assert_eq!(
-            BthRepr::parse(&BthPacket::new_checked(&b[..]).unwrap()).unwrap(),
-            bth
-        );
+        assert_eq!(b, [0x06, 0x60, 0xFF, 0xFF, 0x80, 0x00, 0x00, 0xD3, 0x80, 0xCF, 0x17, 0x10]);
+        assert_eq!(BthRepr::parse(&BthPacket::new_checked(&b[..]).unwrap()).unwrap(), bth);
     }
 
     #[test]
@@ -676,38 +604,18 @@ mod tests {
         let cases = [
             TransportRepr {
                 bth: BthRepr::new(Opcode::RC_RDMA_WRITE_FIRST, 0x12, 7),
-                reth: Some(RethRepr {
-                    va: 0x1122_3344_5566_7788,
-                    rkey: 0xABCD,
-                    dma_len: 3000,
-                }),
+                reth: Some(RethRepr { va: 0x1122_3344_5566_7788, rkey: 0xABCD, dma_len: 3000 }),
                 aeth: None,
                 imm: None,
             },
             TransportRepr {
                 bth: BthRepr::new(Opcode::RC_ACKNOWLEDGE, 0x34, 9),
                 reth: None,
-                aeth: Some(AethRepr {
-                    syndrome: Syndrome::Nak(NakCode::PsnSequenceError),
-                    msn: 5,
-                }),
+                aeth: Some(AethRepr { syndrome: Syndrome::Nak(NakCode::PsnSequenceError), msn: 5 }),
                 imm: None,
             },
-            TransportRepr {
-                bth: BthRepr::new(Opcode::RC_SEND_ONLY_IMM, 1, 2),
-                reth: None,
-                aeth: None,
-                imm: Some(0xDEAD_BEEF),
-            },
-            TransportRepr {
-                bth: BthRepr {
-                    becn: true,
-                    ..BthRepr::new(Opcode::CNP, 0xD2, 0)
-                },
-                reth: None,
-                aeth: None,
-                imm: None,
-            },
+            TransportRepr { bth: BthRepr::new(Opcode::RC_SEND_ONLY_IMM, 1, 2), reth: None, aeth: None, imm: Some(0xDEAD_BEEF) },
+            TransportRepr { bth: BthRepr { becn: true, ..BthRepr::new(Opcode::CNP, 0xD2, 0) }, reth: None, aeth: None, imm: None },
         ];
         for t in cases {
             t.validate().unwrap();
@@ -721,20 +629,9 @@ mod tests {
 
     #[test]
     fn validate_catches_mismatch() {
-        let t = TransportRepr {
-            bth: BthRepr::new(Opcode::RC_RDMA_WRITE_FIRST, 1, 1),
-            reth: None,
-            aeth: None,
-            imm: None,
-        };
+        let t = TransportRepr { bth: BthRepr::new(Opcode::RC_RDMA_WRITE_FIRST, 1, 1), reth: None, aeth: None, imm: None };
         assert!(t.validate().is_err());
-        let t = TransportRepr {
-            bth: BthRepr::new(Opcode::RC_SEND_ONLY, 1 << 24, 1),
-            ..t
-        };
-        assert_eq!(
-            t.validate(),
-            Err(Error::OutOfRange("destination QP >= 2^24"))
-        );
+        let t = TransportRepr { bth: BthRepr::new(Opcode::RC_SEND_ONLY, 1 << 24, 1), ..t };
+        assert_eq!(t.validate(), Err(Error::OutOfRange("destination QP >= 2^24")));
     }
 }

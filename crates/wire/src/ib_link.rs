@@ -171,9 +171,7 @@ impl GrhRepr {
 
     /// Writes the GRH. Panics if `buf` is shorter than 40 bytes.
     pub fn emit(&self, buf: &mut [u8]) {
-        let w0 = (u32::from(GRH_IPVER) << 28)
-            | (u32::from(self.tclass) << 20)
-            | (self.flow_label & 0x000F_FFFF);
+        let w0 = (u32::from(GRH_IPVER) << 28) | (u32::from(self.tclass) << 20) | (self.flow_label & 0x000F_FFFF);
         buf[0..4].copy_from_slice(&w0.to_be_bytes());
         buf[4..6].copy_from_slice(&self.pay_len.to_be_bytes());
         buf[6] = self.nxt_hdr;
@@ -189,15 +187,7 @@ mod tests {
 
     #[test]
     fn lrh_golden_and_roundtrip() {
-        let lrh = LrhRepr {
-            vl: 1,
-            lver: 0,
-            sl: 3,
-            lnh: LinkNextHeader::IbaLocal,
-            dlid: 0x0012,
-            pkt_len_words: 0x0123,
-            slid: 0x0034,
-        };
+        let lrh = LrhRepr { vl: 1, lver: 0, sl: 3, lnh: LinkNextHeader::IbaLocal, dlid: 0x0012, pkt_len_words: 0x0123, slid: 0x0034 };
         let mut b = [0u8; 8];
         lrh.emit(&mut b);
         assert_eq!(b, [0x10, 0x32, 0x00, 0x12, 0x01, 0x23, 0x00, 0x34]);
@@ -206,15 +196,7 @@ mod tests {
 
     #[test]
     fn grh_roundtrip() {
-        let grh = GrhRepr {
-            tclass: 0xA5,
-            flow_label: 0xBCDEF,
-            pay_len: 300,
-            nxt_hdr: GRH_NXTHDR_IBA,
-            hop_limit: 64,
-            sgid: [1; 16],
-            dgid: [2; 16],
-        };
+        let grh = GrhRepr { tclass: 0xA5, flow_label: 0xBCDEF, pay_len: 300, nxt_hdr: GRH_NXTHDR_IBA, hop_limit: 64, sgid: [1; 16], dgid: [2; 16] };
         let mut b = [0u8; 40];
         grh.emit(&mut b);
         assert_eq!(&b[..4], &[0x6A, 0x5B, 0xCD, 0xEF]);

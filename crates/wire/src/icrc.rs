@@ -41,9 +41,7 @@ pub fn roce_v2_ipv4(ip_packet: &[u8]) -> Result<u32> {
     const HDRS: usize = ipv4::HEADER_LEN + udp::HEADER_LEN + BTH_LEN;
     need(ip_packet, HDRS)?;
     if ip_packet[0] != 0x45 {
-        return Err(Error::Unsupported(
-            "ICRC over IPv4 with options or non-IPv4",
-        ));
+        return Err(Error::Unsupported("ICRC over IPv4 with options or non-IPv4"));
     }
     let mut hdr = [0u8; HDRS];
     hdr.copy_from_slice(&ip_packet[..HDRS]);

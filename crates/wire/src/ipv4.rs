@@ -338,11 +338,7 @@ mod tests {
     #[test]
     fn roundtrip_all_ecn() {
         for ecn in [Ecn::NotEct, Ecn::Ect0, Ecn::Ect1, Ecn::Ce] {
-            let r = Ipv4Repr {
-                ecn,
-                dscp: 26,
-                ..repr()
-            };
+            let r = Ipv4Repr { ecn, dscp: 26, ..repr() };
             let mut b = vec![0u8; 64];
             r.emit(&mut b);
             let p = Ipv4Packet::new_checked(&b[..]).unwrap();
@@ -373,9 +369,6 @@ mod tests {
         repr().emit(&mut b);
         b[8] = 63;
         let p = Ipv4Packet::new_checked(&b[..]).unwrap();
-        assert_eq!(
-            Ipv4Repr::parse(&p),
-            Err(Error::BadChecksum("IPv4 header checksum"))
-        );
+        assert_eq!(Ipv4Repr::parse(&p), Err(Error::BadChecksum("IPv4 header checksum")));
     }
 }

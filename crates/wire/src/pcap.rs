@@ -87,11 +87,9 @@ impl<W: Write> PcapWriter<W> {
     /// Writes one packet captured at `ts_ps` picoseconds (truncated to ns).
     pub fn write_packet(&mut self, ts_ps: u64, packet: &[u8]) -> io::Result<()> {
         let ns = ts_ps / PS_PER_NS;
-        let secs = u32::try_from(ns / NS_PER_S)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "timestamp past 2106"))?;
+        let secs = u32::try_from(ns / NS_PER_S).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "timestamp past 2106"))?;
         let nanos = (ns % NS_PER_S) as u32;
-        let orig = u32::try_from(packet.len())
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "packet longer than 4 GiB"))?;
+        let orig = u32::try_from(packet.len()).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "packet longer than 4 GiB"))?;
         let incl = orig.min(SNAPLEN);
         let mut h = [0u8; 16];
         h[0..4].copy_from_slice(&secs.to_le_bytes());

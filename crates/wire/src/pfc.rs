@@ -64,9 +64,7 @@ impl PfcRepr {
 
     /// Is priority `p` paused (enabled with a non-zero time)?
     pub fn is_paused(&self, p: u8) -> bool {
-        usize::from(p) < PRIORITIES
-            && self.enable & (1 << p) != 0
-            && self.quanta[usize::from(p)] != 0
+        usize::from(p) < PRIORITIES && self.enable & (1 << p) != 0 && self.quanta[usize::from(p)] != 0
     }
 }
 
@@ -101,10 +99,7 @@ impl MacControlRepr {
                 for (i, q) in quanta.iter_mut().enumerate() {
                     *q = be(4 + 2 * i);
                 }
-                Ok(MacControlRepr::Pfc(PfcRepr {
-                    enable: vector as u8,
-                    quanta,
-                }))
+                Ok(MacControlRepr::Pfc(PfcRepr { enable: vector as u8, quanta }))
             }
             _ => Err(Error::Unsupported("MAC Control opcode")),
         }
@@ -174,14 +169,8 @@ mod tests {
     fn bad_vector_and_opcode() {
         let mut b = [0u8; PFC_LEN];
         b[..4].copy_from_slice(&[0x01, 0x01, 0x01, 0x00]);
-        assert!(matches!(
-            MacControlRepr::parse(&b),
-            Err(Error::Malformed(_))
-        ));
+        assert!(matches!(MacControlRepr::parse(&b), Err(Error::Malformed(_))));
         b[..2].copy_from_slice(&[0x00, 0x02]);
-        assert!(matches!(
-            MacControlRepr::parse(&b),
-            Err(Error::Unsupported(_))
-        ));
+        assert!(matches!(MacControlRepr::parse(&b), Err(Error::Unsupported(_))));
     }
 }

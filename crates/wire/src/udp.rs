@@ -101,11 +101,7 @@ impl UdpRepr {
     /// Parses a header.
     pub fn parse<T: AsRef<[u8]>>(p: &UdpPacket<T>) -> Result<Self> {
         p.check_len()?;
-        Ok(UdpRepr {
-            src_port: p.src_port(),
-            dst_port: p.dst_port(),
-            payload_len: usize::from(p.len()) - HEADER_LEN,
-        })
+        Ok(UdpRepr { src_port: p.src_port(), dst_port: p.dst_port(), payload_len: usize::from(p.len()) - HEADER_LEN })
     }
 
     /// Header length.
@@ -130,11 +126,7 @@ mod tests {
 
     #[test]
     fn roundtrip() {
-        let r = UdpRepr {
-            src_port: 49152,
-            dst_port: ROCE_V2_PORT,
-            payload_len: 36,
-        };
+        let r = UdpRepr { src_port: 49152, dst_port: ROCE_V2_PORT, payload_len: 36 };
         let mut b = vec![0u8; 44];
         r.emit(&mut b);
         assert_eq!(&b[..8], &[0xC0, 0x00, 0x12, 0xB7, 0x00, 0x2C, 0, 0]);

@@ -18,11 +18,7 @@ use wire::ethernet::strip_fcs;
 use wire::*;
 
 fn tshark_available() -> bool {
-    let found = Command::new("tshark")
-        .arg("-v")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
+    let found = Command::new("tshark").arg("-v").output().map(|o| o.status.success()).unwrap_or(false);
     if !found {
         if std::env::var("CI").as_deref() == Ok("true") {
             panic!("tshark not found but CI=true: install it (apt-get install tshark) so the Wireshark cross-check runs");
@@ -37,41 +33,22 @@ fn tmp(name: &str) -> PathBuf {
 }
 
 /// Runs tshark on `file`; one row of fields per packet, or tshark's stderr.
-fn try_dissect(
-    file: &Path,
-    prefs: &[&str],
-    fields: &[&str],
-) -> std::result::Result<Vec<Vec<String>>, String> {
+fn try_dissect(file: &Path, prefs: &[&str], fields: &[&str]) -> std::result::Result<Vec<Vec<String>>, String> {
     let mut cmd = Command::new("tshark");
     cmd.arg("-n").arg("-r").arg(file);
     for p in prefs {
         cmd.arg("-o").arg(p);
     }
-    cmd.args([
-        "-T",
-        "fields",
-        "-E",
-        "separator=,",
-        "-E",
-        "occurrence=a",
-        "-E",
-        "aggregator=;",
-    ]);
+    cmd.args(["-T", "fields", "-E", "separator=,", "-E", "occurrence=a", "-E", "aggregator=;"]);
     for f in fields {
         cmd.arg("-e").arg(f);
     }
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot run tshark: {e}"))?;
+    let out = cmd.output().map_err(|e| format!("cannot run tshark: {e}"))?;
     if !out.status.success() {
         return Err(String::from_utf8_lossy(&out.stderr).into_owned());
     }
-    let text =
-        String::from_utf8(out.stdout).map_err(|_| "tshark output is not UTF-8".to_owned())?;
-    Ok(text
-        .lines()
-        .map(|l| l.split(',').map(str::to_owned).collect())
-        .collect())
+    let text = String::from_utf8(out.stdout).map_err(|_| "tshark output is not UTF-8".to_owned())?;
+    Ok(text.lines().map(|l| l.split(',').map(str::to_owned).collect()).collect())
 }
 
 fn dissect(file: &Path, prefs: &[&str], fields: &[&str]) -> Vec<Vec<String>> {
@@ -88,20 +65,12 @@ fn write_one(path: &Path, link: LinkType, packet: &[u8]) {
 /// (IEEE 802.3 §3.2.9 for CRC-32, IBTA Vol 1 §7.8.2 for the VCRC) so it
 /// shares no code with `wire::crc`.
 fn crc_bitwise(data: &[u8], poly_reflected: u32, bits: u32) -> u32 {
-    let mask = if bits == 32 {
-        u32::MAX
-    } else {
-        (1 << bits) - 1
-    };
+    let mask = if bits == 32 { u32::MAX } else { (1 << bits) - 1 };
     let mut c = mask;
     for &b in data {
         c ^= u32::from(b);
         for _ in 0..8 {
-            c = if c & 1 != 0 {
-                (c >> 1) ^ poly_reflected
-            } else {
-                c >> 1
-            };
+            c = if c & 1 != 0 { (c >> 1) ^ poly_reflected } else { c >> 1 };
         }
     }
     !c & mask
@@ -124,11 +93,7 @@ fn roce_frames() -> Vec<RoceFrame> {
     let base = RoceFrame {
         src_mac: EthernetAddress([0x02, 0, 0, 0, 0, 0x01]),
         dst_mac: EthernetAddress([0x02, 0, 0, 0, 0, 0x02]),
-        vlan: Some(VlanTag {
-            pcp: 3,
-            dei: false,
-            vid: 100,
-        }),
+        vlan: Some(VlanTag { pcp: 3, dei: false, vid: 100 }),
         src_ip: Ipv4Addr::new(10, 0, 0, 1),
         dst_ip: Ipv4Addr::new(10, 0, 0, 2),
         payload_len: 1024,
@@ -136,27 +101,9 @@ fn roce_frames() -> Vec<RoceFrame> {
         src_port: 0xC123,
         ..RoceFrame::new(BthRepr::new(Opcode::RC_RDMA_WRITE_FIRST, 0x000123, 100))
     };
-    let first = RoceFrame {
-        reth: Some(RethRepr {
-            va: 0x7F00_0000_0000,
-            rkey: 0x4242,
-            dma_len: 3072,
-        }),
-        ..base
-    };
-    let middle = RoceFrame {
-        ecn: Ecn::Ce,
-        bth: BthRepr::new(Opcode::RC_RDMA_WRITE_MIDDLE, 0x000123, 101),
-        ..base
-    };
-    let last = RoceFrame {
-        ecn: Ecn::Ect1,
-        bth: BthRepr {
-            ack_req: true,
-            ..BthRepr::new(Opcode::RC_RDMA_WRITE_LAST, 0x000123, 102)
-        },
-        ..base
-    };
+    let first = RoceFrame { reth: Some(RethRepr { va: 0x7F00_0000_0000, rkey: 0x4242, dma_len: 3072 }), ..base };
+    let middle = RoceFrame { ecn: Ecn::Ce, bth: BthRepr::new(Opcode::RC_RDMA_WRITE_MIDDLE, 0x000123, 101), ..base };
+    let last = RoceFrame { ecn: Ecn::Ect1, bth: BthRepr { ack_req: true, ..BthRepr::new(Opcode::RC_RDMA_WRITE_LAST, 0x000123, 102) }, ..base };
     let reply = RoceFrame {
         src_mac: base.dst_mac,
         dst_mac: base.src_mac,
@@ -168,64 +115,38 @@ fn roce_frames() -> Vec<RoceFrame> {
     };
     let ack = RoceFrame {
         bth: BthRepr::new(Opcode::RC_ACKNOWLEDGE, 0x000456, 102),
-        aeth: Some(AethRepr {
-            syndrome: Syndrome::Ack { credits: 31 },
-            msn: 1,
-        }),
+        aeth: Some(AethRepr { syndrome: Syndrome::Ack { credits: 31 }, msn: 1 }),
         ..reply
     };
     let nak = RoceFrame {
         bth: BthRepr::new(Opcode::RC_ACKNOWLEDGE, 0x000456, 101),
-        aeth: Some(AethRepr {
-            syndrome: Syndrome::Nak(NakCode::PsnSequenceError),
-            msn: 0,
-        }),
+        aeth: Some(AethRepr { syndrome: Syndrome::Nak(NakCode::PsnSequenceError), msn: 0 }),
         ..reply
     };
-    let cnp = RoceFrame {
-        src_mac: reply.src_mac,
-        dst_mac: reply.dst_mac,
-        vlan: reply.vlan,
-        src_ip: reply.src_ip,
-        dst_ip: reply.dst_ip,
-        ..RoceFrame::cnp(0x000456)
-    };
+    let cnp =
+        RoceFrame { src_mac: reply.src_mac, dst_mac: reply.dst_mac, vlan: reply.vlan, src_ip: reply.src_ip, dst_ip: reply.dst_ip, ..RoceFrame::cnp(0x000456) };
     vec![first, middle, last, ack, nak, cnp]
 }
 
 fn pfc_frames() -> Vec<PfcFrame> {
     let src = EthernetAddress([0x02, 0, 0, 0, 0, 0x0A]);
     vec![
-        PfcFrame {
-            src_mac: src,
-            control: MacControlRepr::Pfc(PfcRepr::pause(&[3, 4], 0xFFFF)),
-        },
-        PfcFrame {
-            src_mac: src,
-            control: MacControlRepr::Pfc(PfcRepr::pause(&[3, 4], 0)),
-        },
-        PfcFrame {
-            src_mac: src,
-            control: MacControlRepr::Pause(PauseRepr { quanta: 0x1234 }),
-        },
+        PfcFrame { src_mac: src, control: MacControlRepr::Pfc(PfcRepr::pause(&[3, 4], 0xFFFF)) },
+        PfcFrame { src_mac: src, control: MacControlRepr::Pfc(PfcRepr::pause(&[3, 4], 0)) },
+        PfcFrame { src_mac: src, control: MacControlRepr::Pause(PauseRepr { quanta: 0x1234 }) },
     ]
 }
 
 /// Emits the RoCE capture: frames without FCS (LINKTYPE_ETHERNET), 1 µs
 /// apart plus 1 ps to exercise truncation to ns.
 fn write_ethernet_pcap(path: &Path, with_fcs: bool) -> Vec<Vec<u8>> {
-    let mut frames: Vec<Vec<u8>> = roce_frames()
-        .iter()
-        .map(|f| f.emit().expect("valid frame"))
-        .collect();
+    let mut frames: Vec<Vec<u8>> = roce_frames().iter().map(|f| f.emit().expect("valid frame")).collect();
     frames.extend(pfc_frames().iter().map(PfcFrame::emit));
     let file = std::fs::File::create(path).expect("create pcap");
-    let mut w =
-        PcapWriter::new(std::io::BufWriter::new(file), LinkType::Ethernet).expect("pcap header");
+    let mut w = PcapWriter::new(std::io::BufWriter::new(file), LinkType::Ethernet).expect("pcap header");
     for (i, f) in frames.iter().enumerate() {
         let bytes = if with_fcs { &f[..] } else { strip_fcs(f) };
-        w.write_packet(1_000_000 * (i as u64 + 1) + 1, bytes)
-            .expect("write packet");
+        w.write_packet(1_000_000 * (i as u64 + 1) + 1, bytes).expect("write packet");
     }
     w.flush().expect("flush");
     frames
@@ -270,33 +191,20 @@ fn roce_and_pfc_dissect_as_built() {
     let rows = dissect(&path, &["ip.check_checksum:TRUE"], &fields);
     assert_eq!(rows.len(), 9, "one row per packet: {rows:?}");
     let col = |row: usize, name: &str| -> &str {
-        let i = fields
-            .iter()
-            .position(|f| *f == name)
-            .expect("field requested");
+        let i = fields.iter().position(|f| *f == name).expect("field requested");
         rows[row].get(i).map(String::as_str).unwrap_or("")
     };
 
     // RoCEv2 packets 0..6.
     let want_opcode = ["6", "7", "8", "17", "17", "129"];
-    let want_qp = [
-        "0x000123", "0x000123", "0x000123", "0x000456", "0x000456", "0x000456",
-    ];
+    let want_qp = ["0x000123", "0x000123", "0x000123", "0x000456", "0x000456", "0x000456"];
     let want_psn = ["100", "101", "102", "102", "101", "0"];
     let want_ecn = ["2", "3", "1", "2", "2", "2"];
     for i in 0..6 {
-        assert!(
-            col(i, "frame.protocols").contains("infiniband"),
-            "row {i}: {}",
-            col(i, "frame.protocols")
-        );
+        assert!(col(i, "frame.protocols").contains("infiniband"), "row {i}: {}", col(i, "frame.protocols"));
         assert_eq!(col(i, "udp.dstport"), "4791", "row {i}");
         assert_eq!(col(i, "vlan.priority"), "3", "row {i}");
-        assert_eq!(
-            col(i, "ip.checksum.status"),
-            "1",
-            "row {i}: IPv4 checksum Good"
-        );
+        assert_eq!(col(i, "ip.checksum.status"), "1", "row {i}: IPv4 checksum Good");
         assert_eq!(col(i, "infiniband.bth.opcode"), want_opcode[i], "row {i}");
         assert_eq!(col(i, "infiniband.bth.destqp"), want_qp[i], "row {i}");
         assert_eq!(col(i, "infiniband.bth.psn"), want_psn[i], "row {i}");
@@ -306,24 +214,15 @@ fn roce_and_pfc_dissect_as_built() {
         if i < 5 {
             // Wireshark shows the ICRC as a big-endian u32 of the wire bytes.
             let field = col(i, "infiniband.invariant.crc");
-            let shown = u32::from_str_radix(field.trim_start_matches("0x"), 16)
-                .unwrap_or_else(|_| panic!("row {i}: ICRC field {field:?}"));
+            let shown = u32::from_str_radix(field.trim_start_matches("0x"), 16).unwrap_or_else(|_| panic!("row {i}: ICRC field {field:?}"));
             assert_eq!(shown.swap_bytes(), reference, "row {i}: ICRC");
         } else {
             // Wireshark 4.0 does not know the CNP opcode 0x81 ("Unknown
             // (129)") and shows everything after the BTH as vendor data:
             // the 16 reserved bytes, then the ICRC.
-            let want: String = [0u8; 16]
-                .iter()
-                .chain(&reference.to_le_bytes())
-                .map(|b| format!("{b:02x}"))
-                .collect();
+            let want: String = [0u8; 16].iter().chain(&reference.to_le_bytes()).map(|b| format!("{b:02x}")).collect();
             // The vendor item occurs twice (a 4-byte group, then the data).
-            assert_eq!(
-                col(i, "infiniband.vendor").rsplit(';').next(),
-                Some(&want[..]),
-                "row {i}: CNP reserved bytes + ICRC"
-            );
+            assert_eq!(col(i, "infiniband.vendor").rsplit(';').next(), Some(&want[..]), "row {i}: CNP reserved bytes + ICRC");
             // BTH byte 4 (FECN/BECN, which Wireshark 4.0 calls Reserved): BECN.
             assert_eq!(col(i, "infiniband.reserved"), "40", "row {i}: BECN");
         }
@@ -366,30 +265,13 @@ fn fcs_verified_by_wireshark() {
     }
     let path = tmp("fcs.pcap");
     let frames = write_ethernet_pcap(&path, true);
-    let rows = dissect(
-        &path,
-        &["eth.fcs:Always", "eth.check_fcs:TRUE"],
-        &["eth.fcs", "eth.fcs.status"],
-    );
+    let rows = dissect(&path, &["eth.fcs:Always", "eth.check_fcs:TRUE"], &["eth.fcs", "eth.fcs.status"]);
     assert_eq!(rows.len(), frames.len());
     for (i, r) in rows.iter().enumerate() {
-        assert_eq!(
-            r.get(1).map(String::as_str),
-            Some("1"),
-            "row {i}: FCS status Good: {r:?}"
-        );
+        assert_eq!(r.get(1).map(String::as_str), Some("1"), "row {i}: FCS status Good: {r:?}");
         let n = frames[i].len();
-        let fcs = u32::from_le_bytes([
-            frames[i][n - 4],
-            frames[i][n - 3],
-            frames[i][n - 2],
-            frames[i][n - 1],
-        ]);
-        assert_eq!(
-            fcs,
-            crc_bitwise(&frames[i][..n - 4], 0xEDB8_8320, 32),
-            "row {i}"
-        );
+        let fcs = u32::from_le_bytes([frames[i][n - 4], frames[i][n - 3], frames[i][n - 2], frames[i][n - 1]]);
+        assert_eq!(fcs, crc_bitwise(&frames[i][..n - 4], 0xEDB8_8320, 32), "row {i}");
     }
     std::fs::remove_file(&path).ok();
 }
@@ -402,18 +284,10 @@ fn native_ib_dissects_as_built() {
     let pkt = IbPacket {
         vl: 2,
         sl: 5,
-        reth: Some(RethRepr {
-            va: 0x1000,
-            rkey: 0xBEEF,
-            dma_len: 512,
-        }),
+        reth: Some(RethRepr { va: 0x1000, rkey: 0xBEEF, dma_len: 512 }),
         payload_len: 512,
         payload_fill: PayloadFill::Counter,
-        ..IbPacket::new(
-            0x0012,
-            0x0034,
-            BthRepr::new(Opcode::RC_RDMA_WRITE_ONLY, 0x0000AB, 7),
-        )
+        ..IbPacket::new(0x0012, 0x0034, BthRepr::new(Opcode::RC_RDMA_WRITE_ONLY, 0x0000AB, 7))
     };
     let bytes = pkt.emit().expect("valid packet");
     let path = tmp("ib.pcap");
@@ -441,9 +315,7 @@ fn native_ib_dissects_as_built() {
     let rows = match try_dissect(&path, &[], &fields) {
         Ok(rows) => rows,
         Err(msg) if msg.contains("network type 247") => {
-            println!(
-                "tshark does not read LINKTYPE_INFINIBAND; using LINKTYPE_USER0 -> infiniband"
-            );
+            println!("tshark does not read LINKTYPE_INFINIBAND; using LINKTYPE_USER0 -> infiniband");
             let user = tmp("ib-user0.pcap");
             write_one(&user, LinkType::User(0), &bytes);
             let uat = r#"uat:user_dlts:"User 0 (DLT=147)","infiniband","0","","0","""#;
@@ -456,9 +328,7 @@ fn native_ib_dissects_as_built() {
     assert_eq!(rows.len(), 1);
     let r = &rows[0];
     // LRH 8 + BTH 12 + RETH 16 + 512 + ICRC 4 = 552 bytes = 138 words.
-    let want = [
-        "0x02", "0", "5", "0x02", "18", "138", "52", "10", "0x0000ab", "7", "512",
-    ];
+    let want = ["0x02", "0", "5", "0x02", "18", "138", "52", "10", "0x0000ab", "7", "512"];
     for (i, w) in want.iter().enumerate() {
         assert_eq!(r[i], *w, "{}: {r:?}", fields[i]);
     }

@@ -242,7 +242,13 @@ fn ring(b: &mut Builder, spec: &Spec, rs: bool, ag: bool, gate: &[u32]) {
                 for r in 0..n {
                     // Reduce-scatter (and a lone all-gather) start with rank r's own block
                     // r; the all-gather after a reduce-scatter starts with block r + 1.
-                    let (kk, owner) = if rs && k < n - 1 { (k, r) } else if rs { (k - (n - 1), r + 1) } else { (k, r) };
+                    let (kk, owner) = if rs && k < n - 1 {
+                        (k, r)
+                    } else if rs {
+                        (k - (n - 1), r + 1)
+                    } else {
+                        (k, r)
+                    };
                     let blk = ((owner + n - kk % n) % n) as usize;
                     let after = if k == 0 { gate.to_vec() } else { vec![prev[((r + n - 1) % n) as usize]] };
                     cur.push(b.send(c as u32, r, (r + 1) % n, blocks[blk], after));

@@ -108,7 +108,7 @@ mod tests {
         assert_eq!(c.sample(0.15), 10000);
         assert_eq!(c.sample(0.175), 15000);
         assert_eq!(c.sample(0.999_999), 29_999_333); // 10 MB + 20 MB × 2.9999 / 3
-        // The web-search mean, by hand: Σ Δp × segment midpoint = 1,711,250 B.
+                                                     // The web-search mean, by hand: Σ Δp × segment midpoint = 1,711,250 B.
         let m = c.mean();
         assert!((m - 1_711_250.0).abs() < 1e-6, "{m}");
     }

@@ -202,7 +202,16 @@ fn probe(c: &mut Counted, sub: &mut Subnet, queue: &mut VecDeque<(u32, u8)>, n: 
                 // through this switch port.
                 if let Ok(pi) = c.port_info(&path, ni.local_port) {
                     let port = &mut sub.nodes[known as usize].ports[ni.local_port as usize];
-                    *port = SPort { guid: ni.port_guid, state: Some(pi.state), peer: None, lid: pi.lid, lmc: pi.lmc, rate: pi.rate, is_sm: pi.is_sm, data_vls: pi.data_vls };
+                    *port = SPort {
+                        guid: ni.port_guid,
+                        state: Some(pi.state),
+                        peer: None,
+                        lid: pi.lid,
+                        lmc: pi.lmc,
+                        rate: pi.rate,
+                        is_sm: pi.is_sm,
+                        data_vls: pi.data_vls,
+                    };
                 }
             }
             known

@@ -198,7 +198,18 @@ impl<'a> Ft<'a> {
     fn new(f: &'a Fabric, rank: Vec<u32>) -> Ft<'a> {
         let n = f.nsw();
         let mut sw: Vec<Sw> = (0..n)
-            .map(|s| Sw { rank: rank[s], tuple: UNSET, lid: f.sw_lid[s], up: vec![], down: vec![], sib: vec![], is_leaf: false, only_ca_down: false, min_counter_down: 0, counter_up_changed: true })
+            .map(|s| Sw {
+                rank: rank[s],
+                tuple: UNSET,
+                lid: f.sw_lid[s],
+                up: vec![],
+                down: vec![],
+                sib: vec![],
+                is_leaf: false,
+                only_ca_down: false,
+                min_counter_down: 0,
+                counter_up_changed: true,
+            })
             .collect();
         let mut g: Vec<Group> = vec![];
         for s in 0..n {
@@ -269,7 +280,10 @@ impl<'a> Ft<'a> {
                 || (!a.up.is_empty() && b.up.iter().any(|&g| self.g[g].ports.len() != self.g[a.up[0]].ports.len()))
                 || (!a.down.is_empty() && r as u32 != leaf_rank && !b.down.is_empty() && self.g[b.down[0]].ports.len() != self.g[a.down[0]].ports.len());
             if bad {
-                return Err(format!("ftree: switch {:#x} (rank {r}) differs from {:#x}: the fabric is not a pure fat tree", self.f.sw_guid[s], self.f.sw_guid[rf]));
+                return Err(format!(
+                    "ftree: switch {:#x} (rank {r}) differs from {:#x}: the fabric is not a pure fat tree",
+                    self.f.sw_guid[s], self.f.sw_guid[rf]
+                ));
             }
         }
         Ok(())

@@ -472,11 +472,7 @@ impl Smi for SmPort<'_> {
         }
         let tp = node.ports[port as usize];
         let up = tp.is_some_and(|p| a.link_up(p));
-        let state = if !up {
-            PortState::Down
-        } else {
-            cfg.state.unwrap_or(PortState::Init)
-        };
+        let state = if !up { PortState::Down } else { cfg.state.unwrap_or(PortState::Init) };
         let rate = tp.map_or(BitRate(0), |p| a.topo.port(p).rate);
         Ok(PortInfo { state, lid: cfg.lid, lmc: cfg.lmc, is_sm, width: 4, rate, data_vls: a.data_vls })
     }
@@ -486,11 +482,7 @@ impl Smi for SmPort<'_> {
         if !self.agents.layout.nodes[n as usize].switch {
             return Err(SmpError::Invalid);
         }
-        Ok(SwitchInfo {
-            lft_cap: MAX_UCAST_LID + 1,
-            lft_top: self.agents.lft_top[n as usize],
-            port_state_change: self.agents.port_state_change[n as usize],
-        })
+        Ok(SwitchInfo { lft_cap: MAX_UCAST_LID + 1, lft_top: self.agents.lft_top[n as usize], port_state_change: self.agents.port_state_change[n as usize] })
     }
 
     fn sm_info(&mut self, path: &[u8]) -> Result<SmInfo, SmpError> {

@@ -191,8 +191,12 @@ pub fn route(f: &Fabric, cfg: &SmConfig, old: Option<&Tables>) -> Routed {
     };
     let res: Result<Routed, String> = match cfg.engine {
         Engine::Minhop => Ok(Routed { engine: Engine::Minhop, fallback: None, tables: minhop::route(f, old, cfg.lmc), sl: None, roots: vec![] }),
-        Engine::Updn => updn::route(g, &roots, old, cfg.lmc).map(|(t, r)| Routed { engine: Engine::Updn, fallback: None, tables: with_an(t), sl: None, roots: r }),
-        Engine::Ftree => ftree::route(g, &roots, cfg.lmc).map(|(t, r)| Routed { engine: Engine::Ftree, fallback: None, tables: with_an(t), sl: None, roots: r }),
+        Engine::Updn => {
+            updn::route(g, &roots, old, cfg.lmc).map(|(t, r)| Routed { engine: Engine::Updn, fallback: None, tables: with_an(t), sl: None, roots: r })
+        }
+        Engine::Ftree => {
+            ftree::route(g, &roots, cfg.lmc).map(|(t, r)| Routed { engine: Engine::Ftree, fallback: None, tables: with_an(t), sl: None, roots: r })
+        }
         Engine::Dfsssp => dfsssp::route(f, f.data_vls).map(|(t, sl)| Routed { engine: Engine::Dfsssp, fallback: None, tables: t, sl: Some(sl), roots: vec![] }),
     };
     match res {
@@ -465,8 +469,7 @@ impl SubnetManager {
     /// Service level for packets from endpoint `src_ep` to `dst_ep`: the VL the routing
     /// engine assigned to that path (dfsssp), else 0.
     pub fn path_sl(&self, src_ep: u32, dst_ep: u32) -> u8 {
-        let (Some(st), Some(Some((s, _))), Some(Some((_, lid)))) =
-            (&self.master.state, self.ep_route.get(src_ep as usize), self.ep_route.get(dst_ep as usize))
+        let (Some(st), Some(Some((s, _))), Some(Some((_, lid)))) = (&self.master.state, self.ep_route.get(src_ep as usize), self.ep_route.get(dst_ep as usize))
         else {
             return 0;
         };

@@ -143,12 +143,7 @@ impl Fabric {
                 }
             }
         }
-        let max_lid = eps
-            .iter()
-            .map(|e| e.lid as usize + (1usize << e.lmc) - 1)
-            .chain(sw_lid.iter().map(|&l| l as usize))
-            .max()
-            .unwrap_or(0);
+        let max_lid = eps.iter().map(|e| e.lid as usize + (1usize << e.lmc) - 1).chain(sw_lid.iter().map(|&l| l as usize)).max().unwrap_or(0);
         let mut owner = vec![Owner::None; max_lid + 1];
         for (s, &l) in sw_lid.iter().enumerate() {
             if l != 0 {

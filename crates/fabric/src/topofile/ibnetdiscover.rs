@@ -17,7 +17,8 @@ use super::{build, err, parse, read_text, Guids, IbTopology, TopoFileError};
 pub fn looks_like(src: &str) -> bool {
     src.lines().any(|l| {
         let t = l.trim_start();
-        (t.starts_with("switchguid=") && t.contains('(')) || guid_id(t.split('"').nth(1).unwrap_or("")).is_some() && (t.starts_with("Switch") || t.starts_with("Ca"))
+        (t.starts_with("switchguid=") && t.contains('('))
+            || guid_id(t.split('"').nth(1).unwrap_or("")).is_some() && (t.starts_with("Switch") || t.starts_with("Ca"))
     })
 }
 
@@ -47,12 +48,22 @@ pub fn read_str(file: &str, src: &str) -> Result<IbTopology, TopoFileError> {
     for n in &raw.nodes {
         let from_line = n.guid_lines.iter().rev().find(|g| g.0 == n.switch).map(|g| g.1);
         let g = from_line.or_else(|| guid_id(&n.id)).ok_or_else(|| {
-            err(&n.file, n.line, format!("cannot tell the GUID of \"{}\": expected a `{}=0x…` line before it or an id like \"{}-0002c90200402fd0\"", n.id, if n.switch { "switchguid" } else { "caguid" }, if n.switch { "S" } else { "H" }))
+            err(
+                &n.file,
+                n.line,
+                format!(
+                    "cannot tell the GUID of \"{}\": expected a `{}=0x…` line before it or an id like \"{}-0002c90200402fd0\"",
+                    n.id,
+                    if n.switch { "switchguid" } else { "caguid" },
+                    if n.switch { "S" } else { "H" }
+                ),
+            )
         })?;
         node.push(g);
         sys.push(n.sysimgguid.unwrap_or(g));
     }
-    let mut port: Vec<Vec<u64>> = raw.nodes.iter().zip(&node).map(|(n, &g)| (0..=n.nports as u64).map(|p| if n.switch { g } else { g + p }).collect()).collect();
+    let mut port: Vec<Vec<u64>> =
+        raw.nodes.iter().zip(&node).map(|(n, &g)| (0..=n.nports as u64).map(|p| if n.switch { g } else { g + p }).collect()).collect();
     let ids: std::collections::HashMap<&str, usize> = raw.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
     for (i, n) in raw.nodes.iter().enumerate() {
         for p in &n.ports {

@@ -102,7 +102,12 @@ fn rate_opts(rate: units::BitRate) -> &'static str {
 /// EDR/HDR/NDR rates.
 pub fn write(t: &Topology, layout: &IbLayout) -> Result<String, String> {
     let mut out = String::new();
-    let _ = writeln!(out, "# ibsim net file written by fabriclab ({} nodes, {} links).", layout.nodes.len(), t.ports.iter().filter(|p| p.peer.is_some()).count() / 2);
+    let _ = writeln!(
+        out,
+        "# ibsim net file written by fabriclab ({} nodes, {} links).",
+        layout.nodes.len(),
+        t.ports.iter().filter(|p| p.peer.is_some()).count() / 2
+    );
     let _ = writeln!(out, "# Node ids are the names `fabriclab sm --json` uses; ports are IB port numbers.");
     let sm_node = layout.sm.0 as usize;
     let order = std::iter::once(sm_node).chain((0..layout.nodes.len()).filter(|&i| i != sm_node));

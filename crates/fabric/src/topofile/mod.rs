@@ -199,7 +199,14 @@ pub(crate) fn parse(file: &str, src: &str, include: &mut dyn FnMut(&str, usize, 
                 if t.starts_with('[') {
                     return Err(err(file, ln, "port line outside a node record; expected a `Switch`, `Ca` or `Hca` line first"));
                 }
-                return Err(err(file, ln, format!("unexpected `{}`; expected a `Switch N \"id\"`, `Ca N \"id\"` record or an assignment such as `switchguid=`", t.chars().take(40).collect::<String>())));
+                return Err(err(
+                    file,
+                    ln,
+                    format!(
+                        "unexpected `{}`; expected a `Switch N \"id\"`, `Ca N \"id\"` record or an assignment such as `switchguid=`",
+                        t.chars().take(40).collect::<String>()
+                    ),
+                ));
             }
         }
     }
@@ -225,7 +232,17 @@ fn header(file: &str, ln: usize, t: &str, switch: bool) -> Result<RawNode, TopoF
         return Err(err(file, ln, format!("{kind}: empty node id")));
     }
     let desc = after.split_once('#').and_then(|(_, c)| quoted(c).map(|q| q.0.to_string()));
-    Ok(RawNode { switch, nports: nports as u8, id: id.to_string(), desc, file: file.to_string(), line: ln, ports: vec![], guid_lines: vec![], sysimgguid: None })
+    Ok(RawNode {
+        switch,
+        nports: nports as u8,
+        id: id.to_string(),
+        desc,
+        file: file.to_string(),
+        line: ln,
+        ports: vec![],
+        guid_lines: vec![],
+        sysimgguid: None,
+    })
 }
 
 fn port_line(file: &str, ln: usize, t: &str, nports: u8) -> Result<RawPort, TopoFileError> {
@@ -318,7 +335,17 @@ pub(crate) fn masks_rate(w: Option<u32>, s: Option<u32>, e: Option<u32>) -> (Opt
         Some(e) if e & 4 != 0 => lane_rate("HDR"),
         Some(e) if e & 2 != 0 => lane_rate("EDR"),
         Some(e) if e & 1 != 0 => lane_rate("FDR"),
-        _ => s.map(|s| if s & 4 != 0 { lane_rate("QDR") } else if s & 2 != 0 { lane_rate("DDR") } else { lane_rate("SDR") }).and_then(|x| x),
+        _ => s
+            .map(|s| {
+                if s & 4 != 0 {
+                    lane_rate("QDR")
+                } else if s & 2 != 0 {
+                    lane_rate("DDR")
+                } else {
+                    lane_rate("SDR")
+                }
+            })
+            .and_then(|x| x),
     };
     (width, lane)
 }
@@ -346,13 +373,19 @@ pub(crate) fn build(raw: &RawFile, guids: Guids, sm: Option<(usize, u8)>) -> Res
     let mut peer: HashMap<(usize, u8), Listing> = HashMap::new();
     for (i, n) in raw.nodes.iter().enumerate() {
         for p in &n.ports {
-            let &j = by_id.get(p.peer.as_str()).ok_or_else(|| err(&n.file, p.line, format!("no node \"{}\" in this file; expected the id of a Switch or Ca record", p.peer)))?;
+            let &j = by_id
+                .get(p.peer.as_str())
+                .ok_or_else(|| err(&n.file, p.line, format!("no node \"{}\" in this file; expected the id of a Switch or Ca record", p.peer)))?;
             let pn = &raw.nodes[j];
             if p.peer_port > pn.nports {
                 return Err(err(&n.file, p.line, format!("\"{}\" has ports 1..{}; port {} does not exist", pn.id, pn.nports, p.peer_port)));
             }
             if !n.switch && !pn.switch {
-                return Err(err(&n.file, p.line, format!("CA \"{}\" is cabled to CA \"{}\"; only CA-to-switch and switch-to-switch links are supported", n.id, pn.id)));
+                return Err(err(
+                    &n.file,
+                    p.line,
+                    format!("CA \"{}\" is cabled to CA \"{}\"; only CA-to-switch and switch-to-switch links are supported", n.id, pn.id),
+                ));
             }
             if (i, p.num) == (j, p.peer_port) {
                 return Err(err(&n.file, p.line, "a port cannot be cabled to itself"));
@@ -363,7 +396,10 @@ pub(crate) fn build(raw: &RawFile, guids: Guids, sm: Option<(usize, u8)>) -> Res
                     return Err(err(
                         &n.file,
                         p.line,
-                        format!("\"{}\"[{}] is cabled to \"{}\"[{}] here, but line {} cables it to \"{}\"[{}]", n.id, p.num, pn.id, p.peer_port, prev.5, raw.nodes[prev.0].id, prev.1),
+                        format!(
+                            "\"{}\"[{}] is cabled to \"{}\"[{}] here, but line {} cables it to \"{}\"[{}]",
+                            n.id, p.num, pn.id, p.peer_port, prev.5, raw.nodes[prev.0].id, prev.1
+                        ),
                     ));
                 }
             }
@@ -371,7 +407,14 @@ pub(crate) fn build(raw: &RawFile, guids: Guids, sm: Option<(usize, u8)>) -> Res
             let back = (j, p.peer_port);
             match peer.get(&back) {
                 Some(b) if (b.0, b.1) != me => {
-                    return Err(err(&n.file, p.line, format!("\"{}\"[{}] says its peer is \"{}\"[{}] (line {}), not \"{}\"[{}]", pn.id, p.peer_port, raw.nodes[b.0].id, b.1, b.5, n.id, p.num)))
+                    return Err(err(
+                        &n.file,
+                        p.line,
+                        format!(
+                            "\"{}\"[{}] says its peer is \"{}\"[{}] (line {}), not \"{}\"[{}]",
+                            pn.id, p.peer_port, raw.nodes[b.0].id, b.1, b.5, n.id, p.num
+                        ),
+                    ))
                 }
                 Some(_) => {}
                 None => {
@@ -471,7 +514,10 @@ pub(crate) fn build(raw: &RawFile, guids: Guids, sm: Option<(usize, u8)>) -> Res
         Some((n, p)) => (n as u32, p),
         None => {
             // The first CA port that is cabled, else the first switch.
-            let ca = nodes.iter().enumerate().find_map(|(i, n)| (!n.switch).then(|| n.ports.iter().position(|p| p.is_some()).map(|p| (i as u32, p as u8))).flatten());
+            let ca = nodes
+                .iter()
+                .enumerate()
+                .find_map(|(i, n)| (!n.switch).then(|| n.ports.iter().position(|p| p.is_some()).map(|p| (i as u32, p as u8))).flatten());
             ca.or_else(|| nodes.iter().position(|n| n.switch).map(|i| (i as u32, 0))).unwrap_or((0, 0))
         }
     };
