@@ -593,6 +593,8 @@ pub struct Sim {
     lost: Vec<(u64, u32)>,
     /// Route overrides in force: (switch, destination endpoint) → output port.
     route_override: std::collections::HashMap<(u32, u32), PortId>,
+    /// Paths pinned per QP ([`Sim::pin_route`]): (switch, QP, data or not) → output port.
+    pinned: std::collections::HashMap<(u32, u32, bool), PortId>,
     /// Switch hops per packet (by packet id), kept only when a route override can loop.
     hops: Vec<u8>,
     ttl_on: bool,
@@ -895,6 +897,7 @@ impl Sim {
             first_block: vec![false; np],
             lost: vec![(NEVER, 0); nqps],
             route_override: std::collections::HashMap::new(),
+            pinned: std::collections::HashMap::new(),
             hops: vec![],
             ttl_on,
             deadlock_checked: false,
@@ -1398,6 +1401,11 @@ impl Sim {
                 return Some(p);
             }
         }
+        if !self.pinned.is_empty() {
+            if let Some(&p) = self.pinned.get(&(node.0, pk.qp, pk.kind == Kind::Data)) {
+                return Some(p);
+            }
+        }
         match &self.fwd {
             Forwarder::Ecmp(r) => r.next_hop(node, src, dst, sport),
             Forwarder::Lft(l) => l.get(node, dst),
@@ -1866,9 +1874,12 @@ impl Sim {
         let s = self.pgs[gi];
         if s.paused && s.hdrm == 0 {
             let occ = s.resv + s.shared;
+            // The trigger fires at shared >= limit, i.e. at occupancy resv + limit with the
+            // reserve this PG holds now: a frame larger than what is left of the reserve goes
+            // to the shared pool whole, so resv may stay below `reserved_cells`.
             let level = match self.p.buffer.resume {
                 Resume::Absolute(a) => a,
-                Resume::Offset(o) => (self.p.buffer.reserved_cells + self.shared_limit(ni, true)).saturating_sub(o),
+                Resume::Offset(o) => (s.resv + self.shared_limit(ni, true)).saturating_sub(o),
             };
             if occ <= level {
                 self.pgs[gi].paused = false;
@@ -2675,11 +2686,23 @@ impl Sim {
 
     /// The output port a switch picks for the packets of flow `flow`.
     pub fn route(&self, sw: NodeId, flow: u32) -> Option<PortId> {
-        let q = &self.qps[self.flow_qp[flow as usize] as usize];
+        let qi = self.flow_qp[flow as usize];
+        if let Some(&p) = self.pinned.get(&(sw.0, qi, true)) {
+            return Some(p);
+        }
+        let q = &self.qps[qi as usize];
         match &self.fwd {
             Forwarder::Ecmp(r) => r.next_hop(sw, q.src, q.dst, q.sport),
             Forwarder::Lft(l) => l.get(sw, q.dst),
         }
+    }
+
+    /// Pins the port switch `sw` sends flow `flow`'s data packets (`data`) or its ACKs, NAKs
+    /// and CNPs (`!data`) out of, whatever ECMP would pick: to replay another simulator's
+    /// paths (the ns-3 cross-check). Call before running; a flow sharing a QP shares its pins.
+    pub fn pin_route(&mut self, flow: u32, sw: NodeId, port: PortId, data: bool) {
+        assert!(self.topo.is_switch(sw) && self.topo.port(port).node == sw, "pin_route: {port:?} is not a port of switch {sw:?}");
+        self.pinned.insert((sw.0, self.flow_qp[flow as usize], data), port);
     }
 
     // ---------------------------------------------------------------- faults
