@@ -5,53 +5,19 @@
 use fabric::compare;
 use units::SimDuration;
 
+mod common;
+
 /// A RoCE-only scenario (compare fills `[infiniband]` with its defaults): a 2-leaf,
-/// 1-spine fabric at `speed`, `roce_switch` lines in `[roce]`, one 64 KiB message.
+/// 1-spine fabric at `speed`, cut-through, `roce_switch` lines in `[roce]` in place of the
+/// shared builder's fixed switch latency, one 64 KiB message.
 fn scenario(speed: &str, roce_switch: &str) -> String {
-    format!(
-        r#"
-[scenario]
-name = "fair"
-seed = 3
-
-[topology]
-kind = "leaf-spine"
-leaves = 2
-spines = 1
-hosts_per_leaf = 2
-host_link = {{ speed = "{speed}", cable = "3m" }}
-fabric_link = {{ speed = "{speed}", cable = "20m" }}
-
-[roce]
-mtu = "4096B"
-lossless_priorities = [3]
-dscp_to_tc = {{ 26 = 3, 48 = 6 }}
-cnp_dscp = 48
-timeout = 14
-retry_cnt = 7
-forwarding = "cut-through"
-{roce_switch}
-pfc = {{ enabled = true, quanta = 65535, refresh = "auto", response = "auto" }}
-ecn = [{{ queue = 3, kmin = "150KB", kmax = "1500KB", pmax = 0.1 }}]
-dcqcn = {{ preset = "nvidia-default" }}
-
-[buffer]
-total = "16MiB"
-cell = "256B"
-dynamic_th = 0
-reserved = "0B"
-headroom = "auto"
-xoff = "dynamic"
-
-[[traffic]]
-kind = "message"
-src = 0
-dst = 3
-size = "64KiB"
-at = "0us"
-dscp = 26
-"#
-    )
+    let topology = format!(
+        "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 2\n\
+         host_link = {{ speed = \"{speed}\", cable = \"3m\" }}\nfabric_link = {{ speed = \"{speed}\", cable = \"20m\" }}\n"
+    );
+    let roce = "forwarding = \"cut-through\"\necn = [{ queue = 3, kmin = \"150KB\", kmax = \"1500KB\", pmax = 0.1 }]\ndcqcn = { preset = \"nvidia-default\" }";
+    let traffic = "[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 3\nsize = \"64KiB\"\nat = \"0us\"\ndscp = 26\n";
+    common::scenario(&topology, roce, common::BUFFER, traffic).replace("switch_latency = \"0ns\"\n", &format!("{roce_switch}\n"))
 }
 
 fn err(s: &str) -> String {
