@@ -1401,8 +1401,16 @@ impl Sim {
                 return Some(p);
             }
         }
+        self.forward(node, pk.qp, pk.kind == Kind::Data, src, dst, sport)
+    }
+
+    /// Where switch `node` sends a packet of QP `qp` (its data if `data`, else its ACKs,
+    /// NAKs and CNPs) from `src` to `dst`: the port pinned for it ([`Sim::pin_route`]), else
+    /// the forwarding tables (ECMP on the UDP source port `sport`, or the LFT).
+    #[inline]
+    fn forward(&self, node: NodeId, qp: u32, data: bool, src: u32, dst: u32, sport: u16) -> Option<PortId> {
         if !self.pinned.is_empty() {
-            if let Some(&p) = self.pinned.get(&(node.0, pk.qp, pk.kind == Kind::Data)) {
+            if let Some(&p) = self.pinned.get(&(node.0, qp, data)) {
                 return Some(p);
             }
         }
@@ -2687,14 +2695,8 @@ impl Sim {
     /// The output port a switch picks for the packets of flow `flow`.
     pub fn route(&self, sw: NodeId, flow: u32) -> Option<PortId> {
         let qi = self.flow_qp[flow as usize];
-        if let Some(&p) = self.pinned.get(&(sw.0, qi, true)) {
-            return Some(p);
-        }
         let q = &self.qps[qi as usize];
-        match &self.fwd {
-            Forwarder::Ecmp(r) => r.next_hop(sw, q.src, q.dst, q.sport),
-            Forwarder::Lft(l) => l.get(sw, q.dst),
-        }
+        self.forward(sw, qi, true, q.src, q.dst, q.sport)
     }
 
     /// Pins the port switch `sw` sends flow `flow`'s data packets (`data`) or its ACKs, NAKs
