@@ -101,7 +101,7 @@ fn main() -> ExitCode {
             };
             let (sim, report) = world.run(out.is_some() || html.is_some());
             if let Some(dir) = &out {
-                if let Err(e) = fabric::report::write_csv(dir, &world, &sim, &report) {
+                if let Err(e) = fabric::report::write_csv(dir, &world, &sim.stats, &report) {
                     eprintln!("error: {}: cannot write: {e}", dir.display());
                     return ExitCode::from(1);
                 }

@@ -61,7 +61,7 @@ impl World {
     pub fn run(&self, sample: bool) -> (Sim, report::Report) {
         let mut sim = self.simulator(sample);
         sim.run();
-        let r = report::build(self, &sim);
+        let r = report::build(self, &sim.stats);
         (sim, r)
     }
 }

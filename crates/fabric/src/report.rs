@@ -11,8 +11,7 @@ use units::{Bytes, SimDuration};
 
 use crate::config::World;
 use crate::params::Params;
-use crate::sim::Sim;
-use crate::stats::DROP_CAUSES;
+use crate::stats::{Stats, DROP_CAUSES};
 use crate::timing;
 
 #[derive(Serialize, Debug, Clone)]
@@ -286,22 +285,6 @@ pub struct FlowReport {
     pub failed: bool,
 }
 
-/// The egress ports a flow's packets leave by, from its NIC to the last switch, under the
-/// forwarding state at the end of the run; `None` if the route is broken or loops.
-pub fn flow_path(w: &World, sim: &Sim, flow: u32, src: u32) -> Option<Vec<crate::topology::PortId>> {
-    let t = &w.topo;
-    let mut path = vec![];
-    let mut port = t.ep_port(src);
-    loop {
-        path.push(port);
-        let node = t.port(t.port(port).peer?).node;
-        if !t.is_switch(node) || path.len() > 64 {
-            return (!t.is_switch(node)).then_some(path);
-        }
-        port = sim.route(node, flow)?;
-    }
-}
-
 /// Nearest-rank percentile `q` of an ascending slice (zero when empty).
 fn pct<T: Copy + Default>(sorted: &[T], q: f64) -> T {
     if sorted.is_empty() {
@@ -311,8 +294,7 @@ fn pct<T: Copy + Default>(sorted: &[T], q: f64) -> T {
     sorted[i]
 }
 
-pub fn build(w: &World, sim: &Sim) -> Report {
-    let st = &sim.stats;
+pub fn build(w: &World, st: &Stats) -> Report {
     let t = &w.topo;
     let name = |ep: u32| t.node(t.endpoints[ep as usize]).name.clone();
     let mut flow_records = vec![];
@@ -324,7 +306,7 @@ pub fn build(w: &World, sim: &Sim) -> Report {
             continue;
         }
         // Slowdown's reference: the message alone on the path its first packet took.
-        let ideal = flow_path(w, sim, fi as u32, f.src).map_or(0, |path| timing::ideal_fct(&w.topo, &w.params, &path, Bytes(f.size)).ps());
+        let ideal = st.flow_paths[fi].as_ref().map_or(0, |path| timing::ideal_fct(&w.topo, &w.params, path, Bytes(f.size)).ps());
         let fct = f.finish.map(|e| e - f.start);
         let sd = fct.map(|x| if ideal > 0 { x as f64 / ideal as f64 } else { 0.0 });
         if let (Some(x), Some(s)) = (fct, sd) {
@@ -415,7 +397,7 @@ pub fn build(w: &World, sim: &Sim) -> Report {
             paused_ps: ps.paused_ps,
             ecn_marks: ps.ecn_marked,
             drops: DROP_CAUSES.iter().filter(|&&c| ps.drops[c as usize] > 0).map(|&c| (cause_name(c), ps.drops[c as usize])).collect(),
-            headroom_cells: sim.headroom_of(crate::topology::PortId(pi as u32)),
+            headroom_cells: ps.headroom_cap_cells,
             peak_headroom_cells: ps.peak_headroom_cells,
             xmit_wait_ps: ps.xmit_wait_ps,
             fcp_tx: ps.fcp_tx,
@@ -424,7 +406,7 @@ pub fn build(w: &World, sim: &Sim) -> Report {
     }
     totals.drops_by_cause = DROP_CAUSES.iter().map(|&c| (cause_name(c), by_cause[c as usize])).collect();
     totals.deadlock = st.deadlock.clone();
-    let incidents = incidents(w, sim);
+    let incidents = incidents(w, st);
     totals.reroutes = st.reroute_steps.clone();
     totals.reroutes_installed_ps = st.reroutes.clone();
     let mut nics = vec![];
@@ -443,7 +425,7 @@ pub fn build(w: &World, sim: &Sim) -> Report {
         });
     }
     let p = &w.params;
-    let victims = victims(w, sim, &flow_records);
+    let victims = victims(w, st, &flow_records);
     Report {
         scenario: w.name.clone(),
         seed: w.seed,
@@ -475,7 +457,7 @@ pub fn build(w: &World, sim: &Sim) -> Report {
         ports,
         nics,
         flow_records,
-        collectives: collectives(w, sim),
+        collectives: collectives(w, st),
         victims,
         incidents,
         notes: w.notes.clone(),
@@ -487,8 +469,7 @@ fn port_name(w: &World, p: u32) -> String {
     w.topo.port_name(crate::topology::PortId(p))
 }
 
-fn incidents(w: &World, sim: &Sim) -> Incidents {
-    let st = &sim.stats;
+fn incidents(w: &World, st: &Stats) -> Incidents {
     let mut timeline: Vec<TimelineEntry> = st
         .timeline
         .iter()
@@ -553,14 +534,13 @@ fn incidents(w: &World, sim: &Sim) -> Incidents {
     Incidents { timeline, storms, recovery, deadlock_cycle, paused_at_end }
 }
 
-fn victims(w: &World, sim: &Sim, records: &[FlowReport]) -> VictimSummary {
-    let st = &sim.stats;
+fn victims(w: &World, st: &Stats, records: &[FlowReport]) -> VictimSummary {
     let t = &w.topo;
     let blocked: Vec<bool> = st.ports.iter().map(|p| p.paused_ps.iter().any(|&x| x > 0) || p.xmit_wait_ps > 0).collect();
     let max_frame = timing::frame_of(&w.params, Transport::WriteFirst, w.params.mtu).0;
     // Paths first: a port crossed by a single flow builds a queue only from a speed
     // change (e.g. a backlog leaving a 400G link into a 100G one) and harms no one else.
-    let paths: Vec<Option<Vec<crate::topology::PortId>>> = records.iter().map(|r| flow_path(w, sim, r.flow, st.flows[r.flow as usize].src)).collect();
+    let paths: Vec<Option<Vec<crate::topology::PortId>>> = records.iter().map(|r| st.flow_paths[r.flow as usize].clone()).collect();
     let mut crossing = vec![0u32; st.ports.len()];
     for p in paths.iter().flatten() {
         for q in p {
@@ -607,8 +587,7 @@ pub fn payload_efficiency(p: &Params) -> f64 {
     p.mtu.0 as f64 / wire.0 as f64
 }
 
-fn collectives(w: &World, sim: &Sim) -> Vec<CollectiveReport> {
-    let st = &sim.stats;
+fn collectives(w: &World, st: &Stats) -> Vec<CollectiveReport> {
     let eff = payload_efficiency(&w.params);
     w.jobs
         .iter()
@@ -853,9 +832,8 @@ pub fn text(r: &Report) -> String {
 }
 
 /// Writes CSV time series and the pause log into `dir`.
-pub fn write_csv(dir: &std::path::Path, w: &World, sim: &Sim, r: &Report) -> std::io::Result<()> {
+pub fn write_csv(dir: &std::path::Path, w: &World, st: &Stats, r: &Report) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let st = &sim.stats;
     let t = &w.topo;
     // The busiest ports by maximum queue.
     let mut idx: Vec<usize> = (0..st.ports.len()).filter(|&i| st.ports[i].max_queue > 0).collect();

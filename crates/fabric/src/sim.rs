@@ -2565,6 +2565,30 @@ impl Sim {
         self.stats.events = self.q.popped();
         self.stats.frames_in_flight_at_end = in_flight;
         self.stats.buffer_cells_at_end = self.mmus.iter().map(|m| m.used).sum();
+        for pi in 0..self.ports.len() {
+            self.stats.ports[pi].headroom_cap_cells = self.headroom_of(PortId(pi as u32));
+        }
+        self.stats.flow_paths = (0..self.flow_qp.len() as u32).map(|f| self.flow_path(f)).collect();
+    }
+
+    /// The egress ports flow `flow`'s data packets leave by, from its NIC to the last switch,
+    /// under the forwarding state now; `None` for a SHARP join, or if the route is broken
+    /// or loops.
+    fn flow_path(&self, flow: u32) -> Option<Vec<PortId>> {
+        if self.flow_qp[flow as usize] == NONE {
+            return None;
+        }
+        let t = &self.topo;
+        let mut path = vec![];
+        let mut port = t.ep_port(self.stats.flows[flow as usize].src);
+        loop {
+            path.push(port);
+            let node = t.port(t.port(port).peer?).node;
+            if !t.is_switch(node) || path.len() > 64 {
+                return (!t.is_switch(node)).then_some(path);
+            }
+            port = self.route(node, flow)?;
+        }
     }
 
     /// Checks the accounting invariants: per-PG counters add up to the pool counters.

@@ -95,6 +95,8 @@ pub struct PortStats {
     pub fcp_rx: u64,
     /// IB: peak blocks held in each input VL buffer (max over VLs).
     pub peak_vl_blocks: u32,
+    /// Headroom cap of this ingress (cells, the largest over its PGs) at the end.
+    pub headroom_cap_cells: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -169,6 +171,10 @@ pub struct Stats {
     pub reroutes: Vec<u64>,
     /// For each fault (its time): the control plane's timed steps.
     pub reroute_steps: Vec<(u64, Vec<ControlStep>)>,
+    /// Each flow's path under the forwarding state at the end: the egress ports its data
+    /// packets leave by, from its NIC to the last switch; `None` for a SHARP join, or when
+    /// the route is broken or loops.
+    pub flow_paths: Vec<Option<Vec<crate::topology::PortId>>>,
 }
 
 /// One timed step of a control plane's reaction, from the fault.

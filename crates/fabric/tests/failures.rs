@@ -23,7 +23,7 @@ fn example(path: &str) -> String {
 /// paused port is paused in turn once the buffer between them fills (hop-by-hop PFC), so
 /// the set is the closure over the flows' paths.
 fn pause_closure(w: &fabric::World, sim: &fabric::Sim, start: PortId) -> BTreeSet<String> {
-    let paths: Vec<Vec<PortId>> = (0..w.flows.len() as u32).filter_map(|f| fabric::report::flow_path(w, sim, f, w.flows[f as usize].src)).collect();
+    let paths: Vec<Vec<PortId>> = sim.stats.flow_paths.iter().flatten().cloned().collect();
     let mut reached = BTreeSet::from([start]);
     loop {
         let before = reached.len();
@@ -339,7 +339,7 @@ fn the_timeline_is_written_as_csv() {
     let w = load(&example(STORM));
     let (sim, r) = w.run(false);
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("storm-csv");
-    fabric::report::write_csv(&dir, &w, &sim, &r).unwrap();
+    fabric::report::write_csv(&dir, &w, &sim.stats, &r).unwrap();
     let csv = std::fs::read_to_string(dir.join("incidents.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines[0], "t_ps,event,port,class,detail");

@@ -327,7 +327,7 @@ fn run_ours(run: &Ns3Run, cc: Cc, sample: Option<&str>, seed: u64) -> Ours {
     let mut sim = w.simulator(sample.is_some());
     pin_paths(&w, &mut sim, run);
     sim.run();
-    let r = fabric::report::build(&w, &sim);
+    let r = fabric::report::build(&w, &sim.stats);
     assert_eq!(r.flows.completed as usize, run.flows.len(), "{}: every flow completes", run.name);
     assert_eq!(r.totals.drops, 0, "{}: no drops (ns-3 dropped none)", run.name);
     let mut fct: Vec<f64> = r.flow_records.iter().map(|f| f.fct_ps.expect("completed") as f64 / 1e3).collect();
