@@ -1,0 +1,120 @@
+//! TODO doc
+
+use super::*;
+
+/// The deadlock detector's period: the scenario's timeout (1 ms when unset).
+pub(super) fn deadlock_period(p: &Params) -> u64 {
+    match p.deadlock_timeout.ps() {
+        0 => 1_000_000_000,
+        t => t,
+    }
+}
+
+impl Sim {
+    /// The deadlock detector, every `deadlock_timeout`: a cycle of blocked queues none of
+    /// which has dequeued for that long is a deadlock. It is recorded once; the run stops
+    /// there unless something can still break it (a PFC watchdog, IB lifetime discards).
+    pub(super) fn watchdog(&mut self, now: u64) {
+        if self.remaining == 0 || self.deadlock_checked {
+            return;
+        }
+        let period = deadlock_period(&self.p);
+        if let Some(cycle) = self.find_cycle(now, period) {
+            let formed = cycle.iter().map(|&(p, c)| self.cls[p as usize * 8 + c as usize].moved).max().unwrap_or(now);
+            let hops = cycle.len();
+            self.incident(formed, "deadlock-formed", Some(cycle[0].0), Some(cycle[0].1), format!("last dequeue on a cycle of {hops} blocked queues"));
+            self.incident(
+                now,
+                "deadlock-detected",
+                Some(cycle[0].0),
+                Some(cycle[0].1),
+                format!("no queue of the cycle moved for {} us", (now - formed) / 1_000_000),
+            );
+            self.stats.deadlock = Some(Deadlock { detected_at_ps: now, formed_at_ps: formed, cycle });
+            self.deadlock_checked = true;
+            let breakable = self.p.pfc.watchdog.is_some()
+                || self.p.ib.as_ref().is_some_and(|i| i.hoq_lifetime.is_some() || i.leaf_hoq_lifetime.is_some() || i.switch_lifetime.is_some());
+            if !breakable {
+                self.halted = true;
+            }
+            return;
+        }
+        self.q.schedule(SimTime(now + period), Ev::Watchdog);
+    }
+
+    /// Whether the head of egress queue (`pi`, `tc`) is blocked (paused or without credits).
+    pub(super) fn head_blocked(&self, pi: usize, tc: usize, now: u64) -> bool {
+        match self.cls[pi * 8 + tc].head {
+            NONE => false,
+            h => self.may_send(pi, tc, self.pkts[h as usize].frame as u32, now).is_err(),
+        }
+    }
+
+    /// A cycle of blocked switch egress queues, each waiting for buffer at the next hop's
+    /// input that is held by packets queued behind the next one: the channel dependency
+    /// cycle of a deadlock (Dally & Seitz 1987; for PFC, Hu et al., HotNets 2016).
+    pub(super) fn find_cycle(&self, now: u64, stale: u64) -> Option<Vec<(u32, u8)>> {
+        use std::collections::BTreeMap;
+        // Queues that are blocked and have not moved for `stale`.
+        let stuck = |pi: usize, tc: usize| self.head_blocked(pi, tc, now) && now.saturating_sub(self.cls[pi * 8 + tc].moved) >= stale;
+        // Edge (u, c) → (q, c): upstream egress u feeds the input whose packets wait at q.
+        let mut adj: BTreeMap<(u32, u8), Vec<(u32, u8)>> = BTreeMap::new();
+        for (ni, n) in self.topo.nodes.iter().enumerate() {
+            if n.kind != NodeKind::Switch {
+                continue;
+            }
+            let _ = ni;
+            for q in n.first_port..n.first_port + n.nports {
+                for tc in 0..8 {
+                    if !stuck(q as usize, tc) {
+                        continue;
+                    }
+                    for id in self.queued(q as usize, tc) {
+                        let i = self.pkts[id as usize].in_port;
+                        let Some(u) = self.topo.ports[i as usize].peer else { continue };
+                        // The class it held upstream: the same priority on RoCE; on IB the
+                        // VL it arrived on (SL→VL tables may move it to another VL here).
+                        let utc = if self.ib.is_empty() { tc } else { self.pkts[id as usize].in_pg as usize };
+                        if self.topo.is_switch(self.topo.ports[u.0 as usize].node) && stuck(u.0 as usize, utc) {
+                            let e = adj.entry((u.0, utc as u8)).or_default();
+                            if !e.contains(&(q, tc as u8)) {
+                                e.push((q, tc as u8));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Iterative DFS with colours; a grey successor closes a cycle.
+        let mut colour: BTreeMap<(u32, u8), u8> = BTreeMap::new();
+        for &start in adj.keys() {
+            if colour.contains_key(&start) {
+                continue;
+            }
+            let mut stack: Vec<((u32, u8), usize)> = vec![(start, 0)];
+            colour.insert(start, 1);
+            while let Some(&mut (v, ref mut i)) = stack.last_mut() {
+                let succ = adj.get(&v).map(|s| s.as_slice()).unwrap_or(&[]);
+                if *i < succ.len() {
+                    let w = succ[*i];
+                    *i += 1;
+                    match colour.get(&w) {
+                        None => {
+                            colour.insert(w, 1);
+                            stack.push((w, 0));
+                        }
+                        Some(1) => {
+                            let from = stack.iter().position(|&(x, _)| x == w).expect("grey is on the stack");
+                            return Some(stack[from..].iter().map(|&(x, _)| x).collect());
+                        }
+                        _ => {}
+                    }
+                } else {
+                    colour.insert(v, 2);
+                    stack.pop();
+                }
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,25 @@
+//! TODO doc
+
+use super::*;
+
+impl Sim {
+    /// ECN at egress by the RED rule on the instantaneous queue of (`pi`, `tc`): the queue
+    /// the packet joins (enqueue marking) or leaves behind (dequeue marking).
+    pub(super) fn ecn_mark(&mut self, pi: usize, tc: usize, id: u32) {
+        let Some(red) = self.p.ecn[tc] else { return };
+        let p = &self.pkts[id as usize];
+        if !p.has(ECN_CAPABLE) || p.has(CE) {
+            return;
+        }
+        let qlen = Bytes(self.cls[pi * 8 + tc].qbytes);
+        let prob = red.mark_probability(qlen);
+        let bin = crate::stats::ecn_bin(qlen, red.kmax);
+        let st = &mut self.stats.ports[pi];
+        st.ecn_seen[bin] += 1;
+        if prob > 0.0 && (prob >= 1.0 || self.ecn_rng[pi].f64() < prob) {
+            self.pkts[id as usize].flags |= CE;
+            st.ecn_marked += 1;
+            st.ecn_marked_bins[bin] += 1;
+        }
+    }
+}

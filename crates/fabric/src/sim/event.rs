@@ -1,0 +1,127 @@
+//! TODO doc
+
+use super::*;
+
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Ev {
+    /// The head of the link leaving `port` reaches the peer.
+    Arrive(u32),
+    /// `port` finished serialising a frame.
+    TxDone(u32),
+    /// Re-check whether `port` can send (pause expiry, pacing).
+    Kick(u32),
+    PfcRefresh {
+        port: u32,
+        pg: u8,
+        gen: u32,
+    },
+    Post(u32),
+    Rto(u32),
+    RateTimer {
+        qp: u32,
+        gen: u32,
+    },
+    /// DCQCN: a deferred or grid-scheduled rate cut of QP `qp` is due.
+    RateCut(u32),
+    /// IB CC: a QP's CCTI timer.
+    CctiTimer {
+        qp: u32,
+        gen: u32,
+    },
+    Sample,
+    Watchdog,
+    /// Scenario fault `i` happens.
+    Fault(u32),
+    /// The control plane installs the forwarding state it computed (stale if `gen` moved on).
+    Install {
+        gen: u32,
+    },
+    /// An impaired NIC finished absorbing the head of its receive backlog.
+    NicDrain {
+        ep: u32,
+        gen: u32,
+    },
+    /// PFC watchdog: has queue (`port`, `tc`) been paused for the detection time?
+    WdCheck {
+        port: u32,
+        tc: u8,
+    },
+    /// PFC watchdog: has queue (`port`, `tc`) heard no PFC for the restoration time?
+    WdRestore {
+        port: u32,
+        tc: u8,
+    },
+}
+
+/// The event queue, with events packed into 32 bits for its 16-byte entries: a 3-bit
+/// kind and a port, flow or QP number; events with more fields wait in a slab and the
+/// queue holds their slot.
+pub(super) struct Events {
+    pub(super) q: EventQueue<u32>,
+    pub(super) slab: Vec<Ev>,
+    pub(super) free: Vec<u32>,
+}
+
+pub(super) const ID_BITS: u32 = 29;
+
+pub(super) const ID_MASK: u32 = (1 << ID_BITS) - 1;
+
+impl Events {
+    pub(super) fn new() -> Events {
+        Events { q: EventQueue::new(), slab: vec![], free: vec![] }
+    }
+
+    #[inline]
+    pub(super) fn schedule(&mut self, at: SimTime, ev: Ev) {
+        let (kind, id) = match ev {
+            Ev::Arrive(p) => (0, p),
+            Ev::TxDone(p) => (1, p),
+            Ev::Kick(p) => (2, p),
+            Ev::Post(f) => (3, f),
+            Ev::Rto(q) => (4, q),
+            _ => {
+                let slot = match self.free.pop() {
+                    Some(s) => {
+                        self.slab[s as usize] = ev;
+                        s
+                    }
+                    None => {
+                        self.slab.push(ev);
+                        self.slab.len() as u32 - 1
+                    }
+                };
+                (7, slot)
+            }
+        };
+        debug_assert!(id <= ID_MASK);
+        self.q.schedule(at, kind << ID_BITS | id);
+    }
+
+    #[inline]
+    pub(super) fn pop(&mut self) -> Option<(SimTime, Ev)> {
+        let (t, code) = self.q.pop()?;
+        let id = code & ID_MASK;
+        let ev = match code >> ID_BITS {
+            0 => Ev::Arrive(id),
+            1 => Ev::TxDone(id),
+            2 => Ev::Kick(id),
+            3 => Ev::Post(id),
+            4 => Ev::Rto(id),
+            _ => {
+                self.free.push(id);
+                self.slab[id as usize]
+            }
+        };
+        Some((t, ev))
+    }
+
+    pub(super) fn peek_time(&self) -> Option<SimTime> {
+        self.q.peek_time()
+    }
+    pub(super) fn now(&self) -> SimTime {
+        self.q.now()
+    }
+    pub(super) fn popped(&self) -> u64 {
+        self.q.popped()
+    }
+}

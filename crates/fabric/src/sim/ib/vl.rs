@@ -1,0 +1,89 @@
+//! TODO doc
+
+use super::super::*;
+
+impl Sim {
+    /// The VL a packet leaves a switch on: its SL through the SL→VL table of the (input,
+    /// output) port pair. With one table everywhere that is the VL it arrived on.
+    #[inline]
+    pub(in crate::sim) fn hop_vl(&self, in_port: u32, out_port: u32, pk: &Packet) -> u8 {
+        let ibc = self.p.ib.as_ref().expect("ib");
+        if ibc.sl_to_vl_ports.is_empty() && ibc.sl_to_vl_hca.is_empty() {
+            return pk.tc;
+        }
+        let sl = self.qps[pk.qp as usize].sl as usize;
+        ibc.sl_to_vl_ports.get(&(in_port, out_port)).unwrap_or(&ibc.sl_to_vl)[sl]
+    }
+
+    /// IB lifetime limits at output `port`: discards heads older than the HOQ lifetime or
+    /// packets older than the switch lifetime (checked at the head). Returns when the
+    /// next head would expire.
+    pub(in crate::sim) fn expire_heads(&mut self, now: u64, port: u32) -> u64 {
+        let pi = port as usize;
+        let (hoq, life) = (self.hoq_of(pi).map(|d| d.ps()), self.p.ib.as_ref().expect("ib").switch_lifetime.map(|d| d.ps()));
+        if hoq.is_none() && life.is_none() {
+            return NEVER;
+        }
+        let mut next = NEVER;
+        let mut m = self.ports[pi].nonempty;
+        while m != 0 {
+            let tc = m.trailing_zeros() as usize;
+            m &= m - 1;
+            while self.cls[pi * 8 + tc].head != NONE {
+                let head = self.cls[pi * 8 + tc].head;
+                let since = self.ib[pi].head_since[tc];
+                let t_in = self.pkts[head as usize].t;
+                let stalled = now < self.ib[pi].stalled_until[tc];
+                let hoq_at = if stalled { now } else { hoq.map_or(NEVER, |h| since.saturating_add(h)) };
+                let life_at = life.map_or(NEVER, |l| t_in.saturating_add(l));
+                if now >= hoq_at || now >= life_at {
+                    let cause = if now >= hoq_at { DropCause::HoqLifetime } else { DropCause::SwitchLifetime };
+                    let id = self.dequeue(now, port, tc);
+                    self.drop_pkt(port, id, cause);
+                    if cause == DropCause::HoqLifetime && !stalled {
+                        self.hoq_discard(now, port, tc);
+                    }
+                } else {
+                    next = next.min(hoq_at.min(life_at));
+                    break;
+                }
+            }
+        }
+        next
+    }
+
+    /// The head-of-queue lifetime of switch port `pi`: OpenSM sets a shorter one on ports
+    /// that drive a CA.
+    pub(in crate::sim) fn hoq_of(&self, pi: usize) -> Option<SimDuration> {
+        let ibc = self.p.ib.as_ref().expect("ib");
+        if self.ports[pi].flags & P_PEER_SWITCH != 0 {
+            ibc.hoq_lifetime
+        } else {
+            ibc.leaf_hoq_lifetime
+        }
+    }
+
+    /// VL stall (IBTA Vol. 1 §18.2.5.4, PortInfo:VLStallCount): after `vl_stall_count`
+    /// head-of-queue discards in a row on a VL, the port discards every packet of that VL
+    /// for 8 × HOQ lifetime, then starts counting again (OpenSM `osm_base.h`,
+    /// OSM_DEFAULT_VL_STALL_COUNT 0x7: "in stalled state, the port is supposed to drop
+    /// everything for 8*(head of queue lifetime)"). InfiniBand's own containment of a
+    /// receiver that stopped returning credits.
+    pub(in crate::sim) fn hoq_discard(&mut self, now: u64, port: u32, tc: usize) {
+        let pi = port as usize;
+        let (Some(hoq), count) = (self.hoq_of(pi), self.p.ib.as_ref().expect("ib").vl_stall_count) else { return };
+        let st = &mut self.ib[pi];
+        st.hoq_run[tc] = st.hoq_run[tc].saturating_add(1);
+        if count > 0 && st.hoq_run[tc] >= count {
+            st.hoq_run[tc] = 0;
+            st.stalled_until[tc] = now + 8 * hoq.ps();
+            self.incident(
+                now,
+                "vl-stalled",
+                Some(port),
+                Some(tc as u8),
+                format!("{count} head-of-queue discards in a row: every packet of the VL discarded for 8 x HOQ lifetime"),
+            );
+        }
+    }
+}

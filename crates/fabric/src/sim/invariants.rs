@@ -1,0 +1,107 @@
+//! TODO doc
+
+use super::*;
+use model::ib;
+
+impl Sim {
+    /// Checks the accounting invariants: per-PG counters add up to the pool counters.
+    /// Used by tests after every event via [`Sim::step`].
+    pub fn check_invariants(&self) -> Result<(), String> {
+        for (ni, n) in self.topo.nodes.iter().enumerate() {
+            if n.kind != NodeKind::Switch {
+                continue;
+            }
+            let (mut used, mut shared, mut hdrm) = (0, 0, 0);
+            let mut queued_cells = 0u64;
+            for pi in n.first_port..n.first_port + n.nports {
+                for pg in 0..8 {
+                    let s = self.pgs[self.pg_index(pi, pg as u8)];
+                    used += s.resv + s.shared + s.hdrm;
+                    shared += s.shared;
+                    hdrm += s.hdrm;
+                    if s.hdrm > self.hdrm_cap[self.pg_index(pi, pg as u8)] {
+                        return Err(format!("headroom over its cap at port {pi} pg {pg}"));
+                    }
+                }
+                for tc in 0..8 {
+                    queued_cells += self.queued(pi as usize, tc).map(|id| self.cells_of(&self.pkts[id as usize])).sum::<u64>();
+                }
+            }
+            let m = &self.mmus[ni];
+            if used != m.used || shared != m.shared_used || queued_cells != m.used {
+                return Err(format!("switch {}: PG cells {used} / pool {}, shared {shared} / {}, queued {queued_cells}", n.name, m.used, m.shared_used));
+            }
+            if self.p.buffer.shared_headroom_pool.is_some() && hdrm != m.hdrm_pool_used {
+                return Err(format!("switch {}: headroom pool mismatch", n.name));
+            }
+        }
+        self.check_credits()?;
+        self.check_payload()
+    }
+
+    /// IB credits (IBTA Vol. 1 §7.9): per VL, a sender's credits are within [0, 2048]; its
+    /// credits plus the blocks on the wire towards the receiver never exceed the
+    /// receiver's free blocks (so no packet can overrun); a switch input buffer's used
+    /// blocks equal those of the packets it holds.
+    pub(super) fn check_credits(&self) -> Result<(), String> {
+        let Some(ibc) = &self.p.ib else { return Ok(()) };
+        let mut held = vec![0u64; self.ports.len() * 8];
+        for pi in 0..self.ports.len() {
+            for tc in 0..8 {
+                for id in self.queued(pi, tc) {
+                    let pk = &self.pkts[id as usize];
+                    if pk.in_port != NONE {
+                        held[pk.in_port as usize * 8 + pk.in_pg as usize] += ib::blocks(Bytes(pk.frame as u64)) as u64;
+                    }
+                }
+            }
+        }
+        for (pi, pt) in self.topo.ports.iter().enumerate() {
+            let Some(peer) = pt.peer else { continue };
+            let rx = peer.0 as usize;
+            for vl in 0..ibc.data_vls as usize {
+                let tx = &self.ib[pi];
+                let credits = (tx.fccl[vl] as u32 + ib::CREDIT_MODULUS - tx.fctbs[vl] as u32) % ib::CREDIT_MODULUS;
+                if credits > ib::MAX_CREDITS {
+                    return Err(format!("port {pi} vl {vl}: {credits} credits outstanding, above 2048"));
+                }
+                let on_wire: u64 = self
+                    .on_link(pi)
+                    .map(|id| &self.pkts[id as usize])
+                    .filter(|pk| pk.is_pkt() && pk.tc as usize == vl)
+                    .map(|pk| ib::blocks(Bytes(pk.frame as u64)) as u64)
+                    .sum();
+                let free = self.ib[rx].free[vl] as u64;
+                if credits as u64 + on_wire > free {
+                    return Err(format!("port {pi} vl {vl}: {credits} credits + {on_wire} blocks on the wire > {free} free at the peer"));
+                }
+                if self.topo.is_switch(self.topo.ports[rx].node) && ibc.vl_buffer_blocks as u64 - free != held[rx * 8 + vl] {
+                    return Err(format!("port {rx} vl {vl}: {} blocks used, packets hold {}", ibc.vl_buffer_blocks as u64 - free, held[rx * 8 + vl]));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Payload conservation: every payload byte a NIC transmitted (retransmissions
+    /// included) was delivered in order, discarded by the responder as out of order or
+    /// duplicate, dropped in the fabric, or is still on a link or in a switch queue.
+    pub(super) fn check_payload(&self) -> Result<(), String> {
+        let tx: u64 = self.stats.nics.iter().map(|n| n.tx_payload).sum();
+        let rx: u64 = self.stats.nics.iter().map(|n| n.rx_payload + n.rx_discarded_payload).sum();
+        let mut in_flight = 0u64;
+        for pi in 0..self.ports.len() {
+            in_flight += self.on_link(pi).map(|id| &self.pkts[id as usize]).filter(|pk| pk.is_pkt()).map(|pk| pk.payload as u64).sum::<u64>();
+            for tc in 0..8 {
+                in_flight += self.queued(pi, tc).map(|id| self.pkts[id as usize].payload as u64).sum::<u64>();
+            }
+        }
+        for r in &self.rx {
+            in_flight += r.backlog.iter().map(|&id| self.pkts[id as usize].payload as u64).sum::<u64>();
+        }
+        if tx != rx + self.stats.dropped_payload + in_flight {
+            return Err(format!("payload: sent {tx} != received {rx} + dropped {} + in flight {in_flight}", self.stats.dropped_payload));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,201 @@
+//! TODO doc
+
+use super::*;
+use model::ib;
+
+/// Port flags (fixed by the topology).
+pub(super) const P_SWITCH: u8 = 1;
+
+pub(super) const P_PEER_SWITCH: u8 = 2;
+
+pub(super) const P_PEER_CUT_THROUGH: u8 = 4;
+
+/// What every frame through a port touches, in one cache line; per-class state is in
+/// [`ClassQ`], rarely used state in separate arrays.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub(super) struct PortState {
+    /// Bytes queued at this egress (all classes), and when that last changed.
+    pub(super) qtotal: u64,
+    pub(super) q_changed: u64,
+    /// Cable propagation delay, plus the pipeline latency when the peer is a switch
+    /// ([`Hop::delay`]).
+    pub(super) delay: u64,
+    pub(super) rate: u64,
+    /// Frames on the link, oldest first (a list through `Packet::next`).
+    pub(super) chan_head: u32,
+    pub(super) chan_tail: u32,
+    /// The node of a switch port, the endpoint of a NIC port.
+    pub(super) owner: u32,
+    /// The peer port (`NONE`: uncabled) and the peer's node (switch) or endpoint (NIC).
+    pub(super) peer: u32,
+    pub(super) peer_owner: u32,
+    pub(super) busy: bool,
+    pub(super) flags: u8,
+    pub(super) pfc_mask: u8,
+    pub(super) rr: u8,
+    /// Classes with queued frames.
+    pub(super) nonempty: u8,
+    /// Classes with a non-zero DRR deficit.
+    pub(super) deficit_nz: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<PortState>() == 64);
+
+impl Sim {
+    /// Puts frame `id` (`frame_bytes` long; `pkt`: a packet, not PFC/FCP) on the link.
+    pub(super) fn send(&mut self, now: u64, port: u32, id: u32, frame_bytes: u64, pkt: bool) {
+        let pi = port as usize;
+        let ps = &self.ports[pi];
+        assert!(ps.peer != NONE, "send on an uncabled port");
+        let hop = Hop { tech: self.p.tech, rate: BitRate(ps.rate), delay: SimDuration(ps.delay), cut_through: ps.flags & P_PEER_CUT_THROUGH != 0 };
+        let transit = hop.transit(Bytes(frame_bytes), pkt);
+        let (dur, arrive) = (transit.busy.ps(), now + transit.ready.ps());
+        self.pkts[id as usize].next = NONE;
+        let ps = &mut self.ports[pi];
+        ps.busy = true;
+        let tail = ps.chan_tail;
+        ps.chan_tail = id;
+        if tail == NONE {
+            ps.chan_head = id;
+            self.q.schedule(SimTime(arrive), Ev::Arrive(port));
+        } else {
+            let t = &mut self.pkts[tail as usize];
+            debug_assert!(self.q.now().0 <= arrive);
+            t.next = id;
+            t.t = arrive;
+        }
+        self.q.schedule(SimTime(now + dur), Ev::TxDone(port));
+        let st = &mut self.stats.ports[pi];
+        st.tx_frames += 1;
+        st.tx_bytes += frame_bytes;
+        st.busy_ps += dur;
+    }
+
+    pub(super) fn on_arrive(&mut self, now: u64, port: u32) {
+        let pi = port as usize;
+        let ps = &mut self.ports[pi];
+        let id = ps.chan_head;
+        assert!(id != NONE, "arrival on an empty link");
+        let pk = self.pkts[id as usize];
+        ps.chan_head = pk.next;
+        if pk.next == NONE {
+            ps.chan_tail = NONE;
+        } else {
+            self.q.schedule(SimTime(pk.t), Ev::Arrive(port));
+        }
+        let (peer, peer_owner, flags) = (ps.peer, ps.peer_owner, ps.flags);
+        if pk.kind == Kind::Pfc {
+            let quanta = self.pfc_sent[pi].pop_front().expect("PFC frame on the link");
+            self.free_pkt(id);
+            if self.link_up[pi] {
+                self.on_pfc(now, peer, pk.tc, quanta);
+            }
+            return;
+        }
+        if pk.kind == Kind::Fcp {
+            self.free_pkt(id);
+            if self.link_up[pi] {
+                self.on_fcp(now, peer, pk.tc, pk.psn as u16);
+            }
+            return;
+        }
+        if !self.link_up[pi] {
+            // The link died with this packet on it.
+            self.drop_pkt(port, id, DropCause::PortDown);
+            return;
+        }
+        if !self.ib.is_empty() && !self.ib_receive(now, peer, id) {
+            return;
+        }
+        if flags & P_PEER_SWITCH != 0 {
+            self.switch_rx(now, NodeId(peer_owner), peer, id);
+        } else if !self.rx.is_empty() && self.rx[peer_owner as usize].fault.is_some() {
+            self.impaired_rx(now, peer_owner, peer, id);
+        } else {
+            self.nic_rx(now, peer_owner, id);
+        }
+    }
+
+    /// Starts the next frame on `port` if it is idle: PFC first, then data.
+    pub(super) fn try_tx(&mut self, now: u64, port: u32) {
+        let pi = port as usize;
+        let ps = &self.ports[pi];
+        // `picking`: this port is choosing its next frame further up the stack. A packet it
+        // dequeues may free buffer on its own ingress (hairpin forwarding, as in a routing
+        // loop) and ask for a PFC or FCP frame here: that frame waits for the next frame
+        // boundary, like any PFC frame, instead of starting a second frame at once.
+        if ps.busy || !self.link_up[pi] || self.picking == port {
+            return;
+        }
+        if ps.pfc_mask != 0 {
+            let mask = ps.pfc_mask;
+            self.ports[pi].pfc_mask = 0;
+            for p in 0..8 {
+                if mask & (1 << p) != 0 {
+                    self.stats.ports[pi].pfc_tx[p] += 1;
+                }
+            }
+            self.pfc_sent[pi].push_back(self.pfc_quanta[pi]);
+            let id = self.alloc(Packet::ctrl(Kind::Pfc, mask, 0));
+            self.send(now, port, id, PFC_FRAME, false);
+            return;
+        }
+        if !self.ib.is_empty() && self.ib[pi].fcp_pending != 0 {
+            let st = &mut self.ib[pi];
+            let vl = st.fcp_pending.trailing_zeros() as u8;
+            st.fcp_pending &= !(1 << vl);
+            let fccl = ib::fccl(st.abr[vl as usize], st.free[vl as usize]);
+            self.stats.ports[pi].fcp_tx += 1;
+            let id = self.alloc(Packet::ctrl(Kind::Fcp, vl, fccl as u32));
+            self.send(now, port, id, ib::FCP, false);
+            return;
+        }
+        let outer = std::mem::replace(&mut self.picking, port);
+        let picked = if ps.flags & P_SWITCH != 0 { self.switch_pick(now, port) } else { self.nic_pick(now, ps.owner) };
+        self.picking = outer;
+        if let Some(id) = picked {
+            let frame = self.pkts[id as usize].frame as u64;
+            if !self.ib.is_empty() {
+                let vl = self.pkts[id as usize].tc as usize;
+                let st = &mut self.ib[pi];
+                st.fctbs[vl] = ((st.fctbs[vl] as u32 + ib::blocks(Bytes(frame))) % ib::CREDIT_MODULUS) as u16;
+                st.hoq_run[vl] = 0;
+                if st.wait_from != NEVER {
+                    self.stats.ports[pi].xmit_wait_ps += now - st.wait_from;
+                    st.wait_from = NEVER;
+                }
+            }
+            self.send(now, port, id, frame, true);
+        }
+    }
+
+    pub(super) fn kick_at(&mut self, port: u32, at: u64) {
+        let k = &mut self.kick[port as usize];
+        if at < *k {
+            *k = at;
+            self.q.schedule(SimTime(at), Ev::Kick(port));
+        }
+    }
+
+    /// Takes the link at `port` (both directions) down or up. Packets later forwarded to a
+    /// down port are discarded; routing does not change until [`Sim::set_forwarder`].
+    pub fn set_link(&mut self, port: PortId, up: bool) {
+        self.link_up[port.0 as usize] = up;
+        if let Some(peer) = self.topo.ports[port.0 as usize].peer {
+            self.link_up[peer.0 as usize] = up;
+        }
+    }
+
+    /// The frames on the link leaving `pi`, oldest first.
+    pub(super) fn on_link(&self, pi: usize) -> impl Iterator<Item = u32> + '_ {
+        let mut id = self.ports[pi].chan_head;
+        std::iter::from_fn(move || {
+            (id != NONE).then(|| {
+                let cur = id;
+                id = self.pkts[cur as usize].next;
+                cur
+            })
+        })
+    }
+}

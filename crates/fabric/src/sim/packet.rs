@@ -1,0 +1,123 @@
+//! TODO doc
+
+use super::*;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    Data,
+    Ack,
+    Nak,
+    Cnp,
+    /// A PFC frame: `tc` holds its priority-enable vector; its pause times wait, in link
+    /// order, in the sending port's `pfc_sent`.
+    Pfc,
+    /// An IB flow-control packet: `tc` is its VL, `psn` its FCCL (its FCTBS is implied:
+    /// links never lose packets here).
+    Fcp,
+}
+
+/// Packet flags.
+pub(super) const ECN_CAPABLE: u8 = 1;
+
+pub(super) const CE: u8 = 2;
+
+pub(super) const FIRST: u8 = 4; // read by the pcap tap (planned)
+
+pub(super) const LAST: u8 = 8;
+
+/// IB: an impaired HCA already returned this packet's credits (it sits in host memory).
+pub(super) const CREDITED: u8 = 16;
+
+/// RoCE ACK/NAK: carries a congestion notification (DCQCN `cnp = "ack-flag"`, ns-3's
+/// `SetCnp()` on the ACK of a marked packet).
+pub(super) const CNP_FLAG: u8 = 32;
+
+/// A frame in the simulation: header fields that matter, no bytes. Frames live in a slab
+/// (`Sim::pkts`) and move by id; a port's class queues and the frames on its link are
+/// singly linked lists through `next`. 32 bytes, two to a cache line: addresses and the
+/// UDP source port are the QP's ([`Sim::addr`]), not copied into every packet.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Packet {
+    pub(super) kind: Kind,
+    /// Traffic class (IB: VL).
+    pub(super) tc: u8,
+    /// Ingress PG at the switch currently holding it (for buffer release).
+    pub(super) in_pg: u8,
+    pub(super) flags: u8,
+    pub(super) frame: u16,
+    pub(super) payload: u16,
+    pub(super) qp: u32,
+    pub(super) psn: u32,
+    /// Ingress port at the switch currently holding it (`NONE` elsewhere).
+    pub(super) in_port: u32,
+    /// The next frame in the same queue or on the same link.
+    pub(super) next: u32,
+    /// On a link: when the frame behind it (`next`) arrives. In an IB switch: when it
+    /// entered (lifetime limits).
+    pub(super) t: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<Packet>() == 32);
+
+impl Packet {
+    pub(super) fn ctrl(kind: Kind, tc: u8, psn: u32) -> Packet {
+        Packet { kind, tc, in_pg: 0, flags: 0, frame: 0, payload: 0, qp: NONE, psn, in_port: NONE, next: NONE, t: 0 }
+    }
+    #[inline]
+    pub(super) fn is_pkt(&self) -> bool {
+        !matches!(self.kind, Kind::Pfc | Kind::Fcp)
+    }
+    #[inline]
+    pub(super) fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+}
+
+impl Sim {
+    pub(super) fn alloc(&mut self, p: Packet) -> u32 {
+        let id = if let Some(id) = self.free.pop() {
+            self.pkts[id as usize] = p;
+            id
+        } else {
+            self.pkts.push(p);
+            (self.pkts.len() - 1) as u32
+        };
+        if self.ttl_on {
+            if self.hops.len() <= id as usize {
+                self.hops.resize(id as usize + 1, 0);
+            }
+            self.hops[id as usize] = 0;
+        }
+        id
+    }
+
+    pub(super) fn free_pkt(&mut self, id: u32) {
+        self.free.push(id);
+    }
+
+    /// An ACK, NAK or CNP of QP `qp` (from its responder to its requester).
+    pub(super) fn ctrl_packet(&self, kind: Kind, qp: u32, psn: u32, tc: u8) -> Packet {
+        let t = if kind == Kind::Cnp { Transport::Cnp } else { Transport::Ack };
+        Packet { kind, tc, in_pg: 0, flags: 0, frame: frame_of(&self.p, t, Bytes(0)).0 as u16, payload: 0, qp, psn, in_port: NONE, next: NONE, t: 0 }
+    }
+
+    pub(super) fn drop_pkt(&mut self, port: u32, id: u32, cause: DropCause) {
+        let pk = self.pkts[id as usize];
+        let st = &mut self.stats.ports[port as usize];
+        st.drops[cause as usize] += 1;
+        st.drop_bytes += pk.frame as u64;
+        if self.p.lossless[pk.tc as usize] {
+            st.lossless_drops += 1;
+        }
+        if pk.kind == Kind::Data {
+            self.stats.dropped_payload += pk.payload as u64;
+            let l = &mut self.lost[pk.qp as usize];
+            if l.0 == NEVER {
+                *l = (self.q.now().0, pk.psn);
+            } else {
+                l.1 = l.1.min(pk.psn);
+            }
+        }
+        self.free_pkt(id);
+    }
+}

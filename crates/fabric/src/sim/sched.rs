@@ -1,0 +1,220 @@
+//! TODO doc
+
+use super::*;
+use model::ib;
+
+/// One egress queue (port, class): a list through `Packet::next`, its bytes, DRR deficit
+/// and PFC pause interval. One cache line.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub(super) struct ClassQ {
+    pub(super) head: u32,
+    pub(super) tail: u32,
+    pub(super) qbytes: u64,
+    pub(super) deficit: i64,
+    pub(super) pause_from: u64,
+    pub(super) pause_until: u64,
+    /// The last dequeue, or when the current head arrived at an empty queue (deadlock
+    /// detector: how long the queue has not moved).
+    pub(super) moved: u64,
+}
+
+impl Default for ClassQ {
+    fn default() -> Self {
+        ClassQ { head: NONE, tail: NONE, qbytes: 0, deficit: 0, pause_from: 0, pause_until: 0, moved: 0 }
+    }
+}
+
+impl Sim {
+    /// Whether class `tc` at `port` may send `frame` bytes now. `Err(t)`: blocked until
+    /// `t` (a PFC pause expiry), or `Err(NEVER)` until credits arrive.
+    #[inline]
+    pub(super) fn may_send(&self, pi: usize, tc: usize, frame: u32, now: u64) -> Result<(), u64> {
+        if self.ib.is_empty() {
+            let c = &self.cls[pi * 8 + tc];
+            if c.pause_from <= now && now < c.pause_until {
+                return Err(c.pause_until);
+            }
+            Ok(())
+        } else {
+            let st = &self.ib[pi];
+            if ib::may_send(st.fccl[tc], st.fctbs[tc], ib::blocks(Bytes(frame as u64))) {
+                Ok(())
+            } else {
+                Err(NEVER)
+            }
+        }
+    }
+
+    pub(super) fn paused(&self, port: usize, tc: usize, now: u64) -> bool {
+        let c = &self.cls[port * 8 + tc];
+        c.pause_from <= now && now < c.pause_until
+    }
+
+    /// Appends packet `id` to queue (`pi`, `tc`).
+    #[inline]
+    pub(super) fn push_q(&mut self, pi: usize, tc: usize, id: u32) {
+        self.pkts[id as usize].next = NONE;
+        let c = &mut self.cls[pi * 8 + tc];
+        if c.tail == NONE {
+            c.head = id;
+            c.moved = self.q.now().0;
+            self.ports[pi].nonempty |= 1 << tc;
+        } else {
+            self.pkts[c.tail as usize].next = id;
+        }
+        c.tail = id;
+    }
+
+    /// Removes the head of the non-empty queue (`pi`, `tc`).
+    #[inline]
+    pub(super) fn pop_q(&mut self, pi: usize, tc: usize) -> u32 {
+        let c = &mut self.cls[pi * 8 + tc];
+        let id = c.head;
+        debug_assert!(id != NONE, "pop from an empty queue");
+        let next = self.pkts[id as usize].next;
+        c.head = next;
+        if next == NONE {
+            c.tail = NONE;
+            self.ports[pi].nonempty &= !(1 << tc);
+        }
+        id
+    }
+
+    /// The packets queued at (`pi`, `tc`), head first.
+    pub(super) fn queued(&self, pi: usize, tc: usize) -> impl Iterator<Item = u32> + '_ {
+        let mut id = self.cls[pi * 8 + tc].head;
+        std::iter::from_fn(move || {
+            (id != NONE).then(|| {
+                let cur = id;
+                id = self.pkts[cur as usize].next;
+                cur
+            })
+        })
+    }
+
+    pub(super) fn enqueue(&mut self, now: u64, port: u32, id: u32) {
+        let pk = &self.pkts[id as usize];
+        let (tc, bytes) = (pk.tc as usize, pk.frame as u64);
+        let pi = port as usize;
+        self.account_queue(now, pi);
+        if self.cls[pi * 8 + tc].head == NONE && !self.ib.is_empty() {
+            self.ib[pi].head_since[tc] = now;
+        }
+        self.push_q(pi, tc, id);
+        self.cls[pi * 8 + tc].qbytes += bytes;
+        let ps = &mut self.ports[pi];
+        ps.qtotal += bytes;
+        let st = &mut self.stats.ports[pi];
+        st.max_queue = st.max_queue.max(ps.qtotal);
+    }
+
+    pub(super) fn account_queue(&mut self, now: u64, pi: usize) {
+        let ps = &mut self.ports[pi];
+        self.stats.ports[pi].queue_area += ps.qtotal as u128 * (now - ps.q_changed) as u128;
+        ps.q_changed = now;
+    }
+
+    pub(super) fn switch_pick(&mut self, now: u64, port: u32) -> Option<u32> {
+        let pi = port as usize;
+        let mut expiry = NEVER;
+        if !self.ib.is_empty() {
+            expiry = self.expire_heads(now, port);
+        }
+        let mut blocked_until = NEVER;
+        let mut credit_blocked = false;
+        let nonempty = self.ports[pi].nonempty;
+        // Strict queues (high-priority VLs), highest index first.
+        let mut m = nonempty & self.strict_mask;
+        while m != 0 {
+            let tc = 7 - m.leading_zeros() as usize;
+            m &= !(1 << tc);
+            let head = self.cls[pi * 8 + tc].head;
+            match self.may_send(pi, tc, self.pkts[head as usize].frame as u32, now) {
+                Ok(()) => return Some(self.dequeue(now, port, tc)),
+                Err(NEVER) => credit_blocked = true,
+                Err(t) => blocked_until = blocked_until.min(t),
+            }
+        }
+        // Deficit round robin among weighted queues.
+        let mut eligible = 0u8;
+        let mut m = nonempty & self.weighted_mask;
+        while m != 0 {
+            let tc = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let head = self.cls[pi * 8 + tc].head;
+            match self.may_send(pi, tc, self.pkts[head as usize].frame as u32, now) {
+                Ok(()) => eligible |= 1 << tc,
+                Err(NEVER) => credit_blocked = true,
+                Err(t) => blocked_until = blocked_until.min(t),
+            }
+        }
+        if eligible == 0 {
+            if credit_blocked {
+                self.credit_wait(pi, now);
+                blocked_until = blocked_until.min(expiry);
+            }
+            if blocked_until != NEVER {
+                self.kick_at(port, blocked_until);
+            }
+            return None;
+        }
+        loop {
+            let tc = self.ports[pi].rr as usize;
+            if eligible & (1 << tc) != 0 {
+                let c = &mut self.cls[pi * 8 + tc];
+                let size = self.pkts[c.head as usize].frame as i64;
+                if c.deficit >= size {
+                    c.deficit -= size;
+                    let nz = c.deficit != 0;
+                    self.set_deficit_nz(pi, tc, nz);
+                    return Some(self.dequeue(now, port, tc));
+                }
+                let Sched::Weighted(w) = self.p.sched[tc] else { unreachable!() };
+                c.deficit += w as i64 * 4096;
+                let (d, nz) = (c.deficit, c.deficit != 0);
+                self.set_deficit_nz(pi, tc, nz);
+                if d >= size {
+                    continue;
+                }
+            } else if nonempty & (1 << tc) == 0 && self.ports[pi].deficit_nz & (1 << tc) != 0 {
+                // An empty queue loses its deficit when the round passes it.
+                self.cls[pi * 8 + tc].deficit = 0;
+                self.ports[pi].deficit_nz &= !(1 << tc);
+            }
+            self.ports[pi].rr = ((tc + 1) % 8) as u8;
+        }
+    }
+
+    #[inline]
+    pub(super) fn set_deficit_nz(&mut self, pi: usize, tc: usize, nz: bool) {
+        let ps = &mut self.ports[pi];
+        if nz {
+            ps.deficit_nz |= 1 << tc;
+        } else {
+            ps.deficit_nz &= !(1 << tc);
+        }
+    }
+
+    pub(super) fn dequeue(&mut self, now: u64, port: u32, tc: usize) -> u32 {
+        let pi = port as usize;
+        self.account_queue(now, pi);
+        let id = self.pop_q(pi, tc);
+        self.cls[pi * 8 + tc].moved = now;
+        let pk = self.pkts[id as usize];
+        self.cls[pi * 8 + tc].qbytes -= pk.frame as u64;
+        let ps = &mut self.ports[pi];
+        ps.qtotal -= pk.frame as u64;
+        let node = ps.owner as usize;
+        if !self.ib.is_empty() {
+            self.ib[pi].head_since[tc] = now;
+            self.ib_release(now, pk.in_port, pk.in_pg, pk.frame as u32);
+        } else {
+            if self.p.ecn_marking == EcnMarking::Dequeue {
+                self.ecn_mark(pi, tc, id);
+            }
+            self.release(now, node, pk);
+        }
+        id
+    }
+}
