@@ -12,4 +12,4 @@ mod queue;
 mod rng;
 
 pub use queue::{EventQueue, Packed};
-pub use rng::{splitmix64, Rng};
+pub use rng::{splitmix64, stream, Rng};

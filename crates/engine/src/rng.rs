@@ -9,6 +9,24 @@ pub fn splitmix64(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Every random stream of a run, by id: the one table of `Rng::new`'s `stream`
+/// argument, so that no two components share a stream by accident. Ids with "+ i" are
+/// bases of a family of streams, one per switch, port or traffic group.
+pub mod stream {
+    /// Per switch (+ switch index): the seed of its ECMP hash (`fabric::routing`).
+    pub const ECMP_HASH_SEED: u64 = 0x5157_0000;
+    /// The UDP source port of each RoCEv2 QP (the simulator, one draw per QP in order).
+    pub const QP_SOURCE_PORT: u64 = 0x0000_9000;
+    /// Per egress port (+ port index): the RED/ECN marking draws.
+    pub const ECN_MARKING: u64 = 0x0001_0000_0000;
+    /// Traffic generation: message sizes and arrival times of the `[[traffic]]` groups.
+    pub const TRAFFIC: u64 = 0x7AFF_1C00;
+    /// Traffic generation: which hosts a randomly placed job gets.
+    pub const PLACEMENT: u64 = 0x7AFF_1C01;
+    /// Per traffic group (+ group index): a background group's flow arrivals and sizes.
+    pub const BACKGROUND: u64 = 0x7AFF_2000;
+}
+
 /// One independent pseudo-random stream (xoshiro256++).
 #[derive(Clone, Debug)]
 pub struct Rng {

@@ -165,7 +165,7 @@ impl Routes {
         } else {
             GroupTable::Wide(group_of)
         };
-        let seeds = (0..nsw as u64).map(|i| engine::Rng::new(seed, 0x5157_0000 + i).next_u64()).collect();
+        let seeds = (0..nsw as u64).map(|i| engine::Rng::new(seed, engine::stream::ECMP_HASH_SEED + i).next_u64()).collect();
         Routes { nleaf, sw_index, group_of, group_base, groups, ports, ep_leaf, seeds }
     }
 

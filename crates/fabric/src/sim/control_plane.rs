@@ -23,6 +23,20 @@ pub struct Reaction {
     pub steps: Vec<crate::stats::ControlStep>,
 }
 
+/// The control plane of a run, if it has one, and the forwarding state it computed that
+/// waits for its delay to pass (generation `gen`: a later change makes it stale).
+pub(super) struct Control {
+    pub(super) plane: Option<Box<dyn ControlPlane>>,
+    pub(super) pending: Option<Forwarder>,
+    pub(super) gen: u32,
+}
+
+impl Control {
+    pub(super) fn new(plane: Option<Box<dyn ControlPlane>>) -> Control {
+        Control { plane, pending: None, gen: 0 }
+    }
+}
+
 /// ECMP routing rebuilt over the links that are up, after a fixed convergence delay
 /// (BGP withdraw + FIB update; the scenario states the delay).
 pub struct EcmpControl {

@@ -10,12 +10,27 @@ pub(super) fn deadlock_period(p: &Params) -> u64 {
     }
 }
 
+/// The deadlock detector: whether it has found (and recorded) a deadlock.
+pub(super) struct DeadlockDetector {
+    checked: bool,
+}
+
+impl DeadlockDetector {
+    /// Schedules the first check one period in, if there is anything to run.
+    pub(super) fn new(p: &Params, flows: usize, q: &mut Events) -> DeadlockDetector {
+        if flows > 0 {
+            q.schedule(SimTime(deadlock_period(p)), Ev::DeadlockCheck);
+        }
+        DeadlockDetector { checked: false }
+    }
+}
+
 impl Sim {
     /// The deadlock detector, every `deadlock_timeout`: a cycle of blocked queues none of
     /// which has dequeued for that long is a deadlock. It is recorded once; the run stops
     /// there unless something can still break it (a PFC watchdog, IB lifetime discards).
-    pub(super) fn watchdog(&mut self, now: u64) {
-        if self.remaining == 0 || self.deadlock_checked {
+    pub(super) fn check_deadlock(&mut self, now: u64) {
+        if self.flows.remaining == 0 || self.deadlock.checked {
             return;
         }
         let period = deadlock_period(&self.p);
@@ -31,7 +46,7 @@ impl Sim {
                 format!("no queue of the cycle moved for {} us", (now - formed) / 1_000_000),
             );
             self.stats.deadlock = Some(Deadlock { detected_at_ps: now, formed_at_ps: formed, cycle });
-            self.deadlock_checked = true;
+            self.deadlock.checked = true;
             let breakable = self.p.pfc.watchdog.is_some()
                 || self.p.ib.as_ref().is_some_and(|i| i.hoq_lifetime.is_some() || i.leaf_hoq_lifetime.is_some() || i.switch_lifetime.is_some());
             if !breakable {
@@ -39,7 +54,7 @@ impl Sim {
             }
             return;
         }
-        self.q.schedule(SimTime(now + period), Ev::Watchdog);
+        self.q.schedule(SimTime(now + period), Ev::DeadlockCheck);
     }
 
     /// Whether the head of egress queue (`pi`, `tc`) is blocked (paused or without credits).
@@ -74,7 +89,7 @@ impl Sim {
                         let Some(u) = self.topo.ports[i as usize].peer else { continue };
                         // The class it held upstream: the same priority on RoCE; on IB the
                         // VL it arrived on (SL→VL tables may move it to another VL here).
-                        let utc = if self.ib.is_empty() { tc } else { self.pkts[id as usize].in_pg as usize };
+                        let utc = if self.ib.is_none() { tc } else { self.pkts[id as usize].in_pg as usize };
                         if self.topo.is_switch(self.topo.ports[u.0 as usize].node) && stuck(u.0 as usize, utc) {
                             let e = adj.entry((u.0, utc as u8)).or_default();
                             if !e.contains(&(q, tc as u8)) {

@@ -29,7 +29,8 @@ pub(super) enum Ev {
         gen: u32,
     },
     Sample,
-    Watchdog,
+    /// The deadlock detector's periodic check.
+    DeadlockCheck,
     /// Scenario fault `i` happens.
     Fault(u32),
     /// The control plane installs the forwarding state it computed (stale if `gen` moved on).

@@ -36,9 +36,29 @@ pub enum FaultKind {
     RouteOverride { node: NodeId, dst: u32, port: Option<PortId> },
 }
 
+/// The scenario's fault edges, in scenario order; each has an event at its time.
+pub(super) struct Faults {
+    list: Vec<Fault>,
+}
+
+impl Faults {
+    pub(super) fn new(list: Vec<Fault>, q: &mut Events) -> Faults {
+        for (i, f) in list.iter().enumerate() {
+            q.schedule(f.at, Ev::Fault(i as u32));
+        }
+        Faults { list }
+    }
+
+    /// Some fault edge is of a kind `k` accepts (state that only such a fault needs is
+    /// kept only then).
+    pub(super) fn any(&self, k: impl Fn(&FaultKind) -> bool) -> bool {
+        self.list.iter().any(|f| k(&f.kind))
+    }
+}
+
 impl Sim {
     pub(super) fn on_fault(&mut self, now: u64, i: u32) {
-        let f = self.faults[i as usize].clone();
+        let f = self.faults.list[i as usize].clone();
         let ev = if f.ends { "fault-ended" } else { "fault" };
         self.incident(now, ev, None, None, f.label.clone());
         match f.kind {
@@ -46,51 +66,39 @@ impl Sim {
             FaultKind::NicRx { ep, rx } => self.set_nic_rx(now, ep, rx),
             FaultKind::PortPfc { port, enabled } => {
                 let pi = port.0 as usize;
-                self.pfc_off[pi] = !enabled;
+                self.pfc.set_off(port.0, !enabled);
                 if !enabled {
                     // The port forgets any pause it was obeying and stops pausing its peer.
                     for tc in 0..8 {
-                        let c = &mut self.cls[pi * 8 + tc];
-                        if c.pause_from < c.pause_until && c.pause_until > now {
-                            self.stats.ports[pi].paused_ps[tc] += now.saturating_sub(c.pause_from);
-                            c.pause_until = now;
-                            c.pause_from = now;
-                        }
+                        self.stats.ports[pi].paused_ps[tc] += self.cls[pi * 8 + tc].cut_pause(now);
                     }
                     for pg in 0..8u8 {
-                        let gi = self.pg_index(port.0, pg);
-                        if self.pgs[gi].paused {
-                            self.pgs[gi].paused = false;
-                            self.pgs[gi].gen += 1;
-                        }
+                        self.set_pg_paused(now, port.0, pg, false, false);
                     }
                 }
                 self.try_tx(now, port.0);
             }
             FaultKind::PortHeadroom { port, cells } => {
-                for pg in lossless_pgs(self.lossless_pg_mask) {
-                    let gi = self.pg_index(port.0, pg);
-                    self.hdrm_cap[gi] = cells;
-                }
+                self.mmu.set_headroom(port.0, cells);
             }
             FaultKind::PortDscpMap { port, map } => {
-                self.port_dscp[port.0 as usize] = map;
-                self.port_dscp_any = self.port_dscp.iter().any(Option::is_some);
+                self.forwarding.port_dscp[port.0 as usize] = map;
+                self.forwarding.port_dscp_any = self.forwarding.port_dscp.iter().any(Option::is_some);
             }
             FaultKind::RouteOverride { node, dst, port } => match port {
                 Some(p) => {
-                    self.route_override.insert((node.0, dst), p);
+                    self.forwarding.overrides.insert((node.0, dst), p);
                 }
                 None => {
-                    self.route_override.remove(&(node.0, dst));
+                    self.forwarding.overrides.remove(&(node.0, dst));
                 }
             },
             FaultKind::SmFailure { standby } => {
-                if let Some(mut cp) = self.control.take() {
+                if let Some(mut cp) = self.control.plane.take() {
                     if let Some(t) = cp.on_sm_failure(SimTime(now), standby) {
                         self.incident(t.0, "sm-takeover", None, None, "the standby subnet manager becomes master".into());
                     }
-                    self.control = Some(cp);
+                    self.control.plane = Some(cp);
                 }
             }
         }
@@ -108,14 +116,14 @@ impl Sim {
             for p in ends.into_iter().flatten() {
                 let pi = p.0 as usize;
                 if up {
-                    if !self.ib.is_empty() {
+                    if let Some(ibs) = &mut self.ib {
                         // Link (re)training exchanges FCPs: the sender resynchronises to what
                         // the peer has received and has free (IBTA Vol. 1 §7.9.4).
                         let peer = self.topo.ports[pi].peer.expect("cabled").0 as usize;
                         for vl in 0..8 {
-                            let (abr, free) = (self.ib[peer].abr[vl], self.ib[peer].free[vl]);
-                            self.ib[pi].fctbs[vl] = abr;
-                            self.ib[pi].fccl[vl] = ib::fccl(abr, free);
+                            let (abr, free) = (ibs[peer].abr[vl], ibs[peer].free[vl]);
+                            ibs[pi].fctbs[vl] = abr;
+                            ibs[pi].fccl[vl] = ib::fccl(abr, free);
                         }
                     }
                     self.try_tx(now, p.0);
@@ -136,8 +144,8 @@ impl Sim {
                     // A switch that lost every link (a dead switch) repairs nothing.
                     let node = self.topo.node(self.topo.ports[pi].node);
                     let alive =
-                        (node.first_port..node.first_port + node.nports).any(|q| self.link_up[q as usize] && self.topo.ports[q as usize].peer.is_some());
-                    if let Forwarder::Ecmp(r) = &mut self.fwd {
+                        (node.first_port..node.first_port + node.nports).any(|q| self.links.up[q as usize] && self.topo.ports[q as usize].peer.is_some());
+                    if let Forwarder::Ecmp(r) = &mut self.forwarding.table {
                         if alive && self.ports[pi].flags & P_SWITCH != 0 && r.prune(&self.topo, p) {
                             let name = self.topo.node(self.topo.ports[pi].node).name.clone();
                             self.incident(now, "local-repair", Some(p.0), None, format!("{name} removes the dead link from its ECMP groups"));
@@ -146,18 +154,18 @@ impl Sim {
                 }
             }
         }
-        if let Some(mut cp) = self.control.take() {
-            let re = cp.on_link_change(SimTime(now), &self.topo, &self.link_up);
-            self.control = Some(cp);
-            self.fwd_gen += 1;
+        if let Some(mut cp) = self.control.plane.take() {
+            let re = cp.on_link_change(SimTime(now), &self.topo, &self.links.up);
+            self.control.plane = Some(cp);
+            self.control.gen += 1;
             self.stats.reroute_steps.push((now, re.steps));
             match re.delay {
                 Some(d) => {
-                    self.pending_fwd = Some(re.fwd);
-                    self.q.schedule(SimTime(now) + d, Ev::Install { gen: self.fwd_gen });
+                    self.control.pending = Some(re.fwd);
+                    self.q.schedule(SimTime(now) + d, Ev::Install { gen: self.control.gen });
                 }
                 None => {
-                    self.pending_fwd = None;
+                    self.control.pending = None;
                     self.incident(now, "no-reroute", None, None, "no subnet manager is master: the forwarding tables stay as they are".into());
                 }
             }

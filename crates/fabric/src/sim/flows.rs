@@ -2,16 +2,67 @@
 
 use super::*;
 
+/// The flows and their dependency graph: each flow's QP, how many of its dependencies
+/// are not yet delivered, the flows waiting on each flow (a compressed adjacency list:
+/// `dependents[dep_first[f]..dep_first[f + 1]]`), and how many have not ended.
+pub(super) struct Flows {
+    pub(super) specs: Vec<FlowSpec>,
+    /// The QP each flow is posted on (`NONE`: a SHARP join, done when released).
+    pub(super) qp: Vec<u32>,
+    waiting: Vec<u32>,
+    dep_first: Vec<u32>,
+    dependents: Vec<u32>,
+    /// Flows neither completed nor failed.
+    pub(super) remaining: usize,
+}
+
+impl Flows {
+    /// Builds the dependency graph and schedules the post of every flow that waits for
+    /// none.
+    pub(super) fn new(specs: Vec<FlowSpec>, qp: Vec<u32>, q: &mut Events) -> Flows {
+        let nf = specs.len();
+        let mut waiting = vec![0u32; nf];
+        let mut dep_first = vec![0u32; nf + 1];
+        for (fi, f) in specs.iter().enumerate() {
+            waiting[fi] = f.after.len() as u32;
+            for &d in &f.after {
+                assert!((d as usize) < nf && d as usize != fi, "flow {fi} depends on flow {d}, which does not exist");
+                dep_first[d as usize + 1] += 1;
+            }
+        }
+        for i in 0..nf {
+            dep_first[i + 1] += dep_first[i];
+        }
+        let mut dependents = vec![0u32; dep_first[nf] as usize];
+        let mut fill = dep_first.clone();
+        for (fi, f) in specs.iter().enumerate() {
+            for &d in &f.after {
+                dependents[fill[d as usize] as usize] = fi as u32;
+                fill[d as usize] += 1;
+            }
+            if f.after.is_empty() {
+                q.schedule(f.start, Ev::Post(fi as u32));
+            }
+        }
+        Flows { specs, qp, waiting, dep_first, dependents, remaining: nf }
+    }
+
+    /// The flows that wait on flow `f`.
+    fn dependents_of(&self, f: u32) -> &[u32] {
+        &self.dependents[self.dep_first[f as usize] as usize..self.dep_first[f as usize + 1] as usize]
+    }
+}
+
 impl Sim {
     /// Flow `f`'s data is all at its receiver: release the flows waiting for it.
     pub(super) fn on_delivered(&mut self, now: u64, f: u32) {
         self.stats.flows[f as usize].delivered = Some(now);
-        let (a, b) = (self.dep_first[f as usize] as usize, self.dep_first[f as usize + 1] as usize);
+        let (a, b) = (self.flows.dep_first[f as usize] as usize, self.flows.dep_first[f as usize + 1] as usize);
         for i in a..b {
-            let d = self.dependents[i] as usize;
-            self.waiting[d] -= 1;
-            if self.waiting[d] == 0 {
-                let fl = &self.flows[d];
+            let d = self.flows.dependents[i] as usize;
+            self.flows.waiting[d] -= 1;
+            if self.flows.waiting[d] == 0 {
+                let fl = &self.flows.specs[d];
                 let at = (now + fl.delay.ps()).max(fl.start.0);
                 self.q.schedule(SimTime(at), Ev::Post(d as u32));
             }
@@ -28,9 +79,8 @@ impl Sim {
                 continue;
             }
             rec.failed = true;
-            self.remaining -= 1;
-            let (a, b) = (self.dep_first[f as usize] as usize, self.dep_first[f as usize + 1] as usize);
-            stack.extend_from_slice(&self.dependents[a..b]);
+            self.flows.remaining -= 1;
+            stack.extend_from_slice(self.flows.dependents_of(f));
         }
     }
 }

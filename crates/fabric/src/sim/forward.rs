@@ -1,5 +1,7 @@
 //! TODO doc
 
+use std::collections::HashMap;
+
 use super::*;
 
 /// How switches pick an output port.
@@ -24,11 +26,64 @@ pub(super) struct QpAddr {
     pub(super) sport: u16,
 }
 
+/// A switch's forwarding state: the tables (ECMP groups or LFTs), what faults and tests
+/// put in front of them, and the per-ingress DSCP maps a misconfiguration installs.
+pub(super) struct Forwarding {
+    pub(super) table: Forwarder,
+    /// Route overrides in force: (switch, destination endpoint) → output port.
+    pub(super) overrides: HashMap<(u32, u32), PortId>,
+    /// Paths pinned per QP ([`Sim::pin_route`]): (switch, QP, data or not) → output port.
+    pinned: HashMap<(u32, u32, bool), PortId>,
+    /// Switch hops per packet (by packet id), kept only when a route override can loop.
+    hops: Vec<u8>,
+    ttl_on: bool,
+    /// Per port: a DSCP → class map for packets arriving on it (misconfiguration).
+    pub(super) port_dscp: Vec<Option<Box<[u8; 64]>>>,
+    /// Whether any port has its own DSCP map now.
+    pub(super) port_dscp_any: bool,
+}
+
+impl Forwarding {
+    pub(super) fn new(topo: &Topology, p: &Params, seed: u64, lft: Option<Lft>, faults: &Faults) -> Forwarding {
+        let table = match lft {
+            Some(l) => Forwarder::Lft(l),
+            None => Forwarder::Ecmp(Routes::build(topo, seed, |_| true)),
+        };
+        let np = topo.ports.len();
+        let port_dscp = if faults.any(|k| matches!(k, FaultKind::PortDscpMap { .. })) { vec![None; np] } else { vec![] };
+        let ttl_on = p.ib.is_none() && faults.any(|k| matches!(k, FaultKind::RouteOverride { .. }));
+        Forwarding { table, overrides: HashMap::new(), pinned: HashMap::new(), hops: vec![], ttl_on, port_dscp, port_dscp_any: false }
+    }
+
+    /// Packet `id` was just allocated: it has crossed no switch yet.
+    #[inline]
+    pub(super) fn new_packet(&mut self, id: u32) {
+        if self.ttl_on {
+            if self.hops.len() <= id as usize {
+                self.hops.resize(id as usize + 1, 0);
+            }
+            self.hops[id as usize] = 0;
+        }
+    }
+
+    /// Counts a switch hop of packet `id`; `false` when its TTL ran out (RoCEv2, only
+    /// while a route override can loop).
+    #[inline]
+    fn hop(&mut self, id: u32) -> bool {
+        if !self.ttl_on {
+            return true;
+        }
+        let h = &mut self.hops[id as usize];
+        *h += 1;
+        *h < IP_TTL
+    }
+}
+
 impl Sim {
     /// A packet's (source endpoint, destination endpoint, UDP source port).
     #[inline]
     pub(super) fn addr(&self, pk: &Packet) -> (u32, u32, u16) {
-        let a = self.qp_addr[pk.qp as usize];
+        let a = self.hosts.qp_addr[pk.qp as usize];
         if pk.kind == Kind::Data {
             (a.src, a.dst, a.sport)
         } else {
@@ -41,15 +96,15 @@ impl Sim {
         if pk.kind == Kind::Cnp {
             self.p.cnp_dscp
         } else {
-            self.qps[pk.qp as usize].dscp
+            self.hosts.qps[pk.qp as usize].dscp
         }
     }
 
     #[inline]
     pub(super) fn next_hop(&self, node: NodeId, pk: &Packet) -> Option<PortId> {
         let (src, dst, sport) = self.addr(pk);
-        if !self.route_override.is_empty() {
-            if let Some(&p) = self.route_override.get(&(node.0, dst)) {
+        if !self.forwarding.overrides.is_empty() {
+            if let Some(&p) = self.forwarding.overrides.get(&(node.0, dst)) {
                 return Some(p);
             }
         }
@@ -61,140 +116,105 @@ impl Sim {
     /// the forwarding tables (ECMP on the UDP source port `sport`, or the LFT).
     #[inline]
     pub(super) fn forward(&self, node: NodeId, qp: u32, data: bool, src: u32, dst: u32, sport: u16) -> Option<PortId> {
-        if !self.pinned.is_empty() {
-            if let Some(&p) = self.pinned.get(&(node.0, qp, data)) {
+        if !self.forwarding.pinned.is_empty() {
+            if let Some(&p) = self.forwarding.pinned.get(&(node.0, qp, data)) {
                 return Some(p);
             }
         }
-        match &self.fwd {
+        match &self.forwarding.table {
             Forwarder::Ecmp(r) => r.next_hop(node, src, dst, sport),
             Forwarder::Lft(l) => l.get(node, dst),
         }
     }
 
+    /// A packet arrives at switch `node` on `in_port`, in named steps: TTL → next hop →
+    /// (InfiniBand: the VL of the hop, FECN, enqueue) classify → watchdog drop → admit →
+    /// ECN mark → enqueue.
     pub(super) fn switch_rx(&mut self, now: u64, node: NodeId, in_port: u32, id: u32) {
         let pk = self.pkts[id as usize];
-        if self.ttl_on {
-            let h = &mut self.hops[id as usize];
-            *h += 1;
-            if *h >= IP_TTL {
-                self.drop_pkt(in_port, id, DropCause::TtlExpired);
-                return;
-            }
-        }
-        let out = match self.next_hop(node, &pk) {
-            Some(o) if self.link_up[o.0 as usize] => o,
-            hop => {
-                if !self.ib.is_empty() {
-                    self.ib_release(now, in_port, pk.tc, pk.frame as u32);
-                }
-                match hop {
-                    None => self.drop_pkt(in_port, id, DropCause::NoRoute),
-                    Some(o) => self.drop_pkt(o.0, id, DropCause::PortDown),
-                }
-                return;
-            }
-        };
-        if !self.ib.is_empty() {
-            let vl = self.hop_vl(in_port, out.0, &pk);
-            let p = &mut self.pkts[id as usize];
-            p.in_port = in_port;
-            p.in_pg = p.tc;
-            p.tc = vl;
-            p.t = now;
-            self.fecn_mark(out.0, id);
-            self.enqueue(now, out.0, id);
-            self.try_tx(now, out.0);
+        if !self.forwarding.hop(id) {
+            self.drop_pkt(in_port, id, DropCause::TtlExpired);
             return;
         }
-        let mut tc = pk.tc as usize;
-        if self.port_dscp_any {
-            // Every switch classifies by DSCP; one port's map may differ (misconfigured).
-            let map = self.port_dscp[in_port as usize].as_deref().unwrap_or(&self.p.dscp_to_tc);
-            tc = map[self.dscp_of(&pk) as usize] as usize;
-            self.pkts[id as usize].tc = tc as u8;
-        }
-        if self.storms_active > 0 && self.p.pfc.watchdog.is_some_and(|w| w.action == crate::params::WatchdogAction::Drop) {
-            // The watchdog's drop action: packets for a queue in storm, and packets arriving
-            // on the stormed port's priority, are discarded.
-            for q in [out.0 as usize * 8 + tc, in_port as usize * 8 + tc] {
-                if self.wd[q].storm {
-                    let st = &mut self.stats.storms[self.wd[q].storm_idx as usize];
-                    st.dropped_pkts += 1;
-                    st.dropped_bytes += pk.frame as u64;
-                    self.drop_pkt(in_port, id, DropCause::PfcWatchdog);
-                    return;
-                }
-            }
-        }
-        let pg = self.p.tc_to_pg[tc];
-        let mut lossless = self.p.lossless[tc] && self.p.pfc.enabled;
-        let pfc_disabled = lossless && !self.pfc_off.is_empty() && self.pfc_off[in_port as usize];
-        if pfc_disabled {
-            lossless = false;
-        }
-        let cells = Bytes(pk.frame as u64).cells(self.p.buffer.cell);
-        let ni = node.0 as usize;
-        let gi = self.pg_index(in_port, pg);
-        let limit = self.shared_limit(ni, lossless);
-        let st = self.pgs[gi];
-        let m = self.mmus[ni];
-        let b = &self.p.buffer;
-        if st.resv + cells <= b.reserved_cells {
-            self.pgs[gi].resv += cells;
-        } else if st.shared < limit && m.shared_used + cells <= m.shared_total {
-            self.pgs[gi].shared += cells;
-            self.mmus[ni].shared_used += cells;
-        } else if lossless && st.hdrm + cells <= self.hdrm_cap[gi] && (b.shared_headroom_pool.is_none() || m.hdrm_pool_used + cells <= m.hdrm_pool) {
-            self.pgs[gi].hdrm += cells;
-            if b.shared_headroom_pool.is_some() {
-                self.mmus[ni].hdrm_pool_used += cells;
-            }
-        } else {
-            let cause = if lossless {
-                DropCause::HeadroomOverflow
-            } else if pfc_disabled {
-                DropCause::PfcDisabled
-            } else if m.shared_used + cells > m.shared_total {
-                DropCause::BufferFull
-            } else {
-                DropCause::DynamicThreshold
-            };
-            self.drop_pkt(in_port, id, cause);
+        let Some(out) = self.next_hop_up(now, node, in_port, id, &pk) else { return };
+        if self.ib.is_some() {
+            self.ib_switch(now, in_port, out, id, &pk);
             return;
         }
-        let mm = &mut self.mmus[ni];
-        mm.used += cells;
-        mm.peak_used = mm.peak_used.max(mm.used);
-        {
-            let s = &mut self.pgs[gi];
-            s.peak_hdrm = s.peak_hdrm.max(s.hdrm);
-            s.peak_total = s.peak_total.max(s.resv + s.shared + s.hdrm);
+        let tc = self.classify(in_port, id, &pk);
+        if self.watchdog_drops(in_port, out, tc, id, &pk) {
+            return;
         }
-        if lossless && !self.pgs[gi].paused {
-            let s = self.pgs[gi];
-            if s.hdrm > 0 || s.shared >= self.shared_limit(ni, true) {
-                self.pgs[gi].paused = true;
-                self.pgs[gi].gen += 1;
-                let gen = self.pgs[gi].gen;
-                self.queue_pfc(now, in_port, pg, self.p.pfc.quanta);
-                self.schedule_refresh(now, in_port, pg, gen);
-            }
-        }
+        let Some(pg) = self.admit(now, node, in_port, tc, id, &pk) else { return };
         let p = &mut self.pkts[id as usize];
         p.in_port = in_port;
         p.in_pg = pg;
         if self.p.ecn_marking == EcnMarking::Enqueue {
-            self.ecn_mark(out.0 as usize, tc, id);
+            self.ecn_mark(out as usize, tc, id);
         }
-        self.enqueue(now, out.0, id);
-        self.try_tx(now, out.0);
+        self.enqueue(now, out, id);
+        self.try_tx(now, out);
+    }
+
+    /// The output port for a packet at switch `node`, if there is one and its link is up;
+    /// else the packet is dropped (and on InfiniBand its input blocks freed).
+    #[inline]
+    fn next_hop_up(&mut self, now: u64, node: NodeId, in_port: u32, id: u32, pk: &Packet) -> Option<u32> {
+        let hop = self.next_hop(node, pk);
+        if let Some(o) = hop.filter(|o| self.links.up[o.0 as usize]) {
+            return Some(o.0);
+        }
+        if self.ib.is_some() {
+            self.ib_release(now, in_port, pk.tc, pk.frame as u32);
+        }
+        match hop {
+            None => self.drop_pkt(in_port, id, DropCause::NoRoute),
+            Some(o) => self.drop_pkt(o.0, id, DropCause::PortDown),
+        }
+        None
+    }
+
+    /// The class a RoCEv2 switch gives a packet: by its DSCP, through the map of the port
+    /// it arrived on (the fabric's map unless a misconfiguration changed that port's).
+    #[inline]
+    fn classify(&mut self, in_port: u32, id: u32, pk: &Packet) -> usize {
+        if !self.forwarding.port_dscp_any {
+            return pk.tc as usize;
+        }
+        let map = self.forwarding.port_dscp[in_port as usize].as_deref().unwrap_or(&self.p.dscp_to_tc);
+        let tc = map[self.dscp_of(pk) as usize];
+        self.pkts[id as usize].tc = tc;
+        tc as usize
+    }
+
+    /// Ingress admission at a RoCEv2 switch ([`Mmu::admit`]): the packet's PG if it was
+    /// admitted (pausing the ingress peer if the PG just reached its trigger), else
+    /// dropped with the MMU's cause.
+    #[inline]
+    fn admit(&mut self, now: u64, node: NodeId, in_port: u32, tc: usize, id: u32, pk: &Packet) -> Option<u8> {
+        let pg = self.p.tc_to_pg[tc];
+        let lossless = self.p.lossless[tc] && self.p.pfc.enabled;
+        let pfc_disabled = lossless && self.pfc.is_off(in_port);
+        let cells = Bytes(pk.frame as u64).cells(self.p.buffer.cell);
+        let gi = self.mmu.pg_index(in_port, pg);
+        match self.mmu.admit(node.0 as usize, gi, cells, lossless && !pfc_disabled, pfc_disabled) {
+            Admit::Dropped(cause) => {
+                self.drop_pkt(in_port, id, cause);
+                None
+            }
+            Admit::Taken { xoff } => {
+                if xoff {
+                    self.set_pg_paused(now, in_port, pg, true, true);
+                }
+                Some(pg)
+            }
+        }
     }
 
     /// The output port a switch picks for the packets of flow `flow`.
     pub fn route(&self, sw: NodeId, flow: u32) -> Option<PortId> {
-        let qi = self.flow_qp[flow as usize];
-        let q = &self.qps[qi as usize];
+        let qi = self.flows.qp[flow as usize];
+        let q = &self.hosts.qps[qi as usize];
         self.forward(sw, qi, true, q.src, q.dst, q.sport)
     }
 
@@ -203,19 +223,19 @@ impl Sim {
     /// paths (the ns-3 cross-check). Call before running; a flow sharing a QP shares its pins.
     pub fn pin_route(&mut self, flow: u32, sw: NodeId, port: PortId, data: bool) {
         assert!(self.topo.is_switch(sw) && self.topo.port(port).node == sw, "pin_route: {port:?} is not a port of switch {sw:?}");
-        self.pinned.insert((sw.0, self.flow_qp[flow as usize], data), port);
+        self.forwarding.pinned.insert((sw.0, self.flows.qp[flow as usize], data), port);
     }
 
     /// Replaces the forwarding state while the simulation runs (a re-sweep, re-routing).
     pub fn set_forwarder(&mut self, fwd: Forwarder) {
-        self.fwd = fwd;
+        self.forwarding.table = fwd;
     }
 
     /// The egress ports flow `flow`'s data packets leave by, from its NIC to the last switch,
     /// under the forwarding state now; `None` for a SHARP join, or if the route is broken
     /// or loops.
     pub(super) fn flow_path(&self, flow: u32) -> Option<Vec<PortId>> {
-        if self.flow_qp[flow as usize] == NONE {
+        if self.flows.qp[flow as usize] == NONE {
             return None;
         }
         let t = &self.topo;

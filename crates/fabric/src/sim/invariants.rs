@@ -4,36 +4,21 @@ use super::*;
 use model::ib;
 
 impl Sim {
-    /// Checks the accounting invariants: per-PG counters add up to the pool counters.
+    /// Checks the accounting invariants: per-PG counters add up to the pool counters
+    /// ([`Mmu::check`]), credits ([`Sim::check_credits`]), payload conservation.
     /// Used by tests after every event via [`Sim::step`].
     pub fn check_invariants(&self) -> Result<(), String> {
         for (ni, n) in self.topo.nodes.iter().enumerate() {
             if n.kind != NodeKind::Switch {
                 continue;
             }
-            let (mut used, mut shared, mut hdrm) = (0, 0, 0);
             let mut queued_cells = 0u64;
             for pi in n.first_port..n.first_port + n.nports {
-                for pg in 0..8 {
-                    let s = self.pgs[self.pg_index(pi, pg as u8)];
-                    used += s.resv + s.shared + s.hdrm;
-                    shared += s.shared;
-                    hdrm += s.hdrm;
-                    if s.hdrm > self.hdrm_cap[self.pg_index(pi, pg as u8)] {
-                        return Err(format!("headroom over its cap at port {pi} pg {pg}"));
-                    }
-                }
                 for tc in 0..8 {
                     queued_cells += self.queued(pi as usize, tc).map(|id| self.cells_of(&self.pkts[id as usize])).sum::<u64>();
                 }
             }
-            let m = &self.mmus[ni];
-            if used != m.used || shared != m.shared_used || queued_cells != m.used {
-                return Err(format!("switch {}: PG cells {used} / pool {}, shared {shared} / {}, queued {queued_cells}", n.name, m.used, m.shared_used));
-            }
-            if self.p.buffer.shared_headroom_pool.is_some() && hdrm != m.hdrm_pool_used {
-                return Err(format!("switch {}: headroom pool mismatch", n.name));
-            }
+            self.mmu.check(ni, n, queued_cells)?;
         }
         self.check_credits()?;
         self.check_payload()
@@ -44,7 +29,7 @@ impl Sim {
     /// receiver's free blocks (so no packet can overrun); a switch input buffer's used
     /// blocks equal those of the packets it holds.
     pub(super) fn check_credits(&self) -> Result<(), String> {
-        let Some(ibc) = &self.p.ib else { return Ok(()) };
+        let (Some(ibc), Some(ibs)) = (&self.p.ib, &self.ib) else { return Ok(()) };
         let mut held = vec![0u64; self.ports.len() * 8];
         for pi in 0..self.ports.len() {
             for tc in 0..8 {
@@ -60,7 +45,7 @@ impl Sim {
             let Some(peer) = pt.peer else { continue };
             let rx = peer.0 as usize;
             for vl in 0..ibc.data_vls as usize {
-                let tx = &self.ib[pi];
+                let tx = &ibs[pi];
                 let credits = (tx.fccl[vl] as u32 + ib::CREDIT_MODULUS - tx.fctbs[vl] as u32) % ib::CREDIT_MODULUS;
                 if credits > ib::MAX_CREDITS {
                     return Err(format!("port {pi} vl {vl}: {credits} credits outstanding, above 2048"));
@@ -71,7 +56,7 @@ impl Sim {
                     .filter(|pk| pk.is_pkt() && pk.tc as usize == vl)
                     .map(|pk| ib::blocks(Bytes(pk.frame as u64)) as u64)
                     .sum();
-                let free = self.ib[rx].free[vl] as u64;
+                let free = ibs[rx].free[vl] as u64;
                 if credits as u64 + on_wire > free {
                     return Err(format!("port {pi} vl {vl}: {credits} credits + {on_wire} blocks on the wire > {free} free at the peer"));
                 }
@@ -96,7 +81,7 @@ impl Sim {
                 in_flight += self.queued(pi, tc).map(|id| self.pkts[id as usize].payload as u64).sum::<u64>();
             }
         }
-        for r in &self.rx {
+        for r in &self.impaired.nics {
             in_flight += r.backlog.iter().map(|&id| self.pkts[id as usize].payload as u64).sum::<u64>();
         }
         if tx != rx + self.stats.dropped_payload + in_flight {

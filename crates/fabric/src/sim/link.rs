@@ -42,6 +42,78 @@ pub(super) struct PortState {
 
 const _: () = assert!(std::mem::size_of::<PortState>() == 64);
 
+/// Link-level state besides [`PortState`]: which links are up, each port's earliest
+/// pending re-check, and the port choosing its next frame.
+pub(super) struct Links {
+    /// Per port: its link is up (both directions change together).
+    pub(super) up: Vec<bool>,
+    /// Per port: the earliest pending Kick (NEVER: none).
+    kick: Vec<u64>,
+    /// The port whose `try_tx` is picking a frame (NONE: none); see `try_tx`.
+    picking: u32,
+}
+
+impl Links {
+    pub(super) fn new(np: usize) -> Links {
+        Links { up: vec![true; np], kick: vec![NEVER; np], picking: NONE }
+    }
+
+    /// A Kick event for `port` at `now` is being handled: it is no longer pending.
+    pub(super) fn kicked(&mut self, port: u32, now: u64) {
+        let k = &mut self.kick[port as usize];
+        if *k == now {
+            *k = NEVER;
+        }
+    }
+}
+
+/// Each port's [`PortState`] from the topology: its owner and peer, its rate, and its
+/// per-hop delay and cut-through flag from [`Hop::out_of`].
+pub(super) fn port_states(topo: &Topology, p: &Params) -> Vec<PortState> {
+    let owner = |n: NodeId| match topo.node(n).kind {
+        NodeKind::Switch => (n.0, true),
+        NodeKind::Nic { ep, .. } | NodeKind::Aggregator { ep, .. } => (ep, false),
+    };
+    topo.ports
+        .iter()
+        .enumerate()
+        .map(|(pi, pt)| {
+            let (own, sw) = owner(pt.node);
+            let mut flags = if sw { P_SWITCH } else { 0 };
+            let (mut peer, mut peer_owner, mut delay) = (NONE, NONE, pt.prop.ps());
+            if let (Some(pp), Some(hop)) = (pt.peer, Hop::out_of(topo, p, PortId(pi as u32))) {
+                let (po, psw) = owner(topo.ports[pp.0 as usize].node);
+                peer = pp.0;
+                peer_owner = po;
+                delay = hop.delay.ps();
+                if psw {
+                    flags |= P_PEER_SWITCH;
+                }
+                if hop.cut_through {
+                    flags |= P_PEER_CUT_THROUGH;
+                }
+            }
+            PortState {
+                qtotal: 0,
+                q_changed: 0,
+                delay,
+                rate: pt.rate.0,
+                chan_head: NONE,
+                chan_tail: NONE,
+                owner: own,
+                peer,
+                peer_owner,
+                busy: false,
+                flags,
+                pfc_mask: 0,
+                rr: 0,
+                nonempty: 0,
+                deficit_nz: 0,
+            }
+        })
+        .collect()
+}
+
 impl Sim {
     /// Puts frame `id` (`frame_bytes` long; `pkt`: a packet, not PFC/FCP) on the link.
     pub(super) fn send(&mut self, now: u64, port: u32, id: u32, frame_bytes: u64, pkt: bool) {
@@ -86,31 +158,31 @@ impl Sim {
         }
         let (peer, peer_owner, flags) = (ps.peer, ps.peer_owner, ps.flags);
         if pk.kind == Kind::Pfc {
-            let quanta = self.pfc_sent[pi].pop_front().expect("PFC frame on the link");
+            let quanta = self.pfc.frame_arrived(pi);
             self.free_pkt(id);
-            if self.link_up[pi] {
+            if self.links.up[pi] {
                 self.on_pfc(now, peer, pk.tc, quanta);
             }
             return;
         }
         if pk.kind == Kind::Fcp {
             self.free_pkt(id);
-            if self.link_up[pi] {
+            if self.links.up[pi] {
                 self.on_fcp(now, peer, pk.tc, pk.psn as u16);
             }
             return;
         }
-        if !self.link_up[pi] {
+        if !self.links.up[pi] {
             // The link died with this packet on it.
             self.drop_pkt(port, id, DropCause::PortDown);
             return;
         }
-        if !self.ib.is_empty() && !self.ib_receive(now, peer, id) {
+        if self.ib.is_some() && !self.ib_receive(now, peer, id) {
             return;
         }
         if flags & P_PEER_SWITCH != 0 {
             self.switch_rx(now, NodeId(peer_owner), peer, id);
-        } else if !self.rx.is_empty() && self.rx[peer_owner as usize].fault.is_some() {
+        } else if self.impaired.is_impaired(peer_owner) {
             self.impaired_rx(now, peer_owner, peer, id);
         } else {
             self.nic_rx(now, peer_owner, id);
@@ -125,7 +197,7 @@ impl Sim {
         // dequeues may free buffer on its own ingress (hairpin forwarding, as in a routing
         // loop) and ask for a PFC or FCP frame here: that frame waits for the next frame
         // boundary, like any PFC frame, instead of starting a second frame at once.
-        if ps.busy || !self.link_up[pi] || self.picking == port {
+        if ps.busy || !self.links.up[pi] || self.links.picking == port {
             return;
         }
         if ps.pfc_mask != 0 {
@@ -136,13 +208,12 @@ impl Sim {
                     self.stats.ports[pi].pfc_tx[p] += 1;
                 }
             }
-            self.pfc_sent[pi].push_back(self.pfc_quanta[pi]);
+            self.pfc.frame_sent(pi);
             let id = self.alloc(Packet::ctrl(Kind::Pfc, mask, 0));
             self.send(now, port, id, PFC_FRAME, false);
             return;
         }
-        if !self.ib.is_empty() && self.ib[pi].fcp_pending != 0 {
-            let st = &mut self.ib[pi];
+        if let Some(st) = self.ib.as_mut().map(|ib| &mut ib[pi]).filter(|st| st.fcp_pending != 0) {
             let vl = st.fcp_pending.trailing_zeros() as u8;
             st.fcp_pending &= !(1 << vl);
             let fccl = ib::fccl(st.abr[vl as usize], st.free[vl as usize]);
@@ -151,14 +222,14 @@ impl Sim {
             self.send(now, port, id, ib::FCP, false);
             return;
         }
-        let outer = std::mem::replace(&mut self.picking, port);
+        let outer = std::mem::replace(&mut self.links.picking, port);
         let picked = if ps.flags & P_SWITCH != 0 { self.switch_pick(now, port) } else { self.nic_pick(now, ps.owner) };
-        self.picking = outer;
+        self.links.picking = outer;
         if let Some(id) = picked {
             let frame = self.pkts[id as usize].frame as u64;
-            if !self.ib.is_empty() {
+            if let Some(ib) = &mut self.ib {
                 let vl = self.pkts[id as usize].tc as usize;
-                let st = &mut self.ib[pi];
+                let st = &mut ib[pi];
                 st.fctbs[vl] = ((st.fctbs[vl] as u32 + ib::blocks(Bytes(frame))) % ib::CREDIT_MODULUS) as u16;
                 st.hoq_run[vl] = 0;
                 if st.wait_from != NEVER {
@@ -171,7 +242,7 @@ impl Sim {
     }
 
     pub(super) fn kick_at(&mut self, port: u32, at: u64) {
-        let k = &mut self.kick[port as usize];
+        let k = &mut self.links.kick[port as usize];
         if at < *k {
             *k = at;
             self.q.schedule(SimTime(at), Ev::Kick(port));
@@ -181,21 +252,14 @@ impl Sim {
     /// Takes the link at `port` (both directions) down or up. Packets later forwarded to a
     /// down port are discarded; routing does not change until [`Sim::set_forwarder`].
     pub fn set_link(&mut self, port: PortId, up: bool) {
-        self.link_up[port.0 as usize] = up;
+        self.links.up[port.0 as usize] = up;
         if let Some(peer) = self.topo.ports[port.0 as usize].peer {
-            self.link_up[peer.0 as usize] = up;
+            self.links.up[peer.0 as usize] = up;
         }
     }
 
     /// The frames on the link leaving `pi`, oldest first.
     pub(super) fn on_link(&self, pi: usize) -> impl Iterator<Item = u32> + '_ {
-        let mut id = self.ports[pi].chan_head;
-        std::iter::from_fn(move || {
-            (id != NONE).then(|| {
-                let cur = id;
-                id = self.pkts[cur as usize].next;
-                cur
-            })
-        })
+        self.pkts.list(self.ports[pi].chan_head)
     }
 }

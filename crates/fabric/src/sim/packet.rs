@@ -73,26 +73,67 @@ impl Packet {
     }
 }
 
-impl Sim {
+/// The packet slab: every frame in the simulation lives here and moves by id; freed ids
+/// are reused. Queues and links are singly linked lists through `Packet::next`.
+#[derive(Default)]
+pub(super) struct Packets {
+    slab: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl Packets {
+    /// Stores `p` and returns its id.
     pub(super) fn alloc(&mut self, p: Packet) -> u32 {
-        let id = if let Some(id) = self.free.pop() {
-            self.pkts[id as usize] = p;
+        if let Some(id) = self.free.pop() {
+            self.slab[id as usize] = p;
             id
         } else {
-            self.pkts.push(p);
-            (self.pkts.len() - 1) as u32
-        };
-        if self.ttl_on {
-            if self.hops.len() <= id as usize {
-                self.hops.resize(id as usize + 1, 0);
-            }
-            self.hops[id as usize] = 0;
+            self.slab.push(p);
+            (self.slab.len() - 1) as u32
         }
+    }
+
+    pub(super) fn free(&mut self, id: u32) {
+        self.free.push(id);
+    }
+
+    /// The packets of the list starting at `head` (a queue or a link), in order.
+    pub(super) fn list(&self, head: u32) -> impl Iterator<Item = u32> + '_ {
+        let mut id = head;
+        std::iter::from_fn(move || {
+            (id != NONE).then(|| {
+                let cur = id;
+                id = self.slab[cur as usize].next;
+                cur
+            })
+        })
+    }
+}
+
+impl std::ops::Index<usize> for Packets {
+    type Output = Packet;
+    #[inline]
+    fn index(&self, id: usize) -> &Packet {
+        &self.slab[id]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Packets {
+    #[inline]
+    fn index_mut(&mut self, id: usize) -> &mut Packet {
+        &mut self.slab[id]
+    }
+}
+
+impl Sim {
+    pub(super) fn alloc(&mut self, p: Packet) -> u32 {
+        let id = self.pkts.alloc(p);
+        self.forwarding.new_packet(id);
         id
     }
 
     pub(super) fn free_pkt(&mut self, id: u32) {
-        self.free.push(id);
+        self.pkts.free(id);
     }
 
     /// An ACK, NAK or CNP of QP `qp` (from its responder to its requester).
@@ -111,7 +152,7 @@ impl Sim {
         }
         if pk.kind == Kind::Data {
             self.stats.dropped_payload += pk.payload as u64;
-            let l = &mut self.lost[pk.qp as usize];
+            let l = &mut self.hosts.lost[pk.qp as usize];
             if l.0 == NEVER {
                 *l = (self.q.now().0, pk.psn);
             } else {

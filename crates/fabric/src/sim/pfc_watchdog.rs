@@ -4,14 +4,57 @@ use super::*;
 
 /// PFC watchdog state of one (switch egress port, priority).
 #[derive(Default, Clone, Copy)]
-pub(super) struct WdQueue {
-    pub(super) storm: bool,
+struct WdQueue {
+    storm: bool,
     /// A detection check is pending.
-    pub(super) armed: bool,
+    armed: bool,
     /// The last PFC frame received on this queue.
-    pub(super) last_pfc: u64,
+    last_pfc: u64,
     /// Index of its current storm in `Stats::storms`.
-    pub(super) storm_idx: u32,
+    storm_idx: u32,
+}
+
+/// SONiC's PFC watchdog: state per (port, priority), empty without a watchdog (or on
+/// InfiniBand), and how many queues are in storm now.
+pub(super) struct PfcWatchdog {
+    queues: Vec<WdQueue>,
+    storms_active: u32,
+}
+
+impl PfcWatchdog {
+    pub(super) fn new(np: usize, p: &Params) -> PfcWatchdog {
+        let queues = if p.pfc.watchdog.is_some() && p.ib.is_none() { vec![WdQueue::default(); np * 8] } else { vec![] };
+        PfcWatchdog { queues, storms_active: 0 }
+    }
+
+    /// A PFC frame arrived for queue `q` (`port * 8 + priority`): remembered for the
+    /// restoration timer. `true` if the queue is in storm and ignores it.
+    #[inline]
+    pub(super) fn heard_pfc(&mut self, q: usize, now: u64) -> bool {
+        if self.queues.is_empty() {
+            return false;
+        }
+        let w = &mut self.queues[q];
+        w.last_pfc = now;
+        w.storm
+    }
+
+    /// Queue `q` started a pause: `true` if a detection check must be scheduled (a
+    /// watchdog runs and none is pending).
+    pub(super) fn arm(&mut self, q: usize) -> bool {
+        if self.queues.is_empty() || self.queues[q].armed {
+            return false;
+        }
+        self.queues[q].armed = true;
+        true
+    }
+
+    /// The storm (index in `Stats::storms`) of queue `q`, if it is in one.
+    #[inline]
+    fn storm_of(&self, q: usize) -> Option<usize> {
+        let w = &self.queues[q];
+        w.storm.then_some(w.storm_idx as usize)
+    }
 }
 
 impl Sim {
@@ -21,24 +64,21 @@ impl Sim {
         let w = self.p.pfc.watchdog.expect("watchdog");
         let (pi, t) = (port as usize, tc as usize);
         let q = pi * 8 + t;
-        self.wd[q].armed = false;
-        if self.wd[q].storm || !self.paused(pi, t, now) {
+        self.watchdog.queues[q].armed = false;
+        if self.watchdog.queues[q].storm || !self.paused(pi, t, now) {
             return;
         }
         let since = self.cls[q].pause_from;
         if now < since + w.detection.ps() {
-            self.wd[q].armed = true;
+            self.watchdog.queues[q].armed = true;
             self.q.schedule(SimTime(since + w.detection.ps()), Ev::WdCheck { port, tc });
             return;
         }
         // Storm: the queue stops obeying pause frames.
-        self.stats.ports[pi].paused_ps[t] += now - since;
-        let c = &mut self.cls[q];
-        c.pause_from = now;
-        c.pause_until = now;
-        self.wd[q].storm = true;
-        self.wd[q].storm_idx = self.stats.storms.len() as u32;
-        self.storms_active += 1;
+        self.stats.ports[pi].paused_ps[t] += self.cls[q].cut_pause(now);
+        self.watchdog.queues[q].storm = true;
+        self.watchdog.queues[q].storm_idx = self.stats.storms.len() as u32;
+        self.watchdog.storms_active += 1;
         self.stats.storms.push(crate::stats::Storm {
             port,
             priority: tc,
@@ -54,21 +94,18 @@ impl Sim {
         if action == crate::params::WatchdogAction::Drop {
             while self.cls[q].head != NONE {
                 let id = self.dequeue(now, port, t);
-                let st = &mut self.stats.storms[self.wd[q].storm_idx as usize];
+                let st = &mut self.stats.storms[self.watchdog.queues[q].storm_idx as usize];
                 st.dropped_pkts += 1;
                 st.dropped_bytes += self.pkts[id as usize].frame as u64;
                 self.drop_pkt(port, id, DropCause::PfcWatchdog);
             }
             // The drop action also stops pausing that neighbour on this priority.
             let pg = self.p.tc_to_pg[t];
-            let gi = self.pg_index(port, pg);
-            if self.pgs[gi].paused && self.pgs[gi].hdrm == 0 {
-                self.pgs[gi].paused = false;
-                self.pgs[gi].gen += 1;
-                self.queue_pfc(now, port, pg, 0);
+            if self.mmu.pg(port, pg).hdrm == 0 {
+                self.set_pg_paused(now, port, pg, false, true);
             }
         }
-        let at = self.wd[q].last_pfc.max(now) + w.restoration.ps();
+        let at = self.watchdog.queues[q].last_pfc.max(now) + w.restoration.ps();
         self.q.schedule(SimTime(at), Ev::WdRestore { port, tc });
         self.try_tx(now, port);
     }
@@ -78,17 +115,17 @@ impl Sim {
     pub(super) fn on_wd_restore(&mut self, now: u64, port: u32, tc: u8) {
         let w = self.p.pfc.watchdog.expect("watchdog");
         let q = port as usize * 8 + tc as usize;
-        if !self.wd[q].storm {
+        if !self.watchdog.queues[q].storm {
             return;
         }
-        let at = self.wd[q].last_pfc + w.restoration.ps();
+        let at = self.watchdog.queues[q].last_pfc + w.restoration.ps();
         if now < at {
             self.q.schedule(SimTime(at), Ev::WdRestore { port, tc });
             return;
         }
-        self.wd[q].storm = false;
-        self.storms_active -= 1;
-        let st = &mut self.stats.storms[self.wd[q].storm_idx as usize];
+        self.watchdog.queues[q].storm = false;
+        self.watchdog.storms_active -= 1;
+        let st = &mut self.stats.storms[self.watchdog.queues[q].storm_idx as usize];
         st.restored_ps = Some(now);
         let dropped = st.dropped_pkts;
         self.incident(
@@ -99,5 +136,24 @@ impl Sim {
             format!("no pause frame for the restoration time; {dropped} packets dropped in the storm"),
         );
         self.try_tx(now, port);
+    }
+
+    /// The watchdog's drop action at a RoCEv2 switch: a packet for a queue in storm, or
+    /// arriving on the stormed port's priority, is discarded. `true` if it was.
+    #[inline]
+    pub(super) fn watchdog_drops(&mut self, in_port: u32, out: u32, tc: usize, id: u32, pk: &Packet) -> bool {
+        if self.watchdog.storms_active == 0 || !self.p.pfc.watchdog.is_some_and(|w| w.action == crate::params::WatchdogAction::Drop) {
+            return false;
+        }
+        for q in [out as usize * 8 + tc, in_port as usize * 8 + tc] {
+            if let Some(i) = self.watchdog.storm_of(q) {
+                let st = &mut self.stats.storms[i];
+                st.dropped_pkts += 1;
+                st.dropped_bytes += pk.frame as u64;
+                self.drop_pkt(in_port, id, DropCause::PfcWatchdog);
+                return true;
+            }
+        }
+        false
     }
 }

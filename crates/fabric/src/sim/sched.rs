@@ -19,9 +19,53 @@ pub(super) struct ClassQ {
     pub(super) moved: u64,
 }
 
+impl ClassQ {
+    /// The pause predicate: a PFC pause holds this queue at `now`.
+    #[inline]
+    pub(super) fn paused(&self, now: u64) -> bool {
+        self.pause_from <= now && now < self.pause_until
+    }
+
+    /// How long the current (or last) pause held the queue before `t`.
+    #[inline]
+    pub(super) fn paused_through(&self, t: u64) -> u64 {
+        if self.pause_from < self.pause_until && self.pause_from < t {
+            self.pause_until.min(t) - self.pause_from
+        } else {
+            0
+        }
+    }
+
+    /// Ends a pause still running at `now` (PFC switched off, a watchdog storm): returns
+    /// the time it held the queue, for `paused_ps`.
+    pub(super) fn cut_pause(&mut self, now: u64) -> u64 {
+        if !(self.pause_from < self.pause_until && self.pause_until > now) {
+            return 0;
+        }
+        let held = self.paused_through(now);
+        self.pause_from = now;
+        self.pause_until = now;
+        held
+    }
+}
+
 impl Default for ClassQ {
     fn default() -> Self {
         ClassQ { head: NONE, tail: NONE, qbytes: 0, deficit: 0, pause_from: 0, pause_until: 0, moved: 0 }
+    }
+}
+
+/// Which classes a port serves strictly and which by deficit round robin (the same for
+/// every port: Ethernet priorities, or InfiniBand VLs under the VL arbitration table).
+pub(super) struct Scheduler {
+    strict_mask: u8,
+    weighted_mask: u8,
+}
+
+impl Scheduler {
+    pub(super) fn new(p: &Params) -> Scheduler {
+        let mask = |f: fn(Sched) -> bool| (0..8).filter(|&tc| f(p.sched[tc])).fold(0u8, |m, tc| m | 1 << tc);
+        Scheduler { strict_mask: mask(|s| s == Sched::Strict), weighted_mask: mask(|s| matches!(s, Sched::Weighted(_))) }
     }
 }
 
@@ -30,25 +74,28 @@ impl Sim {
     /// `t` (a PFC pause expiry), or `Err(NEVER)` until credits arrive.
     #[inline]
     pub(super) fn may_send(&self, pi: usize, tc: usize, frame: u32, now: u64) -> Result<(), u64> {
-        if self.ib.is_empty() {
-            let c = &self.cls[pi * 8 + tc];
-            if c.pause_from <= now && now < c.pause_until {
-                return Err(c.pause_until);
-            }
-            Ok(())
-        } else {
-            let st = &self.ib[pi];
-            if ib::may_send(st.fccl[tc], st.fctbs[tc], ib::blocks(Bytes(frame as u64))) {
+        match &self.ib {
+            None => {
+                let c = &self.cls[pi * 8 + tc];
+                if c.paused(now) {
+                    return Err(c.pause_until);
+                }
                 Ok(())
-            } else {
-                Err(NEVER)
+            }
+            Some(ibs) => {
+                let st = &ibs[pi];
+                if ib::may_send(st.fccl[tc], st.fctbs[tc], ib::blocks(Bytes(frame as u64))) {
+                    Ok(())
+                } else {
+                    Err(NEVER)
+                }
             }
         }
     }
 
     pub(super) fn paused(&self, port: usize, tc: usize, now: u64) -> bool {
         let c = &self.cls[port * 8 + tc];
-        c.pause_from <= now && now < c.pause_until
+        c.paused(now)
     }
 
     /// Appends packet `id` to queue (`pi`, `tc`).
@@ -83,14 +130,7 @@ impl Sim {
 
     /// The packets queued at (`pi`, `tc`), head first.
     pub(super) fn queued(&self, pi: usize, tc: usize) -> impl Iterator<Item = u32> + '_ {
-        let mut id = self.cls[pi * 8 + tc].head;
-        std::iter::from_fn(move || {
-            (id != NONE).then(|| {
-                let cur = id;
-                id = self.pkts[cur as usize].next;
-                cur
-            })
-        })
+        self.pkts.list(self.cls[pi * 8 + tc].head)
     }
 
     pub(super) fn enqueue(&mut self, now: u64, port: u32, id: u32) {
@@ -98,8 +138,10 @@ impl Sim {
         let (tc, bytes) = (pk.tc as usize, pk.frame as u64);
         let pi = port as usize;
         self.account_queue(now, pi);
-        if self.cls[pi * 8 + tc].head == NONE && !self.ib.is_empty() {
-            self.ib[pi].head_since[tc] = now;
+        if self.cls[pi * 8 + tc].head == NONE {
+            if let Some(ib) = &mut self.ib {
+                ib[pi].head_since[tc] = now;
+            }
         }
         self.push_q(pi, tc, id);
         self.cls[pi * 8 + tc].qbytes += bytes;
@@ -118,14 +160,14 @@ impl Sim {
     pub(super) fn switch_pick(&mut self, now: u64, port: u32) -> Option<u32> {
         let pi = port as usize;
         let mut expiry = NEVER;
-        if !self.ib.is_empty() {
+        if self.ib.is_some() {
             expiry = self.expire_heads(now, port);
         }
         let mut blocked_until = NEVER;
         let mut credit_blocked = false;
         let nonempty = self.ports[pi].nonempty;
         // Strict queues (high-priority VLs), highest index first.
-        let mut m = nonempty & self.strict_mask;
+        let mut m = nonempty & self.sched.strict_mask;
         while m != 0 {
             let tc = 7 - m.leading_zeros() as usize;
             m &= !(1 << tc);
@@ -138,7 +180,7 @@ impl Sim {
         }
         // Deficit round robin among weighted queues.
         let mut eligible = 0u8;
-        let mut m = nonempty & self.weighted_mask;
+        let mut m = nonempty & self.sched.weighted_mask;
         while m != 0 {
             let tc = m.trailing_zeros() as usize;
             m &= m - 1;
@@ -206,8 +248,8 @@ impl Sim {
         let ps = &mut self.ports[pi];
         ps.qtotal -= pk.frame as u64;
         let node = ps.owner as usize;
-        if !self.ib.is_empty() {
-            self.ib[pi].head_since[tc] = now;
+        if let Some(ib) = &mut self.ib {
+            ib[pi].head_since[tc] = now;
             self.ib_release(now, pk.in_port, pk.in_pg, pk.frame as u32);
         } else {
             if self.p.ecn_marking == EcnMarking::Dequeue {

@@ -1,6 +1,6 @@
 //! TODO doc
 
-use super::super::*;
+use super::*;
 
 impl Sim {
     /// IB CC (Annex A10.2.1): FECN on every `marking_rate`-th eligible packet entering an
@@ -21,9 +21,10 @@ impl Sim {
         if !cc.mark_victims && self.may_send(pi, pk.tc as usize, pk.frame as u32, 0).is_err() {
             return;
         }
-        self.fecn_count[pi] += 1;
-        if self.fecn_count[pi] >= cc.marking_rate.max(1) {
-            self.fecn_count[pi] = 0;
+        let ib = self.ib.as_mut().expect("ib");
+        ib.fecn_count[pi] += 1;
+        if ib.fecn_count[pi] >= cc.marking_rate.max(1) {
+            ib.fecn_count[pi] = 0;
             self.pkts[id as usize].flags |= CE;
             self.stats.ports[pi].ecn_marked += 1;
         }

@@ -1,6 +1,6 @@
 //! TODO doc
 
-use super::super::*;
+use super::*;
 use model::ib;
 
 /// One port's credit state per VL (IBTA Vol. 1 §7.9): as a sender towards its peer (FCTBS,
@@ -30,7 +30,7 @@ impl Sim {
         let b = ib::blocks(Bytes(pk.frame as u64));
         let vl = pk.tc as usize;
         let pi = port as usize;
-        let st = &mut self.ib[pi];
+        let st = &mut self.ib.as_mut().expect("ib")[pi];
         if st.free[vl] < b {
             self.drop_pkt(port, id, DropCause::CreditOverrun);
             return false;
@@ -39,7 +39,7 @@ impl Sim {
         st.abr[vl] = ((st.abr[vl] as u32 + b) % ib::CREDIT_MODULUS) as u16;
         // A switch holds the packet until it leaves; an HCA consumes it at once, unless its
         // receive side is impaired (then it holds the blocks until it absorbs the packet).
-        let holds = self.ports[pi].flags & P_SWITCH != 0 || (!self.rx.is_empty() && self.rx[self.ports[pi].owner as usize].fault.is_some());
+        let holds = self.ports[pi].flags & P_SWITCH != 0 || self.impaired.is_impaired(self.ports[pi].owner);
         if holds {
             st.free[vl] -= b;
             let cap = self.p.ib.as_ref().expect("ib").vl_buffer_blocks;
@@ -56,7 +56,7 @@ impl Sim {
     /// Frees the input-buffer blocks of a packet leaving the switch and schedules an FCP.
     pub(in crate::sim) fn ib_release(&mut self, now: u64, in_port: u32, vl: u8, frame: u32) {
         let b = ib::blocks(Bytes(frame as u64));
-        let st = &mut self.ib[in_port as usize];
+        let st = &mut self.ib.as_mut().expect("ib")[in_port as usize];
         st.free[vl as usize] += b;
         st.fcp_pending |= 1 << vl;
         self.try_tx(now, in_port);
@@ -65,17 +65,17 @@ impl Sim {
     pub(in crate::sim) fn on_fcp(&mut self, now: u64, port: u32, vl: u8, fccl: u16) {
         let pi = port as usize;
         self.stats.ports[pi].fcp_rx += 1;
-        self.ib[pi].fccl[vl as usize] = fccl;
+        self.ib.as_mut().expect("ib")[pi].fccl[vl as usize] = fccl;
         self.try_tx(now, port);
     }
 
     /// Marks the start of a credit wait (PortXmitWait) on `pi`.
     pub(in crate::sim) fn credit_wait(&mut self, pi: usize, now: u64) {
-        let st = &mut self.ib[pi];
+        let st = &mut self.ib.as_mut().expect("ib")[pi];
         if st.wait_from == NEVER {
             st.wait_from = now;
-            if !self.first_block[pi] {
-                self.first_block[pi] = true;
+            if !self.observe.first_block[pi] {
+                self.observe.first_block[pi] = true;
                 self.incident(now, "credit-starved", Some(pi as u32), None, "first wait for credits".into());
             }
         }

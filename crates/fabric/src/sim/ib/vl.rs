@@ -1,8 +1,24 @@
 //! TODO doc
 
-use super::super::*;
+use super::*;
 
 impl Sim {
+    /// A packet at an InfiniBand switch, bound for `out`: it takes the VL of this hop
+    /// (remembering its input port and VL, whose blocks it holds until it leaves, and when
+    /// it entered, for the switch lifetime), may be FECN-marked, and joins the output
+    /// VL's queue.
+    pub(in crate::sim) fn ib_switch(&mut self, now: u64, in_port: u32, out: u32, id: u32, pk: &Packet) {
+        let vl = self.hop_vl(in_port, out, pk);
+        let p = &mut self.pkts[id as usize];
+        p.in_port = in_port;
+        p.in_pg = p.tc;
+        p.tc = vl;
+        p.t = now;
+        self.fecn_mark(out, id);
+        self.enqueue(now, out, id);
+        self.try_tx(now, out);
+    }
+
     /// The VL a packet leaves a switch on: its SL through the SL→VL table of the (input,
     /// output) port pair. With one table everywhere that is the VL it arrived on.
     #[inline]
@@ -11,7 +27,7 @@ impl Sim {
         if ibc.sl_to_vl_ports.is_empty() && ibc.sl_to_vl_hca.is_empty() {
             return pk.tc;
         }
-        let sl = self.qps[pk.qp as usize].sl as usize;
+        let sl = self.hosts.qps[pk.qp as usize].sl as usize;
         ibc.sl_to_vl_ports.get(&(in_port, out_port)).unwrap_or(&ibc.sl_to_vl)[sl]
     }
 
@@ -31,9 +47,9 @@ impl Sim {
             m &= m - 1;
             while self.cls[pi * 8 + tc].head != NONE {
                 let head = self.cls[pi * 8 + tc].head;
-                let since = self.ib[pi].head_since[tc];
+                let st = &self.ib.as_ref().expect("ib")[pi];
+                let (since, stalled) = (st.head_since[tc], now < st.stalled_until[tc]);
                 let t_in = self.pkts[head as usize].t;
-                let stalled = now < self.ib[pi].stalled_until[tc];
                 let hoq_at = if stalled { now } else { hoq.map_or(NEVER, |h| since.saturating_add(h)) };
                 let life_at = life.map_or(NEVER, |l| t_in.saturating_add(l));
                 if now >= hoq_at || now >= life_at {
@@ -72,7 +88,7 @@ impl Sim {
     pub(in crate::sim) fn hoq_discard(&mut self, now: u64, port: u32, tc: usize) {
         let pi = port as usize;
         let (Some(hoq), count) = (self.hoq_of(pi), self.p.ib.as_ref().expect("ib").vl_stall_count) else { return };
-        let st = &mut self.ib[pi];
+        let st = &mut self.ib.as_mut().expect("ib")[pi];
         st.hoq_run[tc] = st.hoq_run[tc].saturating_add(1);
         if count > 0 && st.hoq_run[tc] >= count {
             st.hoq_run[tc] = 0;

@@ -7,7 +7,7 @@ impl Sim {
     pub(in crate::sim) fn dcqcn_cnp(&mut self, now: u64, qpi: u32) {
         let Some((_, d)) = self.p.dcqcn.as_ref() else { return };
         let d = *d;
-        if let Some(cc) = self.qps[qpi as usize].cc.as_mut() {
+        if let Some(cc) = self.hosts.qps[qpi as usize].cc.as_mut() {
             let arm = cc.on_cnp(now, &d);
             self.dcqcn_arm(now, qpi, arm);
         }
@@ -17,7 +17,7 @@ impl Sim {
     pub(in crate::sim) fn dcqcn_arm(&mut self, now: u64, qpi: u32, arm: crate::dcqcn::Arm) {
         if let Some(t) = arm.rate_timer {
             // The timer restarts from each cut; older events are stale.
-            let q = &mut self.qps[qpi as usize];
+            let q = &mut self.hosts.qps[qpi as usize];
             q.rate_gen += 1;
             let gen = q.rate_gen;
             self.q.schedule(SimTime(now) + t, Ev::RateTimer { qp: qpi, gen });
@@ -39,13 +39,13 @@ impl Sim {
         if !d.retime {
             return;
         }
-        let qp = &mut self.qps[qpi as usize];
+        let qp = &mut self.hosts.qps[qpi as usize];
         let (Some(cc), true) = (qp.cc.as_ref(), qp.last_tx != NEVER) else { return };
-        let line = self.nics[qp.src as usize].line_bps;
+        let line = self.hosts.nics[qp.src as usize].line_bps;
         let old = qp.next_tx;
         qp.next_tx = paced_next_tx(qp.last_tx, qp.last_wire, cc.rate_bps(), line);
         if qp.active && qp.next_tx < old {
-            let (port, at) = (self.nics[qp.src as usize].port, qp.next_tx.max(now));
+            let (port, at) = (self.hosts.nics[qp.src as usize].port, qp.next_tx.max(now));
             self.kick_at(port, at);
         }
     }

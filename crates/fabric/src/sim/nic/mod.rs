@@ -70,6 +70,109 @@ pub(super) fn msg_at(msgs: &VecDeque<Msg>, psn: u32) -> &Msg {
     m
 }
 
+/// Every NIC/HCA and the RC queue pairs on them: the requester and responder state of
+/// each QP, the addresses its packets carry, and each QP's unrecovered loss.
+pub(super) struct Hosts {
+    /// Per endpoint.
+    pub(super) nics: Vec<Nic>,
+    pub(super) qps: Vec<Qp>,
+    /// Per QP: the addresses and UDP source port its packets carry (read by forwarding).
+    pub(super) qp_addr: Vec<QpAddr>,
+    /// Per QP, a data loss not yet recovered: (when, lowest PSN lost).
+    pub(super) lost: Vec<(u64, u32)>,
+}
+
+impl Hosts {
+    /// A NIC per endpoint and a QP per flow, except flows that share a connection (one QP)
+    /// and SHARP joins (none). Returns the QP of each flow (`NONE` for a join).
+    pub(super) fn new(topo: &Topology, p: &Params, flows: &[FlowSpec], seed: u64) -> (Hosts, Vec<u32>) {
+        let nics = topo
+            .endpoints
+            .iter()
+            .map(|&nid| {
+                let port = topo.node(nid).first_port;
+                Nic { port, active: vec![], rr: 0, line_bps: topo.ports[port as usize].rate.0, last_cnp: NEVER }
+            })
+            .collect();
+        let mut qps = Vec::with_capacity(flows.len());
+        let mut qp_addr = Vec::with_capacity(flows.len());
+        let mut qp_rng = Rng::new(seed, engine::stream::QP_SOURCE_PORT);
+        let mut flow_qp = Vec::with_capacity(flows.len());
+        // Lookup only (QP numbers follow flow order): connection id → (QP, its first flow).
+        let mut conn_qp: std::collections::HashMap<u32, (u32, usize)> = std::collections::HashMap::new();
+        for (fi, f) in flows.iter().enumerate() {
+            if f.join {
+                flow_qp.push(NONE);
+                continue;
+            }
+            if let Some(c) = f.conn {
+                if let Some(&(qi, first)) = conn_qp.get(&c) {
+                    let first = &flows[first];
+                    assert!(
+                        first.src == f.src && first.dst == f.dst && first.dscp == f.dscp && first.sl == f.sl,
+                        "flows sharing connection {c} must have one source, destination and class"
+                    );
+                    flow_qp.push(qi);
+                    continue;
+                }
+                conn_qp.insert(c, (qps.len() as u32, fi));
+            }
+            flow_qp.push(qps.len() as u32);
+            // RoCEv2 source ports come from the dynamic range 49152–65535 (Annex A17.5.1.1).
+            let sport = 49152 + qp_rng.below(16384) as u16;
+            qp_addr.push(QpAddr { src: f.src, dst: f.dst, sport });
+            qps.push(Qp::new(topo, p, f, sport));
+        }
+        let lost = vec![(NEVER, 0); qps.len()];
+        (Hosts { nics, qps, qp_addr, lost }, flow_qp)
+    }
+}
+
+impl Qp {
+    /// A QP for flow `f`, idle: nothing posted, PSNs at zero, DCQCN at line rate.
+    fn new(topo: &Topology, p: &Params, f: &FlowSpec, sport: u16) -> Qp {
+        let line = topo.ports[topo.ep_port(f.src).0 as usize].rate.0;
+        let class = match &p.ib {
+            Some(ibc) => ibc.sl_to_vl_hca.get(&f.src).unwrap_or(&ibc.sl_to_vl)[f.sl as usize],
+            None => p.dscp_to_tc[f.dscp as usize],
+        };
+        Qp {
+            src: f.src,
+            dst: f.dst,
+            tc: class,
+            sl: f.sl,
+            dscp: f.dscp,
+            sport,
+            msgs: VecDeque::new(),
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            max_sent: 0,
+            rto_deadline: NEVER,
+            rto_pending: false,
+            retries: 0,
+            failed: false,
+            next_tx: 0,
+            last_tx: NEVER,
+            last_wire: 0,
+            active: false,
+            cc: p.dcqcn.as_ref().map(|(_, d)| Dcqcn::new(line, d)),
+            rate_gen: 0,
+            cca: crate::ibcc::Cca::default(),
+            epsn: 0,
+            nak_sent: false,
+            unacked: 0,
+            last_cnp: NEVER,
+            rx_msgs: VecDeque::new(),
+        }
+    }
+
+    /// Its DCQCN rate now (0 without DCQCN), for sampling.
+    pub(super) fn rate_bps(&self) -> u64 {
+        self.cc.as_ref().map(|c| c.rate_bps()).unwrap_or(0)
+    }
+}
+
 impl Sim {
     pub(super) fn nic_rx(&mut self, now: u64, ep: u32, id: u32) {
         let pk = self.pkts[id as usize];
@@ -82,7 +185,7 @@ impl Sim {
                 self.stats.nics[ep as usize].cnp_rx += 1;
                 let qpi = pk.qp;
                 if let Some(cc) = self.p.ib.as_ref().and_then(|i| i.cc.as_ref()) {
-                    let cca = &mut self.qps[qpi as usize].cca;
+                    let cca = &mut self.hosts.qps[qpi as usize].cca;
                     if cca.on_becn(cc) {
                         let gen = cca.gen;
                         let t = cc.ccti_timer;
@@ -96,7 +199,7 @@ impl Sim {
     }
 
     pub(super) fn nic_tx_ctrl(&mut self, now: u64, ep: u32, pk: Packet) {
-        let port = self.nics[ep as usize].port;
+        let port = self.hosts.nics[ep as usize].port;
         let id = self.alloc(pk);
         let (pi, tc) = (port as usize, pk.tc as usize);
         self.push_q(pi, tc, id);
@@ -105,9 +208,9 @@ impl Sim {
     }
 
     pub(super) fn activate(&mut self, ep: u32, qp: u32) {
-        if !self.qps[qp as usize].active {
-            self.qps[qp as usize].active = true;
-            self.nics[ep as usize].active.push(qp);
+        if !self.hosts.qps[qp as usize].active {
+            self.hosts.qps[qp as usize].active = true;
+            self.hosts.nics[ep as usize].active.push(qp);
         }
     }
 }

@@ -4,18 +4,18 @@ use super::super::*;
 
 impl Sim {
     pub(in crate::sim) fn on_post(&mut self, now: u64, f: u32) {
-        let fl = &self.flows[f as usize];
+        let fl = &self.flows.specs[f as usize];
         let (n, last) = segments(fl.size, self.p.mtu);
-        let qpi = self.flow_qp[f as usize];
+        let qpi = self.flows.qp[f as usize];
         self.stats.flows[f as usize].start = now;
         if qpi == NONE {
             // A barrier: done as soon as it is released.
             self.stats.flows[f as usize].finish = Some(now);
-            self.remaining -= 1;
+            self.flows.remaining -= 1;
             self.on_delivered(now, f);
             return;
         }
-        let qp = &mut self.qps[qpi as usize];
+        let qp = &mut self.hosts.qps[qpi as usize];
         if qp.failed {
             // The QP is in the error state: the post completes with an error at once.
             self.fail_flows(&[f]);
@@ -26,12 +26,12 @@ impl Sim {
         qp.snd_max += n as u32;
         let ep = qp.src;
         self.activate(ep, qpi);
-        let port = self.nics[ep as usize].port;
+        let port = self.hosts.nics[ep as usize].port;
         self.try_tx(now, port);
     }
 
     pub(in crate::sim) fn nic_pick(&mut self, now: u64, ep: u32) -> Option<u32> {
-        let port = self.nics[ep as usize].port;
+        let port = self.hosts.nics[ep as usize].port;
         let pi = port as usize;
         let mut wake = NEVER;
         // Control packets (ACK/NAK/CNP) first, by class, honouring pause.
@@ -58,24 +58,24 @@ impl Sim {
         }
         // Data: round robin over QPs with work, not paused, allowed by their rate.
         let e = ep as usize;
-        let n = self.nics[e].active.len();
+        let n = self.hosts.nics[e].active.len();
         let mut i = 0;
-        while i < n.min(self.nics[e].active.len()) {
-            let len = self.nics[e].active.len();
-            let idx = (self.nics[e].rr + i) % len;
-            let qpi = self.nics[e].active[idx];
-            let qp = &self.qps[qpi as usize];
+        while i < n.min(self.hosts.nics[e].active.len()) {
+            let len = self.hosts.nics[e].active.len();
+            let idx = (self.hosts.nics[e].rr + i) % len;
+            let qpi = self.hosts.nics[e].active[idx];
+            let qp = &self.hosts.qps[qpi as usize];
             if qp.snd_nxt >= qp.snd_max || qp.failed {
                 // Nothing to send: leave the active list (re-added on post or go-back).
-                self.qps[qpi as usize].active = false;
-                self.nics[e].active.swap_remove(idx);
+                self.hosts.qps[qpi as usize].active = false;
+                self.hosts.nics[e].active.swap_remove(idx);
                 continue;
             }
             let tc = qp.tc as usize;
             let next_tx = qp.next_tx;
-            if self.ib.is_empty() {
+            if self.ib.is_none() {
                 let c = &self.cls[pi * 8 + tc];
-                if c.pause_from <= now && now < c.pause_until {
+                if c.paused(now) {
                     wake = wake.min(c.pause_until);
                     i += 1;
                     continue;
@@ -90,7 +90,7 @@ impl Sim {
                 i += 1;
                 continue;
             }
-            self.nics[e].rr = (idx + 1) % len;
+            self.hosts.nics[e].rr = (idx + 1) % len;
             let id = self.build_data(now, qpi);
             return Some(id);
         }
@@ -105,7 +105,7 @@ impl Sim {
 
     /// Whether QP `qpi`'s next packet fits the credits of its VL at port `pi`.
     pub(in crate::sim) fn qp_has_credit(&self, pi: usize, qpi: u32) -> bool {
-        let qp = &self.qps[qpi as usize];
+        let qp = &self.hosts.qps[qpi as usize];
         let psn = qp.snd_nxt;
         let m = msg_at(&qp.msgs, psn);
         let first = psn == m.first_psn;
@@ -116,7 +116,7 @@ impl Sim {
 
     pub(in crate::sim) fn build_data(&mut self, now: u64, qpi: u32) -> u32 {
         let mtu = self.p.mtu.0 as u32;
-        let qp = &mut self.qps[qpi as usize];
+        let qp = &mut self.hosts.qps[qpi as usize];
         let psn = qp.snd_nxt;
         let m = msg_at(&qp.msgs, psn);
         let first = psn == m.first_psn;
@@ -127,7 +127,7 @@ impl Sim {
         qp.snd_nxt += 1;
         let retx = psn < qp.max_sent;
         qp.max_sent = qp.max_sent.max(psn + 1);
-        let line = self.nics[qp.src as usize].line_bps;
+        let line = self.hosts.nics[qp.src as usize].line_bps;
         let w = wire_of(self.p.tech, Bytes(frame as u64));
         if let (Some(cc), Some((_, d))) = (qp.cc.as_mut(), self.p.dcqcn.as_ref()) {
             cc.on_sent(w.0, d);
@@ -173,10 +173,10 @@ impl Sim {
     pub(in crate::sim) fn requester_ack(&mut self, now: u64, pk: Packet) {
         let qpi = pk.qp;
         if pk.has(CNP_FLAG) {
-            self.stats.nics[self.qps[qpi as usize].src as usize].cnp_rx += 1;
+            self.stats.nics[self.hosts.qps[qpi as usize].src as usize].cnp_rx += 1;
             self.dcqcn_cnp(now, qpi);
         }
-        let qp = &mut self.qps[qpi as usize];
+        let qp = &mut self.hosts.qps[qpi as usize];
         let new_una = match pk.kind {
             Kind::Ack => pk.psn + 1,
             _ => pk.psn,
@@ -193,7 +193,7 @@ impl Sim {
                     let rec = &mut self.stats.flows[m.flow as usize];
                     rec.finish = Some(now);
                     debug_assert_eq!(rec.size, m.size);
-                    self.remaining -= 1;
+                    self.flows.remaining -= 1;
                 } else {
                     break;
                 }
@@ -205,7 +205,7 @@ impl Sim {
             self.stats.nics[qp.src as usize].nak_rx += 1;
             let ep = qp.src;
             self.activate(ep, qpi);
-            let port = self.nics[ep as usize].port;
+            let port = self.hosts.nics[ep as usize].port;
             self.try_tx(now, port);
         }
     }
@@ -213,7 +213,7 @@ impl Sim {
     pub(in crate::sim) fn on_rto(&mut self, now: u64, qpi: u32) {
         let rto = self.p.rto.ps();
         let retry_cnt = self.p.retry_cnt;
-        let qp = &mut self.qps[qpi as usize];
+        let qp = &mut self.hosts.qps[qpi as usize];
         qp.rto_pending = false;
         if qp.rto_deadline == NEVER || qp.failed {
             return;
@@ -243,7 +243,7 @@ impl Sim {
         self.q.schedule(SimTime(qp.rto_deadline), Ev::Rto(qpi));
         let ep = qp.src;
         self.activate(ep, qpi);
-        let port = self.nics[ep as usize].port;
+        let port = self.hosts.nics[ep as usize].port;
         self.try_tx(now, port);
     }
 }

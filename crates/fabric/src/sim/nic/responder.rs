@@ -16,7 +16,7 @@ impl Sim {
             },
         };
         let cnp_tc = self.p.dscp_to_tc[self.p.cnp_dscp as usize];
-        let qp = &mut self.qps[qpi as usize];
+        let qp = &mut self.hosts.qps[qpi as usize];
         // The responder's HCA maps the SL by its own table (RoCE: the QP's class).
         let tc = match &self.p.ib {
             Some(ibc) => ibc.sl_to_vl_hca.get(&qp.dst).unwrap_or(&ibc.sl_to_vl)[qp.sl as usize],
@@ -27,7 +27,7 @@ impl Sim {
         if pk.has(CE) {
             self.stats.nics[dst as usize].ce_rx += 1;
             if let Some(n) = cnp_interval {
-                let last = if per_port { &mut self.nics[dst as usize].last_cnp } else { &mut qp.last_cnp };
+                let last = if per_port { &mut self.hosts.nics[dst as usize].last_cnp } else { &mut qp.last_cnp };
                 if *last == NEVER || now >= *last + n {
                     *last = now;
                     send_cnp = true;
@@ -36,7 +36,7 @@ impl Sim {
         }
         let mut reply = None;
         if pk.psn == qp.epsn {
-            let l = &mut self.lost[qpi as usize];
+            let l = &mut self.hosts.lost[qpi as usize];
             if l.0 != NEVER && pk.psn >= l.1 {
                 self.stats.recoveries.push((qpi, l.0, now));
                 *l = (NEVER, 0);
