@@ -12,6 +12,7 @@
 //! per-switch seed, as switch ASICs do to avoid hash polarisation. Real ASICs use CRC-based
 //! hash functions; a 64-bit mixer stands in for them here.
 
+pub use crate::lft::Lft;
 use crate::topology::{NodeId, NodeKind, PortId, Topology};
 
 pub struct Routes {
@@ -222,6 +223,23 @@ impl Routes {
         }
     }
 
+    /// The dense index of switch `node` (`u32::MAX` for a NIC), the numbering the
+    /// channel-dependency check uses.
+    pub fn switch_index(&self, node: NodeId) -> u32 {
+        self.sw_index[node.0 as usize]
+    }
+
+    /// Leaf switches (those with endpoints).
+    pub fn leaves(&self) -> usize {
+        self.nleaf
+    }
+
+    /// Endpoint `dst`'s leaf: its switch index and its leaf number (`0..leaves()`).
+    pub fn leaf_of(&self, dst: u32) -> (u32, u32) {
+        let l = self.ep_leaf[dst as usize];
+        (l.sw, l.col)
+    }
+
     /// Every member of the ECMP group at switch `sw` towards endpoint `dst` (the leaf's port
     /// to it when `sw` is its leaf); empty when unreachable.
     pub fn next_hops(&self, sw: NodeId, dst: u32) -> &[PortId] {
@@ -275,50 +293,6 @@ impl Routes {
     }
 }
 
-/// Linear forwarding tables as an InfiniBand subnet manager programs them: for each switch
-/// and each destination endpoint, one output port (IBTA Vol. 1 §14.2.5.10, LinearForwardingTable).
-/// Indexed by endpoint rather than LID so the simulator needs no LID arithmetic; the subnet
-/// manager keeps the LID view (`fabriclab sm` prints it). `switches × endpoints` entries of
-/// 4 bytes, as a real LFT has one entry per LID.
-#[derive(Clone, Debug)]
-pub struct Lft {
-    neps: usize,
-    /// Node → row in `table` (u32::MAX for NICs).
-    row: Vec<u32>,
-    table: Vec<u32>,
-}
-
-impl Lft {
-    /// Tables with every entry unset (unreachable).
-    pub fn new(t: &Topology) -> Lft {
-        let mut row = vec![u32::MAX; t.nodes.len()];
-        let mut n = 0u32;
-        for (i, node) in t.nodes.iter().enumerate() {
-            if node.kind == NodeKind::Switch {
-                row[i] = n;
-                n += 1;
-            }
-        }
-        let neps = t.endpoints.len();
-        Lft { neps, row, table: vec![u32::MAX; n as usize * neps] }
-    }
-
-    /// Programs `sw`'s entry for endpoint `dst` (`None` clears it).
-    pub fn set(&mut self, sw: NodeId, dst: u32, port: Option<PortId>) {
-        let r = self.row[sw.0 as usize];
-        assert!(r != u32::MAX, "LFT entry on a non-switch node");
-        self.table[r as usize * self.neps + dst as usize] = port.map_or(u32::MAX, |p| p.0);
-    }
-
-    /// The output port `sw` forwards endpoint `dst`'s packets to.
-    #[inline]
-    pub fn get(&self, sw: NodeId, dst: u32) -> Option<PortId> {
-        let r = self.row[sw.0 as usize] as usize;
-        let v = self.table[r * self.neps + dst as usize];
-        (v != u32::MAX).then_some(PortId(v))
-    }
-}
-
 /// Mixes the 5-tuple (src IP, dst IP, UDP, src port, 4791) with a switch seed.
 #[inline]
 fn hash5(seed: u64, src: u32, dst: u32, sport: u16) -> u64 {
@@ -327,68 +301,6 @@ fn hash5(seed: u64, src: u32, dst: u32, sport: u16) -> u64 {
     x ^= (sport as u64) << 16 | ROCE_UDP_PORT as u64 | 17 << 48;
     x = (x ^ (x >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     x ^ (x >> 33)
-}
-
-/// A cycle of channel dependencies (Dally & Seitz 1987) in ECMP routes, if there is one:
-/// the switch-to-switch output ports along it, in dependency order.
-///
-/// Every member of every ECMP group counts (hashing may send some flow along each), so
-/// this is the dependency graph of all traffic the tables can carry. It is built as the
-/// subnet manager's checker expects it ([`crate::subnet_manager::cdg`]): a channel is a
-/// directed switch-to-switch link, and a packet that arrives at switch `n` on one channel
-/// and leaves on another makes the second depend on the first. `up` leaves failed links
-/// out (as the routes were built with). Errors when a switch has more than 254 ports
-/// (the checker numbers ports in a byte).
-pub fn dependency_cycle(t: &Topology, r: &Routes, up: impl Fn(PortId) -> bool) -> Result<Option<Vec<PortId>>, String> {
-    use crate::subnet_manager::cdg;
-    use crate::subnet_manager::tables::{Fabric, Peer};
-    let switches: Vec<NodeId> = (0..t.nodes.len() as u32).map(NodeId).filter(|&n| t.is_switch(n)).collect();
-    let mut f = Fabric { sw_node: switches.iter().map(|n| n.0).collect(), ..Default::default() };
-    for &sw in &switches {
-        let n = t.node(sw);
-        let np = u8::try_from(n.nports)
-            .ok()
-            .filter(|&p| p < 255)
-            .ok_or_else(|| format!("switch `{}` has {} ports; the check takes at most 254", n.name, n.nports))?;
-        f.nports.push(np);
-        let mut adj = vec![Peer::None; np as usize + 1];
-        for i in 0..n.nports {
-            let p = PortId(n.first_port + i);
-            let Some(peer) = t.port(p).peer.filter(|&q| up(p) && up(q)) else { continue };
-            let pp = t.port(peer);
-            adj[i as usize + 1] = match t.node(pp.node).kind {
-                NodeKind::Switch => Peer::Switch { sw: r.sw_index[pp.node.0 as usize], port: pp.index as u8 + 1 },
-                NodeKind::Nic { ep, .. } | NodeKind::Aggregator { ep, .. } => Peer::Ep { ep },
-            };
-        }
-        f.adj.push(adj);
-    }
-    let mut g = cdg::DepGraph::new(&f);
-    // Routes are per destination leaf: one endpoint per leaf stands for all of its own.
-    let mut seen = vec![false; r.nleaf];
-    for dst in 0..t.endpoints.len() as u32 {
-        let leaf = r.ep_leaf[dst as usize];
-        if std::mem::replace(&mut seen[leaf.col as usize], true) {
-            continue;
-        }
-        for &s in &switches {
-            if r.sw_index[s.0 as usize] == leaf.sw {
-                continue;
-            }
-            for &p in r.next_hops(s, dst) {
-                let Some(q) = t.port(p).peer else { continue };
-                let n = t.port(q).node;
-                let ni = r.sw_index[n.0 as usize];
-                if ni == u32::MAX || ni == leaf.sw {
-                    continue;
-                }
-                for &out in r.next_hops(n, dst) {
-                    g.set(ni as usize, t.port(q).index as u8 + 1, t.port(out).index as u8 + 1);
-                }
-            }
-        }
-    }
-    Ok(cdg::find_cycle(&f, &g).map(|c| c.into_iter().map(|(s, p)| PortId(t.node(switches[s as usize]).first_port + p as u32 - 1)).collect()))
 }
 
 #[cfg(test)]

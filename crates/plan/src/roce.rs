@@ -28,7 +28,8 @@
 
 use std::collections::BTreeMap;
 
-use fabric::routing::{dependency_cycle, Routes};
+use fabric::routing::Routes;
+use fabric::subnet_manager::cdg::dependency_cycle;
 use fabric::topology::{PortId, Topology};
 use model::dcqcn::{DcqcnParams, DcqcnPreset};
 use model::ecn::{hpcc_thresholds, Red};

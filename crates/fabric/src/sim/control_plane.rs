@@ -1,4 +1,7 @@
-//! TODO doc
+//! The control plane's reaction to link changes, at fault time only: the trait a
+//! control plane implements (IB's subnet manager is `crate::control::SmControl`), what
+//! it returns (new forwarding state, its delay and timed steps), and ECMP re-routing
+//! after a fixed convergence delay (BGP withdraw + FIB update; the scenario states it).
 
 use super::*;
 

@@ -1,4 +1,9 @@
-//! TODO doc
+//! The deadlock detector: every `deadlock_timeout` (1 ms when unset), a cycle of
+//! blocked switch egress queues (paused, or without credits) none of which dequeued for
+//! that long is a deadlock: the channel-dependency cycle of Dally & Seitz (1987), for
+//! PFC Hu et al. (HotNets 2016). It is recorded once with the time the last of them
+//! moved; the run stops there unless a PFC watchdog or IB lifetime discards can still
+//! break it. The cycle search is the one `crate::graph` gives the subnet manager's CDG.
 
 use super::*;
 
@@ -74,11 +79,7 @@ impl Sim {
         let stuck = |pi: usize, tc: usize| self.head_blocked(pi, tc, now) && now.saturating_sub(self.cls[pi * 8 + tc].moved) >= stale;
         // Edge (u, c) → (q, c): upstream egress u feeds the input whose packets wait at q.
         let mut adj: BTreeMap<(u32, u8), Vec<(u32, u8)>> = BTreeMap::new();
-        for (ni, n) in self.topo.nodes.iter().enumerate() {
-            if n.kind != NodeKind::Switch {
-                continue;
-            }
-            let _ = ni;
+        for n in self.topo.nodes.iter().filter(|n| n.kind == NodeKind::Switch) {
             for q in n.first_port..n.first_port + n.nports {
                 for tc in 0..8 {
                     if !stuck(q as usize, tc) {
@@ -100,36 +101,7 @@ impl Sim {
                 }
             }
         }
-        // Iterative DFS with colours; a grey successor closes a cycle.
-        let mut colour: BTreeMap<(u32, u8), u8> = BTreeMap::new();
-        for &start in adj.keys() {
-            if colour.contains_key(&start) {
-                continue;
-            }
-            let mut stack: Vec<((u32, u8), usize)> = vec![(start, 0)];
-            colour.insert(start, 1);
-            while let Some(&mut (v, ref mut i)) = stack.last_mut() {
-                let succ = adj.get(&v).map(|s| s.as_slice()).unwrap_or(&[]);
-                if *i < succ.len() {
-                    let w = succ[*i];
-                    *i += 1;
-                    match colour.get(&w) {
-                        None => {
-                            colour.insert(w, 1);
-                            stack.push((w, 0));
-                        }
-                        Some(1) => {
-                            let from = stack.iter().position(|&(x, _)| x == w).expect("grey is on the stack");
-                            return Some(stack[from..].iter().map(|&(x, _)| x).collect());
-                        }
-                        _ => {}
-                    }
-                } else {
-                    colour.insert(v, 2);
-                    stack.pop();
-                }
-            }
-        }
-        None
+        let index = |(p, c): (u32, u8)| p as usize * 8 + c as usize;
+        crate::graph::find_cycle(self.ports.len() * 8, index, adj.keys().copied(), |v| adj.get(&v).cloned().unwrap_or_default())
     }
 }

@@ -1,4 +1,8 @@
-//! TODO doc
+//! The event queue of the simulator: what can happen ([`Ev`]) and when, packed for the
+//! engine's 4-ary heap. The five per-packet kinds (arrive, tx done, kick, post, RTO) fit
+//! in 32 bits with their port, flow or QP; rarer events with more fields wait in a slab
+//! and the heap holds their slot. Stale events are not removed: their handlers compare
+//! a generation (lazy cancellation).
 
 use super::*;
 

@@ -1,4 +1,9 @@
-//! TODO doc
+//! Scenario faults, each an edge in time (a start, or the end that undoes it): links and
+//! switches fail and return, NIC receivers stall or slow down, ports lose PFC, headroom
+//! or their DSCP map, route overrides, the master SM dies. On RoCEv2 the switches at a
+//! dead link's ends drop it from their ECMP groups at once; the control plane
+//! (`control_plane`) installs new tables after its delay. Whatever waits at a dead
+//! egress is discarded.
 
 use super::*;
 use model::ib;

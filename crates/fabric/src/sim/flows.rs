@@ -1,4 +1,6 @@
-//! TODO doc
+//! Flows and their dependencies: a flow is posted when every flow it depends on has
+//! been delivered (plus its delay), and a flow whose QP failed fails every flow that
+//! depends on it, directly or not (collectives are DAGs of flows, `workload`).
 
 use super::*;
 

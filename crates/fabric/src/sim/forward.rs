@@ -1,4 +1,11 @@
-//! TODO doc
+//! A switch's forwarding: the packet's next hop (a route override, a pinned path, else
+//! ECMP on the 5-tuple or the subnet manager's LFT), and a RoCEv2 switch's receive path
+//! as named steps: TTL → next hop → classify (DSCP) → watchdog drop → admit (MMU) →
+//! ECN mark → enqueue. InfiniBand's path after the next hop is `ib::vl`'s.
+//!
+//! Leaves out: the switch's internal fabric (a packet moves from ingress to egress at
+//! once; the pipeline latency is on the link, `crate::timing`), egress admission of
+//! lossy queues separate from ingress, and IP routing beyond ECMP over shortest paths.
 
 use std::collections::HashMap;
 

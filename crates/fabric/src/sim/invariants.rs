@@ -1,4 +1,7 @@
-//! TODO doc
+//! The simulator's accounting invariants, which tests check after every event: buffer
+//! cells ([`Mmu::check`]), InfiniBand credits (IBTA Vol. 1 §7.9: never more than 2048
+//! blocks outstanding, credits plus blocks on the wire within the receiver's free
+//! blocks), and payload conservation (sent = received + dropped + in flight).
 
 use super::*;
 use model::ib;

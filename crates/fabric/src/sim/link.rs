@@ -1,4 +1,15 @@
-//! TODO doc
+//! Links and ports: putting a frame on the wire, its arrival at the peer, and choosing
+//! the next frame a port sends (PFC and FCP frames first, then data), plus links going
+//! down and up.
+//!
+//! Model: a link is a FIFO in each direction. A port serialises one frame at a time at
+//! line rate, counting preamble, SFD and inter-frame gap; the frame reaches the peer
+//! after the cable's propagation delay (plus the switch pipeline latency when the peer
+//! is a switch); a switch whose ports all run at one speed may forward cut-through.
+//! These per-hop rules are `crate::timing`'s, which the reports' ideal completion times
+//! share. A link keeps its frames in flight in its own list and has at most one event
+//! in the global queue. Leaves out: bit errors and FEC latency beyond what the
+//! switch-latency figure includes.
 
 use super::*;
 use model::ib;

@@ -1,4 +1,13 @@
-//! TODO doc
+//! The switch MMU (RoCEv2): buffer accounting in cells per (ingress port, PG) — reserved,
+//! shared under a dynamic threshold α·free (Choudhury & Hahne, IEEE/ACM ToN 1998), and
+//! headroom (dedicated per PG or a shared headroom pool) — and when a lossless PG must
+//! pause its peer (shared part at its limit, or headroom in use) and may resume
+//! (headroom empty and occupancy back at the resume point). The cell counts and
+//! thresholds follow SONiC's BUFFER_PROFILE/BUFFER_PG model (`model::buffer`).
+//!
+//! Leaves out: egress admission of lossy queues separately (a lossy packet is dropped at
+//! ingress when its PG is over the dynamic threshold or the pool is full), and multiple
+//! pools per switch.
 
 use crate::params::Buffer;
 

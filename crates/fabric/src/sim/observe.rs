@@ -1,4 +1,7 @@
-//! TODO doc
+//! What the run records besides the counters the mechanisms keep: periodic samples of
+//! queues, QP rates and paused classes; the incident timeline; and the end-of-run
+//! accounting (open pauses and credit waits closed at the end, peaks, headroom caps,
+//! each flow's final path) that `report` reads from `Stats` without the simulator.
 
 use super::*;
 

@@ -1,4 +1,7 @@
-//! TODO doc
+//! Packets: the 32-byte [`Packet`] (header fields that matter, no bytes), its flags, the
+//! slab they live in ([`Packets`]) with the one list iterator every queue and link uses,
+//! and what happens to a dropped packet (counted by cause; a data packet's loss is
+//! remembered for the RC transport's recovery statistics).
 
 use super::*;
 

@@ -1,4 +1,9 @@
-//! TODO doc
+//! Egress queues and the scheduler: the per-(port, class) queues ([`ClassQ`]), whether a
+//! class may send now (not paused, or with credits on InfiniBand), and which class goes
+//! next: strict priority first (highest class first), then deficit round robin over the
+//! weighted classes with a 4096-byte quantum per weight unit (Shreedhar & Varghese,
+//! SIGCOMM 1995). InfiniBand's VL arbitration uses the same scheduler: high-priority
+//! VLs strict, low-priority VLs weighted (LimitOfHighPriority is not modelled).
 
 use super::*;
 use model::ib;

@@ -17,6 +17,8 @@
 
 use super::mad::NO_PATH;
 use super::tables::{Fabric, Peer, SlTable, Tables};
+use crate::routing::Routes;
+use crate::topology::{NodeId, NodeKind, PortId, Topology};
 
 /// The routes to one destination LID as a tree: next switch (and the port taken) per
 /// switch, and the switches sorted farthest first.
@@ -238,57 +240,23 @@ pub fn build(f: &Fabric, t: &Tables, sl: Option<&SlTable>) -> Vec<DepGraph> {
     g
 }
 
-/// Finds a cycle: the channels (switch index, output port) in dependency order, or `None`.
+/// Finds a cycle: the channels (switch index, output port) in dependency order, or `None`
+/// ([`crate::graph::find_cycle`] over the channels between switches).
 pub fn find_cycle(f: &Fabric, g: &DepGraph) -> Option<Vec<(u32, u8)>> {
     // Channel id = (switch, out port) flattened.
     let mut base = vec![0usize; f.nsw() + 1];
     for s in 0..f.nsw() {
         base[s + 1] = base[s] + f.nports[s] as usize + 1;
     }
-    let mut color = vec![0u8; base[f.nsw()]];
-    let mut stack: Vec<(u32, u8, Vec<u8>)> = vec![];
-    for s0 in 0..f.nsw() {
-        for (p0, peer) in f.adj[s0].iter().enumerate() {
-            if !matches!(peer, Peer::Switch { .. }) || color[base[s0] + p0] != 0 {
-                continue;
-            }
-            color[base[s0] + p0] = 1;
-            stack.push((s0 as u32, p0 as u8, succ_of(f, g, s0, p0 as u8)));
-            while let Some(top) = stack.last_mut() {
-                let Some(r) = top.2.pop() else {
-                    let (s, p, _) = stack.pop().expect("non-empty");
-                    color[base[s as usize] + p as usize] = 2;
-                    continue;
-                };
-                let (s, p) = (top.0 as usize, top.1);
-                let Peer::Switch { sw: n, .. } = f.adj[s][p as usize] else { continue };
-                let id = base[n as usize] + r as usize;
-                match color[id] {
-                    0 => {
-                        color[id] = 1;
-                        let succ = succ_of(f, g, n as usize, r);
-                        stack.push((n, r, succ));
-                    }
-                    1 => {
-                        let start = stack.iter().position(|x| (x.0, x.1) == (n, r)).expect("gray is on the stack");
-                        return Some(stack[start..].iter().map(|x| (x.0, x.1)).collect());
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
-    None
+    let channels = (0..f.nsw()).flat_map(|s| f.adj[s].iter().enumerate().filter(|(_, peer)| matches!(peer, Peer::Switch { .. })).map(move |(p, _)| (s as u32, p as u8)));
+    crate::graph::find_cycle(base[f.nsw()], |(s, p): (u32, u8)| base[s as usize] + p as usize, channels, |(s, p)| succ_of(f, g, s as usize, p))
 }
 
-/// Successor out ports of channel (s, p): the ports of the next switch it depends into.
-fn succ_of(f: &Fabric, g: &DepGraph, s: usize, p: u8) -> Vec<u8> {
+/// The channels channel (s, p) depends into: the next switch's output ports its packets
+/// take (to other switches).
+fn succ_of(f: &Fabric, g: &DepGraph, s: usize, p: u8) -> Vec<(u32, u8)> {
     match f.adj[s][p as usize] {
-        Peer::Switch { sw, port } => {
-            let mut v: Vec<u8> = g.succ(sw as usize, port).filter(|&r| matches!(f.adj[sw as usize].get(r as usize), Some(Peer::Switch { .. }))).collect();
-            v.reverse();
-            v
-        }
+        Peer::Switch { sw, port } => g.succ(sw as usize, port).filter(|&r| matches!(f.adj[sw as usize].get(r as usize), Some(Peer::Switch { .. }))).map(|r| (sw, r)).collect(),
         _ => vec![],
     }
 }
@@ -311,4 +279,64 @@ pub fn check(f: &Fabric, t: &Tables, sl: Option<&SlTable>) -> CdgCheck {
         }
     }
     CdgCheck { acyclic: true, cycle: None, vls_checked: gs.len() as u8 }
+}
+
+/// A cycle of channel dependencies (Dally & Seitz 1987) in ECMP routes, if there is one:
+/// the switch-to-switch output ports along it, in dependency order.
+///
+/// Every member of every ECMP group counts (hashing may send some flow along each), so
+/// this is the dependency graph of all traffic the tables can carry. It is built as the
+/// subnet manager's checker expects it (this module): a channel is a
+/// directed switch-to-switch link, and a packet that arrives at switch `n` on one channel
+/// and leaves on another makes the second depend on the first. `up` leaves failed links
+/// out (as the routes were built with). Errors when a switch has more than 254 ports
+/// (the checker numbers ports in a byte).
+pub fn dependency_cycle(t: &Topology, r: &Routes, up: impl Fn(PortId) -> bool) -> Result<Option<Vec<PortId>>, String> {
+    let switches: Vec<NodeId> = (0..t.nodes.len() as u32).map(NodeId).filter(|&n| t.is_switch(n)).collect();
+    let mut f = Fabric { sw_node: switches.iter().map(|n| n.0).collect(), ..Default::default() };
+    for &sw in &switches {
+        let n = t.node(sw);
+        let np = u8::try_from(n.nports)
+            .ok()
+            .filter(|&p| p < 255)
+            .ok_or_else(|| format!("switch `{}` has {} ports; the check takes at most 254", n.name, n.nports))?;
+        f.nports.push(np);
+        let mut adj = vec![Peer::None; np as usize + 1];
+        for i in 0..n.nports {
+            let p = PortId(n.first_port + i);
+            let Some(peer) = t.port(p).peer.filter(|&q| up(p) && up(q)) else { continue };
+            let pp = t.port(peer);
+            adj[i as usize + 1] = match t.node(pp.node).kind {
+                NodeKind::Switch => Peer::Switch { sw: r.switch_index(pp.node), port: pp.index as u8 + 1 },
+                NodeKind::Nic { ep, .. } | NodeKind::Aggregator { ep, .. } => Peer::Ep { ep },
+            };
+        }
+        f.adj.push(adj);
+    }
+    let mut g = DepGraph::new(&f);
+    // Routes are per destination leaf: one endpoint per leaf stands for all of its own.
+    let mut seen = vec![false; r.leaves()];
+    for dst in 0..t.endpoints.len() as u32 {
+        let (leaf_sw, leaf) = r.leaf_of(dst);
+        if std::mem::replace(&mut seen[leaf as usize], true) {
+            continue;
+        }
+        for &s in &switches {
+            if r.switch_index(s) == leaf_sw {
+                continue;
+            }
+            for &p in r.next_hops(s, dst) {
+                let Some(q) = t.port(p).peer else { continue };
+                let n = t.port(q).node;
+                let ni = r.switch_index(n);
+                if ni == u32::MAX || ni == leaf_sw {
+                    continue;
+                }
+                for &out in r.next_hops(n, dst) {
+                    g.set(ni as usize, t.port(q).index as u8 + 1, t.port(out).index as u8 + 1);
+                }
+            }
+        }
+    }
+    Ok(find_cycle(&f, &g).map(|c| c.into_iter().map(|(s, p)| PortId(t.node(switches[s as usize]).first_port + p as u32 - 1)).collect()))
 }

@@ -28,7 +28,7 @@ use super::discovery;
 use super::layout::IbLayout;
 use super::mad::{Agents, Counted, SmInfo, SmState, Smi};
 use super::{Master, SmConfig, SweepResult};
-use crate::routing::Lft;
+use crate::lft::Lft;
 use crate::topology::{PortId, Topology};
 
 /// What happened, with when.

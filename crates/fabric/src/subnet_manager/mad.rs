@@ -17,7 +17,7 @@
 use units::BitRate;
 
 use super::layout::IbLayout;
-use crate::routing::Lft;
+use crate::lft::Lft;
 use crate::topology::{PortId, Topology};
 
 /// NodeInfo.NodeType (IBTA Vol. 1 §14.2.5.3): 1 channel adapter, 2 switch.

@@ -40,7 +40,7 @@ use std::collections::HashMap;
 
 use units::SimDuration;
 
-use crate::routing::Lft;
+use crate::lft::Lft;
 use crate::topology::{PortId, Topology};
 use discovery::{route_to_port, Subnet};
 use layout::IbLayout;

@@ -1,4 +1,7 @@
-//! TODO doc
+//! InfiniBand congestion control at the switch (IBTA Vol. 1 Annex A10.2.1): FECN on
+//! every `marking_rate`-th eligible packet entering an output VL queue at or above the
+//! threshold, only at the root of congestion unless victim marking is on. The HCA's
+//! reaction (BECN, CCT index, CCTI timer) is `crate::ibcc`.
 
 use super::*;
 

@@ -1,4 +1,15 @@
-//! TODO doc
+//! InfiniBand credit-based link-level flow control (IBTA Vol. 1 §7.9, arithmetic in
+//! `model::ib`): every port keeps, per VL, FCTBS and the last FCCL heard as a sender,
+//! ABR and its free blocks as a receiver. A packet leaves only when the peer's
+//! advertised credits cover its 64-byte blocks, so no more than 2048 blocks are ever
+//! outstanding per VL. Input buffers are per (input port, VL), `vl_buffer_blocks` each;
+//! blocks are freed when the packet leaves the switch (HCAs free them on arrival) and a
+//! flow-control packet carrying the new FCCL is inserted at the next packet boundary,
+//! like a PFC frame. A port with a packet but no credits counts PortXmitWait.
+//!
+//! Leaves out: the periodic FCP refresh the spec requires to repair lost FCPs (this
+//! model never loses one, and a 6-byte FCP every 65,536 symbol times costs under 0.1 %
+//! of a link); flit-level switching (packets are switched whole).
 
 use super::*;
 use model::ib;

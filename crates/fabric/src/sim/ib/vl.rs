@@ -1,4 +1,7 @@
-//! TODO doc
+//! InfiniBand VLs at a switch: the VL a packet takes at each hop (SL→VL tables per
+//! (input, output) port pair, IBTA Vol. 1 §7.6.6), the head-of-queue and switch
+//! lifetime discards (IBTA Vol. 1 §18.2.5.4, OpenSM's HOQ lifetimes: shorter on ports
+//! that drive a CA), and the VL stall after repeated head-of-queue discards.
 
 use super::*;
 

@@ -1,4 +1,6 @@
-//! TODO doc
+//! The DCQCN reaction point's glue to the simulator: a CNP reaching a QP, the timers and
+//! deferred cuts the state machine (`crate::dcqcn`) asks for, and re-timing a paced send
+//! when the rate changes. The rules and their sources are `model::dcqcn`'s.
 
 use super::super::*;
 

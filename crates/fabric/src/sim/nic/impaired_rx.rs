@@ -1,4 +1,9 @@
-//! TODO doc
+//! An impaired NIC receiver (the `stuck-receiver` and `slow-receiver` faults): it absorbs
+//! received packets at a set rate into a bounded buffer, or none at all. A RoCE NIC
+//! pauses its switch (every lossless priority) at XOFF and resumes at XON, and drops
+//! what overflows; a stuck one pauses at once and keeps refreshing the pause. An IB HCA
+//! returns credits while its buffer has room, then only as it drains: credits bound the
+//! backlog and nothing is dropped.
 
 use super::super::*;
 

@@ -1,4 +1,14 @@
-//! TODO doc
+//! NICs and HCAs running the RC transport: the queue pairs ([`Qp`]), the messages posted
+//! on them, and the receive dispatch (data to the responder, ACK/NAK to the requester,
+//! CNP to the reaction point). The requester ([`requester`]) sends, paces and
+//! retransmits; the responder ([`responder`]) acknowledges and notifies congestion; the
+//! DCQCN reaction point glue is [`dcqcn`]; an impaired receiver is [`impaired_rx`].
+//!
+//! Model: go-back-N with a local ACK timeout and retry count (IBTA Vol. 1 §9.7), one ACK
+//! every `ack_every` packets and at each message's last, a NAK on the first out-of-order
+//! packet. Leaves out: read and atomic operations (writes and sends only), RNR NAKs, and
+//! the NIC's PCIe and host-memory side (NICs absorb what arrives at once unless a fault
+//! impairs them).
 
 use super::*;
 

@@ -1,4 +1,7 @@
-//! TODO doc
+//! The RC requester: posting messages, picking the next packet a NIC sends (control
+//! packets first, then round robin over QPs with work that are not paused, have
+//! credits and whose rate allows), building data packets (with DCQCN or IB CC pacing),
+//! handling ACKs and NAKs (go-back-N), and the retransmission timeout.
 
 use super::super::*;
 

@@ -1,4 +1,7 @@
-//! TODO doc
+//! The RC responder: accepting in-order data, ACKs (every `ack_every` packets and at a
+//! message's end), a NAK on the first out-of-order packet, and congestion notification:
+//! a CNP for a CE-marked packet at most once per `cnp_interval` per QP or per port
+//! (DCQCN), a CNP flag on the ACK (ns-3's rule), or a BECN for every FECN (IB CC).
 
 use super::super::*;
 
