@@ -473,7 +473,7 @@ fn incidents(w: &World, st: &Stats) -> Incidents {
     let mut timeline: Vec<TimelineEntry> = st
         .timeline
         .iter()
-        .map(|i| TimelineEntry { t_ps: i.t_ps, event: i.event, port: i.port.map(|p| port_name(w, p)), class: i.class, detail: i.detail.clone() })
+        .map(|i| TimelineEntry { t_ps: i.t_ps, event: i.event.as_str(), port: i.port.map(|p| port_name(w, p)), class: i.class, detail: i.detail.clone() })
         .collect();
     let storms = st
         .storms

@@ -187,16 +187,86 @@ pub struct ControlStep {
     pub smps: u64,
 }
 
+/// What an incident is. Serialises (and prints) as the kebab-case names the timeline
+/// has always used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum IncidentKind {
+    /// A scenario fault starts.
+    Fault,
+    /// A scenario fault ends.
+    FaultEnded,
+    /// A port's first pause (RoCE).
+    Paused,
+    /// An IB port's first wait for credits.
+    CreditStarved,
+    /// An IB VL stalls after repeated head-of-queue discards.
+    VlStalled,
+    /// The PFC watchdog declared a storm.
+    WatchdogFired,
+    /// The PFC watchdog restored a queue.
+    WatchdogRestored,
+    /// A switch removed a dead link from its ECMP groups.
+    LocalRepair,
+    /// The control plane's new forwarding state took effect.
+    RerouteInstalled,
+    /// No subnet manager is left to re-route.
+    NoReroute,
+    /// A standby subnet manager became master.
+    SmTakeover,
+    /// The last dequeue on a cycle of blocked queues.
+    DeadlockFormed,
+    /// The deadlock detector found the cycle.
+    DeadlockDetected,
+    /// Traffic through a fault's path recovered (added by the report).
+    TrafficRecovered,
+}
+
+impl IncidentKind {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            IncidentKind::Fault => "fault",
+            IncidentKind::FaultEnded => "fault-ended",
+            IncidentKind::Paused => "paused",
+            IncidentKind::CreditStarved => "credit-starved",
+            IncidentKind::VlStalled => "vl-stalled",
+            IncidentKind::WatchdogFired => "watchdog-fired",
+            IncidentKind::WatchdogRestored => "watchdog-restored",
+            IncidentKind::LocalRepair => "local-repair",
+            IncidentKind::RerouteInstalled => "reroute-installed",
+            IncidentKind::NoReroute => "no-reroute",
+            IncidentKind::SmTakeover => "sm-takeover",
+            IncidentKind::DeadlockFormed => "deadlock-formed",
+            IncidentKind::DeadlockDetected => "deadlock-detected",
+            IncidentKind::TrafficRecovered => "traffic-recovered",
+        }
+    }
+}
+
+impl std::fmt::Display for IncidentKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl serde::Serialize for IncidentKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// A kind compares equal to its name.
+impl PartialEq<&str> for IncidentKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// One entry of the incident timeline.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Incident {
     pub t_ps: u64,
-    /// What happened: "fault", "fault-ended", "paused" (a port's first pause),
-    /// "credit-starved" (an IB port's first credit wait), "watchdog-fired",
-    /// "watchdog-restored", "local-repair", "reroute-installed", "no-reroute",
-    /// "sm-takeover", "deadlock-formed", "deadlock-detected"; the report adds
-    /// "traffic-recovered".
-    pub event: &'static str,
+    /// What happened.
+    pub event: IncidentKind,
     /// The port concerned, if any (a simulator port id; the report names it).
     pub port: Option<u32>,
     /// Priority (RoCE) or VL (IB), if any.

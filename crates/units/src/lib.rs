@@ -86,6 +86,10 @@ impl SimDuration {
     pub fn as_us_f64(self) -> f64 {
         self.0 as f64 / 1_000_000.0
     }
+    /// Whole microseconds (rounded down), for messages.
+    pub fn whole_us(self) -> u64 {
+        self.0 / 1_000_000
+    }
 }
 
 impl Bytes {

@@ -10,7 +10,7 @@ use super::*;
 /// The deadlock detector's period: the scenario's timeout (1 ms when unset).
 pub(super) fn deadlock_period(p: &Params) -> u64 {
     match p.deadlock_timeout.ps() {
-        0 => 1_000_000_000,
+        0 => SimDuration::from_ms(1).ps(),
         t => t,
     }
 }
@@ -42,13 +42,13 @@ impl Sim {
         if let Some(cycle) = self.find_cycle(now, period) {
             let formed = cycle.iter().map(|&(p, c)| self.cls[p as usize * 8 + c as usize].moved).max().unwrap_or(now);
             let hops = cycle.len();
-            self.incident(formed, "deadlock-formed", Some(cycle[0].0), Some(cycle[0].1), format!("last dequeue on a cycle of {hops} blocked queues"));
+            self.incident(formed, IncidentKind::DeadlockFormed, Some(cycle[0].0), Some(cycle[0].1), format!("last dequeue on a cycle of {hops} blocked queues"));
             self.incident(
                 now,
-                "deadlock-detected",
+                IncidentKind::DeadlockDetected,
                 Some(cycle[0].0),
                 Some(cycle[0].1),
-                format!("no queue of the cycle moved for {} us", (now - formed) / 1_000_000),
+                format!("no queue of the cycle moved for {} us", SimDuration(now - formed).whole_us()),
             );
             self.stats.deadlock = Some(Deadlock { detected_at_ps: now, formed_at_ps: formed, cycle });
             self.deadlock.checked = true;

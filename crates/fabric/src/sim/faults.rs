@@ -64,7 +64,7 @@ impl Faults {
 impl Sim {
     pub(super) fn on_fault(&mut self, now: u64, i: u32) {
         let f = self.faults.list[i as usize].clone();
-        let ev = if f.ends { "fault-ended" } else { "fault" };
+        let ev = if f.ends { IncidentKind::FaultEnded } else { IncidentKind::Fault };
         self.incident(now, ev, None, None, f.label.clone());
         match f.kind {
             FaultKind::Links { ports, up } => self.links_change(now, &ports, up),
@@ -101,7 +101,7 @@ impl Sim {
             FaultKind::SmFailure { standby } => {
                 if let Some(mut cp) = self.control.plane.take() {
                     if let Some(t) = cp.on_sm_failure(SimTime(now), standby) {
-                        self.incident(t.0, "sm-takeover", None, None, "the standby subnet manager becomes master".into());
+                        self.incident(t.0, IncidentKind::SmTakeover, None, None, "the standby subnet manager becomes master".into());
                     }
                     self.control.plane = Some(cp);
                 }
@@ -153,7 +153,7 @@ impl Sim {
                     if let Forwarder::Ecmp(r) = &mut self.forwarding.table {
                         if alive && self.ports[pi].flags & P_SWITCH != 0 && r.prune(&self.topo, p) {
                             let name = self.topo.node(self.topo.ports[pi].node).name.clone();
-                            self.incident(now, "local-repair", Some(p.0), None, format!("{name} removes the dead link from its ECMP groups"));
+                            self.incident(now, IncidentKind::LocalRepair, Some(p.0), None, format!("{name} removes the dead link from its ECMP groups"));
                         }
                     }
                 }
@@ -171,7 +171,7 @@ impl Sim {
                 }
                 None => {
                     self.control.pending = None;
-                    self.incident(now, "no-reroute", None, None, "no subnet manager is master: the forwarding tables stay as they are".into());
+                    self.incident(now, IncidentKind::NoReroute, None, None, "no subnet manager is master: the forwarding tables stay as they are".into());
                 }
             }
         }

@@ -3,55 +3,34 @@
 //! credit-based link-level flow control per virtual lane, subnet-manager forwarding tables,
 //! lifetime discards, optionally IB congestion control.
 //!
-//! Model, and what it leaves out:
-//! * A link is a FIFO in each direction. A port serialises one frame at a time at line
-//!   rate, counting preamble, SFD and inter-frame gap; the frame reaches the peer after the
-//!   cable's propagation delay (plus the switch pipeline latency when the peer is a
-//!   switch); a switch whose ports all run at one speed may forward cut-through. These
-//!   per-hop rules are `timing`'s, which the reports' ideal completion times share. A
-//!   link keeps its frames in flight in its own FIFO and has at most one event in the
-//!   global queue.
-//! * PFC frames (IEEE 802.1Qbb) are inserted at the next frame boundary, ahead of any
-//!   queued data; they are never paused and take no buffer. A received pause takes effect
-//!   after the configured response time; a port that is already sending finishes the frame.
-//! * The switch MMU counts cells: per (ingress port, PG) reserved, shared (dynamic
-//!   threshold α·free) and headroom, optionally a shared headroom pool. Lossless PGs pause
-//!   their peer when the shared part reaches its limit or headroom is in use, and resume
-//!   when headroom is empty and occupancy is back at the resume point. Egress admission
-//!   of lossy queues is not modelled separately: a lossy packet is dropped at ingress when
-//!   its PG is over the dynamic threshold or the pool is full.
-//! * NICs drain received packets at once, unless a fault makes one slow (it drains at a
-//!   set rate into a bounded buffer and pauses its switch near the end of it; an IB HCA
-//!   returns credits as it drains) or stuck (it drains nothing: a RoCE NIC drops what
-//!   arrives and keeps every lossless priority paused, an IB HCA withholds credits).
-//! * InfiniBand (IBTA Vol. 1 §7.9, arithmetic in `model::ib`): every port keeps, per VL,
-//!   FCTBS and the last FCCL heard as a sender, ABR and its free blocks as a receiver.
-//!   A packet leaves only when the peer's advertised credits cover its 64-byte blocks, so
-//!   no more than 2048 blocks are ever outstanding per VL. Input buffers are per (input
-//!   port, VL), `vl_buffer_blocks` each; blocks are freed when the packet leaves the
-//!   switch (HCAs free them on arrival) and a flow-control packet carrying the new FCCL is
-//!   inserted at the next packet boundary, like a PFC frame. The periodic FCP refresh the
-//!   spec requires (to repair lost FCPs) is not simulated: this model never loses one, and
-//!   a 6-byte FCP every 65,536 symbol times costs under 0.1% of a link. Packets are switched
-//!   at packet granularity, not flits. Each packet carries its QP's SL; an HCA maps it to
-//!   the VL it injects on by its port's SL→VL table, and a switch to the VL of each hop by
-//!   the table of the (input, output) port pair (IBTA Vol. 1 §7.6.6): one default table,
-//!   overridden per port pair or HCA port by the scenario. VL arbitration uses the same scheduler as Ethernet
-//!   queues: high-priority VLs strict, low-priority VLs weighted (LimitOfHighPriority is
-//!   not modelled). A packet at the head of an output VL queue longer than the HOQ lifetime,
-//!   or in a switch longer than the switch lifetime, is discarded when the port next looks
-//!   at it; packets forwarded to a port whose link is down are discarded.
-//! * Faults (`Fault`): links and switches fail and return, NIC receivers stall or slow
-//!   down, ports lose PFC, headroom or their DSCP map, the master SM dies. On RoCEv2 the
-//!   switches at a dead link's ends drop it from their ECMP groups at once; the control
-//!   plane installs new tables after its delay.
-//! * SONiC's PFC watchdog (`params::PfcWatchdog`) per switch egress queue, and on
-//!   InfiniBand the VL stall after repeated head-of-queue discards.
-//! * A deadlock detector, every `deadlock_timeout`: a cycle of blocked queues (paused, or
-//!   without credits) none of which dequeued for that long is recorded with the time the
-//!   last of them moved; the run stops there unless a watchdog or lifetime discards can
-//!   still break it.
-//! * Every incident goes into a timeline (`stats::Incident`).
+//! [`Sim`] owns the event loop and the arrays every mechanism shares: ports
+//! (`link::PortState`, one cache line each), egress queues (`sched::ClassQ`, one
+//! cache line each), the packet slab (`packet::Packets`, 32-byte packets), the event
+//! queue and the statistics. Each mechanism is one file that owns a sub-state whose
+//! fields are private to it (`pub(super)` at most):
+//!
+//! | file | mechanism | owns |
+//! |---|---|---|
+//! | `event.rs` | what can happen, packed for the heap | `Events` |
+//! | `packet.rs` | packets, the slab, drops | `Packets` |
+//! | `link.rs` | serialise, propagate, arrive, pick the next frame; links up/down | `Links` |
+//! | `sched.rs` | class queues, may-send gate, strict priority + DRR | `Scheduler` |
+//! | `forward.rs` | next hop; a switch's receive path as named steps | `Forwarding` |
+//! | `mmu.rs` | cells, dynamic threshold, headroom, XOFF/XON decision | `Mmu` |
+//! | `pfc.rs` | PFC frames sent and obeyed | `PfcState` |
+//! | `ecn.rs` | RED marking at egress | `EcnMarker` |
+//! | `ib/credits.rs`, `ib/vl.rs`, `ib/cc.rs` | IB credits; VLs, lifetimes, VL stall; FECN | `Option<IbState>` |
+//! | `nic/requester.rs`, `nic/responder.rs`, `nic/dcqcn.rs` | the RC transport, DCQCN reaction point | `Hosts` |
+//! | `nic/impaired_rx.rs` | stuck and slow receivers | `ImpairedRx` |
+//! | `flows.rs` | flow dependencies, delivery, failure | `Flows` |
+//! | `faults.rs`, `control_plane.rs` | scenario faults; re-routing after them | `Faults`, `Control` |
+//! | `pfc_watchdog.rs` | SONiC's PFC watchdog | `PfcWatchdog` |
+//! | `deadlock.rs` | the deadlock detector | `DeadlockDetector` |
+//! | `observe.rs` | samples, the incident timeline, end-of-run accounting | `Observer` |
+//! | `invariants.rs` | accounting invariants the tests check | — |
+//!
+//! How a packet flows through these files is drawn in `docs/architecture.md`. Each file's
+//! doc states its model and what it leaves out.
 
 mod control_plane;
 mod deadlock;
@@ -79,7 +58,7 @@ use crate::dcqcn::{paced_next_tx, Dcqcn};
 use crate::params::{EcnMarking, FlowSpec, Params, Resume, Sched, Tech, Trigger};
 use crate::lft::Lft;
 use crate::routing::Routes;
-use crate::stats::{Deadlock, DropCause, FlowRecord, Stats};
+use crate::stats::{Deadlock, DropCause, FlowRecord, IncidentKind, Stats};
 use crate::timing::{frame_of, wire_of, Hop};
 use crate::topology::{NodeId, NodeKind, PortId, Topology};
 use model::dcqcn::{CnpScope, CnpTransport};
@@ -292,7 +271,7 @@ impl Sim {
                     if let Some(f) = self.control.pending.take() {
                         self.forwarding.table = f;
                         self.stats.reroutes.push(now);
-                        self.incident(now, "reroute-installed", None, None, "the control plane's new forwarding tables take effect".into());
+                        self.incident(now, IncidentKind::RerouteInstalled, None, None, "the control plane's new forwarding tables take effect".into());
                     }
                 }
             }

@@ -98,7 +98,7 @@ impl Sim {
     }
 
     /// Adds an entry to the incident timeline.
-    pub(super) fn incident(&mut self, t: u64, event: &'static str, port: Option<u32>, class: Option<u8>, detail: String) {
+    pub(super) fn incident(&mut self, t: u64, event: IncidentKind, port: Option<u32>, class: Option<u8>, detail: String) {
         self.stats.timeline.push(crate::stats::Incident { t_ps: t, event, port, class, detail });
     }
 }

@@ -96,7 +96,7 @@ impl Sim {
             if starts && quanta[p] > 0 {
                 if !self.observe.first_block[pi] {
                     self.observe.first_block[pi] = true;
-                    self.incident(x, "paused", Some(port), Some(p as u8), format!("first pause ({} quanta)", quanta[p]));
+                    self.incident(x, IncidentKind::Paused, Some(port), Some(p as u8), format!("first pause ({} quanta)", quanta[p]));
                 }
                 if self.ports[pi].flags & P_SWITCH != 0 && self.watchdog.arm(pi * 8 + p) {
                     let d = self.p.pfc.watchdog.expect("watchdog").detection.ps();

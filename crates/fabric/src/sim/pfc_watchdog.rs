@@ -95,7 +95,7 @@ impl Sim {
         });
         let action = w.action;
         let verb = if action == crate::params::WatchdogAction::Drop { "drop" } else { "forward" };
-        self.incident(now, "watchdog-fired", Some(port), Some(tc), format!("paused for {} us without a break: action {verb}", (now - since) / 1_000_000));
+        self.incident(now, IncidentKind::WatchdogFired, Some(port), Some(tc), format!("paused for {} us without a break: action {verb}", SimDuration(now - since).whole_us()));
         if action == crate::params::WatchdogAction::Drop {
             while self.cls[q].head != NONE {
                 let id = self.dequeue(now, port, t);
@@ -135,7 +135,7 @@ impl Sim {
         let dropped = st.dropped_pkts;
         self.incident(
             now,
-            "watchdog-restored",
+            IncidentKind::WatchdogRestored,
             Some(port),
             Some(tc),
             format!("no pause frame for the restoration time; {dropped} packets dropped in the storm"),

@@ -87,7 +87,7 @@ impl Sim {
             st.wait_from = now;
             if !self.observe.first_block[pi] {
                 self.observe.first_block[pi] = true;
-                self.incident(now, "credit-starved", Some(pi as u32), None, "first wait for credits".into());
+                self.incident(now, IncidentKind::CreditStarved, Some(pi as u32), None, "first wait for credits".into());
             }
         }
     }

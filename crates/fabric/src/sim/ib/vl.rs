@@ -98,7 +98,7 @@ impl Sim {
             st.stalled_until[tc] = now + 8 * hoq.ps();
             self.incident(
                 now,
-                "vl-stalled",
+                IncidentKind::VlStalled,
                 Some(port),
                 Some(tc as u8),
                 format!("{count} head-of-queue discards in a row: every packet of the VL discarded for 8 x HOQ lifetime"),
