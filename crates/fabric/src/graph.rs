@@ -11,7 +11,12 @@ const BLACK: u8 = 2;
 /// A cycle reachable from `starts` (tried in order), as its vertices in edge order, or
 /// `None`. Vertices are numbered by `index` into `0..n`; `succ(v)` lists v's successors
 /// in the order to explore them. Iterative, so deep graphs cannot overflow the stack.
-pub fn find_cycle<V: Copy + Eq>(n: usize, index: impl Fn(V) -> usize, starts: impl IntoIterator<Item = V>, mut succ: impl FnMut(V) -> Vec<V>) -> Option<Vec<V>> {
+pub fn find_cycle<V: Copy + Eq>(
+    n: usize,
+    index: impl Fn(V) -> usize,
+    starts: impl IntoIterator<Item = V>,
+    mut succ: impl FnMut(V) -> Vec<V>,
+) -> Option<Vec<V>> {
     let mut colour = vec![WHITE; n];
     let mut stack: Vec<(V, Vec<V>, usize)> = vec![];
     for start in starts {

@@ -42,7 +42,13 @@ impl Sim {
         if let Some(cycle) = self.find_cycle(now, period) {
             let formed = cycle.iter().map(|&(p, c)| self.cls[p as usize * 8 + c as usize].moved).max().unwrap_or(now);
             let hops = cycle.len();
-            self.incident(formed, IncidentKind::DeadlockFormed, Some(cycle[0].0), Some(cycle[0].1), format!("last dequeue on a cycle of {hops} blocked queues"));
+            self.incident(
+                formed,
+                IncidentKind::DeadlockFormed,
+                Some(cycle[0].0),
+                Some(cycle[0].1),
+                format!("last dequeue on a cycle of {hops} blocked queues"),
+            );
             self.incident(
                 now,
                 IncidentKind::DeadlockDetected,

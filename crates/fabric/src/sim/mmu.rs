@@ -56,7 +56,9 @@ pub(super) struct Mmu {
 /// Where an admitted packet's cells went.
 pub(super) enum Admit {
     /// Admitted; `xoff`: the PG has just reached its pause trigger (lossless only).
-    Taken { xoff: bool },
+    Taken {
+        xoff: bool,
+    },
     Dropped(DropCause),
 }
 

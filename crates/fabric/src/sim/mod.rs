@@ -50,18 +50,18 @@ mod pfc;
 mod pfc_watchdog;
 mod sched;
 
-use std::collections::VecDeque;
-use engine::{EventQueue, Rng};
-use model::frame::{segments, Transport, PFC_FRAME};
-use units::{serialization, BitRate, Bytes, SimDuration, SimTime};
 use crate::dcqcn::{paced_next_tx, Dcqcn};
-use crate::params::{EcnMarking, FlowSpec, Params, Resume, Sched, Tech, Trigger};
 use crate::lft::Lft;
+use crate::params::{EcnMarking, FlowSpec, Params, Resume, Sched, Tech, Trigger};
 use crate::routing::Routes;
 use crate::stats::{Deadlock, DropCause, FlowRecord, IncidentKind, Stats};
 use crate::timing::{frame_of, wire_of, Hop};
 use crate::topology::{NodeId, NodeKind, PortId, Topology};
+use engine::{EventQueue, Rng};
 use model::dcqcn::{CnpScope, CnpTransport};
+use model::frame::{segments, Transport, PFC_FRAME};
+use std::collections::VecDeque;
+use units::{serialization, BitRate, Bytes, SimDuration, SimTime};
 
 pub use control_plane::{ControlPlane, EcmpControl, Reaction};
 pub use faults::{Fault, FaultKind};

@@ -95,7 +95,13 @@ impl Sim {
         });
         let action = w.action;
         let verb = if action == crate::params::WatchdogAction::Drop { "drop" } else { "forward" };
-        self.incident(now, IncidentKind::WatchdogFired, Some(port), Some(tc), format!("paused for {} us without a break: action {verb}", SimDuration(now - since).whole_us()));
+        self.incident(
+            now,
+            IncidentKind::WatchdogFired,
+            Some(port),
+            Some(tc),
+            format!("paused for {} us without a break: action {verb}", SimDuration(now - since).whole_us()),
+        );
         if action == crate::params::WatchdogAction::Drop {
             while self.cls[q].head != NONE {
                 let id = self.dequeue(now, port, t);

@@ -248,7 +248,8 @@ pub fn find_cycle(f: &Fabric, g: &DepGraph) -> Option<Vec<(u32, u8)>> {
     for s in 0..f.nsw() {
         base[s + 1] = base[s] + f.nports[s] as usize + 1;
     }
-    let channels = (0..f.nsw()).flat_map(|s| f.adj[s].iter().enumerate().filter(|(_, peer)| matches!(peer, Peer::Switch { .. })).map(move |(p, _)| (s as u32, p as u8)));
+    let channels =
+        (0..f.nsw()).flat_map(|s| f.adj[s].iter().enumerate().filter(|(_, peer)| matches!(peer, Peer::Switch { .. })).map(move |(p, _)| (s as u32, p as u8)));
     crate::graph::find_cycle(base[f.nsw()], |(s, p): (u32, u8)| base[s as usize] + p as usize, channels, |(s, p)| succ_of(f, g, s as usize, p))
 }
 
@@ -256,7 +257,9 @@ pub fn find_cycle(f: &Fabric, g: &DepGraph) -> Option<Vec<(u32, u8)>> {
 /// take (to other switches).
 fn succ_of(f: &Fabric, g: &DepGraph, s: usize, p: u8) -> Vec<(u32, u8)> {
     match f.adj[s][p as usize] {
-        Peer::Switch { sw, port } => g.succ(sw as usize, port).filter(|&r| matches!(f.adj[sw as usize].get(r as usize), Some(Peer::Switch { .. }))).map(|r| (sw, r)).collect(),
+        Peer::Switch { sw, port } => {
+            g.succ(sw as usize, port).filter(|&r| matches!(f.adj[sw as usize].get(r as usize), Some(Peer::Switch { .. }))).map(|r| (sw, r)).collect()
+        }
         _ => vec![],
     }
 }

@@ -17,7 +17,6 @@ pub(super) mod impaired_rx;
 pub(super) mod requester;
 pub(super) mod responder;
 
-
 pub(super) struct Nic {
     pub(super) port: u32,
     pub(super) active: Vec<u32>,
