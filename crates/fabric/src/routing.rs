@@ -105,52 +105,7 @@ impl Routes {
                     .collect()
             })
             .collect();
-        // Each switch numbers its distinct groups in destination order (local 0: empty).
-        // The maps are for lookups only, so the tables do not depend on hashing.
-        let mut group_of = vec![0u16; nsw * nleaf];
-        let mut sw_groups: Vec<Vec<Vec<PortId>>> = vec![vec![vec![]]; nsw];
-        let mut local: Vec<std::collections::HashMap<Vec<PortId>, u16>> = vec![Default::default(); nsw];
-        let mut dist = vec![u32::MAX; nsw];
-        let mut queue = std::collections::VecDeque::new();
-        let mut g = vec![];
-        let mut last_col = vec![0u32; nsw];
-        for (col, &d) in leaves.iter().enumerate() {
-            dist.fill(u32::MAX);
-            dist[d] = 0;
-            queue.clear();
-            queue.push_back(d as u32);
-            while let Some(u) = queue.pop_front() {
-                for &(v, _) in &adj[u as usize] {
-                    if dist[v as usize] == u32::MAX {
-                        dist[v as usize] = dist[u as usize] + 1;
-                        queue.push_back(v);
-                    }
-                }
-            }
-            for s in 0..nsw {
-                if s == d || dist[s] == u32::MAX {
-                    continue;
-                }
-                g.clear();
-                g.extend(adj[s].iter().filter(|&&(v, _)| dist[v as usize] + 1 == dist[s]).map(|&(_, p)| p));
-                if g.is_empty() {
-                    continue;
-                }
-                // Most destinations reuse the group the previous one used (the up links).
-                let last = group_of[s * nleaf + last_col[s] as usize];
-                group_of[s * nleaf + col] = if last != 0 && sw_groups[s][last as usize] == g {
-                    last
-                } else if let Some(&n) = local[s].get(&g) {
-                    n
-                } else {
-                    let n = u16::try_from(sw_groups[s].len()).expect("at most 65,535 ECMP groups per switch");
-                    sw_groups[s].push(g.clone());
-                    local[s].insert(g.clone(), n);
-                    n
-                };
-                last_col[s] = col as u32;
-            }
-        }
+        let (group_of, sw_groups) = next_hop_groups(&adj, &leaves);
         let mut group_base = Vec::with_capacity(nsw);
         let mut groups = vec![];
         let mut ports = vec![];
@@ -291,6 +246,60 @@ impl Routes {
             self.group(s, leaf.col).1
         }
     }
+}
+
+/// Every switch's ECMP group towards each destination leaf: the ports to neighbours one
+/// hop closer (breadth-first search from the leaf over `adj`, the switch-to-switch links
+/// up). Returns the `(switch · nleaf + leaf)` → local group table and each switch's
+/// distinct groups, numbered in destination order (local 0: empty). The maps are for
+/// lookups only, so the tables do not depend on hashing.
+fn next_hop_groups(adj: &[Vec<(u32, PortId)>], leaves: &[usize]) -> (Vec<u16>, Vec<Vec<Vec<PortId>>>) {
+    let (nsw, nleaf) = (adj.len(), leaves.len());
+    let mut group_of = vec![0u16; nsw * nleaf];
+    let mut sw_groups: Vec<Vec<Vec<PortId>>> = vec![vec![vec![]]; nsw];
+    let mut local: Vec<std::collections::HashMap<Vec<PortId>, u16>> = vec![Default::default(); nsw];
+    let mut dist = vec![u32::MAX; nsw];
+    let mut queue = std::collections::VecDeque::new();
+    let mut g = vec![];
+    let mut last_col = vec![0u32; nsw];
+    for (col, &d) in leaves.iter().enumerate() {
+        dist.fill(u32::MAX);
+        dist[d] = 0;
+        queue.clear();
+        queue.push_back(d as u32);
+        while let Some(u) = queue.pop_front() {
+            for &(v, _) in &adj[u as usize] {
+                if dist[v as usize] == u32::MAX {
+                    dist[v as usize] = dist[u as usize] + 1;
+                    queue.push_back(v);
+                }
+            }
+        }
+        for s in 0..nsw {
+            if s == d || dist[s] == u32::MAX {
+                continue;
+            }
+            g.clear();
+            g.extend(adj[s].iter().filter(|&&(v, _)| dist[v as usize] + 1 == dist[s]).map(|&(_, p)| p));
+            if g.is_empty() {
+                continue;
+            }
+            // Most destinations reuse the group the previous one used (the up links).
+            let last = group_of[s * nleaf + last_col[s] as usize];
+            group_of[s * nleaf + col] = if last != 0 && sw_groups[s][last as usize] == g {
+                last
+            } else if let Some(&n) = local[s].get(&g) {
+                n
+            } else {
+                let n = u16::try_from(sw_groups[s].len()).expect("at most 65,535 ECMP groups per switch");
+                sw_groups[s].push(g.clone());
+                local[s].insert(g.clone(), n);
+                n
+            };
+            last_col[s] = col as u32;
+        }
+    }
+    (group_of, sw_groups)
 }
 
 /// Mixes the 5-tuple (src IP, dst IP, UDP, src port, 4791) with a switch seed.
