@@ -28,7 +28,7 @@ trap 'git worktree remove --force "$base_tree" >/dev/null 2>&1 || true' EXIT
 echo "building $rev and the working tree (release)..." >&2
 (cd "$base_tree" && CARGO_TARGET_DIR="$out/base-target" cargo build --release -q -p fabriclab) || exit 2
 cargo build --release -q -p fabriclab || exit 2
-declare -A bin=([base]="$out/base-target/release/fabriclab" [new]="target/release/fabriclab")
+declare -A bin=([base]="$out/base-target/release/fabriclab" [new]="${CARGO_TARGET_DIR:-target}/release/fabriclab")
 
 files=(examples/*.toml benches/*.toml)
 for side in base new; do
