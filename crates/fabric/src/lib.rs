@@ -30,18 +30,18 @@ pub use sim::Sim;
 impl World {
     /// A simulator for this world. `sample` records time series at the scenario's period.
     pub fn simulator(&self, sample: bool) -> Sim {
-        Sim::new(
-            self.topo.clone(),
-            self.params.clone(),
-            self.flows.clone(),
-            self.seed,
-            self.headroom_cells.clone(),
-            self.stop,
-            sample.then_some(self.sample_period),
-            self.lft.clone(),
-            self.faults.clone(),
-            self.control_plane(),
-        )
+        Sim::new(sim::SimInput {
+            topo: self.topo.clone(),
+            params: self.params.clone(),
+            flows: self.flows.clone(),
+            seed: self.seed,
+            headroom: self.headroom_cells.clone(),
+            stop: self.stop,
+            sample_period: sample.then_some(self.sample_period),
+            lft: self.lft.clone(),
+            faults: self.faults.clone(),
+            control: self.control_plane(),
+        })
     }
 
     /// The control plane that re-routes after faults (none without faults).

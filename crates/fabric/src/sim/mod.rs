@@ -90,6 +90,26 @@ const NONE: u32 = u32::MAX;
 
 const NEVER: u64 = u64::MAX;
 
+/// What a simulator is built from: the compiled scenario (`scenario::World` makes one).
+pub struct SimInput {
+    pub topo: Topology,
+    pub params: Params,
+    pub flows: Vec<FlowSpec>,
+    /// The scenario's seed: every random stream derives from it (`engine::stream`).
+    pub seed: u64,
+    /// Headroom cells of each port, from the scenario or the `auto` formula.
+    pub headroom: Vec<u64>,
+    /// Stop at this time instead of when every flow has ended.
+    pub stop: Option<SimTime>,
+    /// Record time series at this period.
+    pub sample_period: Option<SimDuration>,
+    /// The subnet manager's tables (InfiniBand); `None`: ECMP.
+    pub lft: Option<Lft>,
+    pub faults: Vec<Fault>,
+    /// Who re-routes after faults.
+    pub control: Option<Box<dyn ControlPlane>>,
+}
+
 /// A fabric ready to run: the shared arrays every mechanism reads (ports, egress queues,
 /// the packet slab, the event queue, the statistics) and one sub-state per mechanism,
 /// owned by that mechanism's file.
@@ -126,22 +146,9 @@ pub struct Sim {
 }
 
 impl Sim {
-    /// Builds the world. `headroom` gives the headroom cells of each port (computed by the
-    /// caller, from the scenario or from the `auto` formula). (Ten positional arguments:
-    /// each is one part of the compiled scenario, which `scenario::World` holds.)
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        topo: Topology,
-        p: Params,
-        flows: Vec<FlowSpec>,
-        seed: u64,
-        headroom: Vec<u64>,
-        stop: Option<SimTime>,
-        sample_period: Option<SimDuration>,
-        lft: Option<Lft>,
-        faults: Vec<Fault>,
-        control: Option<Box<dyn ControlPlane>>,
-    ) -> Sim {
+    /// Builds the simulator for a compiled scenario.
+    pub fn new(input: SimInput) -> Sim {
+        let SimInput { topo, params: p, flows, seed, headroom, stop, sample_period, lft, faults, control } = input;
         let np = topo.ports.len();
         assert!(np <= ID_MASK as usize && flows.len() <= ID_MASK as usize, "too many ports or flows for the event encoding");
         // Packets carry frame and payload sizes as u16 (path MTUs are at most 4096 B).
