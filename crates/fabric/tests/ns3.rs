@@ -14,12 +14,15 @@
 //! ([`fabric::Sim::pin_route`]) and runs the links at the speed at which a data packet and
 //! its ACK take as long as in ns-3 ([`equalised_speed`]). It then holds our figures within
 //! 15 % of ns-3's; where one run's figure is chance (the incast's last FCT, a web-search
-//! bucket's percentiles), medians over runs on both sides.
+//! bucket's percentiles), medians over runs on both sides. One reference,
+//! `s2-a2a16-nvidia-connectx-p4096`, is ns-3 extended with NVIDIA ConnectX's DCQCN rules
+//! (local opt-in switches, tests/data/ns3/README.md); against it ours runs `nvidia-default`
+//! as it is.
 //!
 //! What cannot be matched (ns-3's packets lack Ethernet and RoCE framing; its ACKs skip PFC
 //! at the NIC; its switch puts the packet that crosses the PFC threshold in headroom, ours
-//! in the shared pool) and what the comparison found are in the top-level README
-//! ("Checked against ns-3").
+//! in the shared pool) and what the comparison found are in `docs/checks.md` ("Checked
+//! against ns-3").
 //!
 //! Runtime on two cores: 17 s in release, 100 s in a debug build (the web-search run,
 //! five times on as many threads, dominates).
