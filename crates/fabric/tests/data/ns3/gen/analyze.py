@@ -144,6 +144,12 @@ def analyze(rundir, figroot="/work/ns3/figures"):
     so = os.path.join(out, "stdout.txt")
     s["drops_headroom_full"] = sum(1 for l in open(so) if " Drop: " in l) if os.path.exists(so) else None
     s["pfc_resume_frames"] = sum(resumes.values())
+    # runs with the driver's NV_* keys print "NV_STATS cnp_tx N cnp_rx N cuts N" at the end
+    if os.path.exists(so):
+        for l in open(so):
+            if l.startswith("NV_STATS "):
+                v = l.split()[1:]
+                s["nv_stats"] = {v[i]: int(v[i + 1]) for i in range(0, len(v) - 1, 2)}
     names = meta.get("node_names", {})
     nm = lambda n: names.get(str(n), f"h{n}" if n < meta["hosts"] else str(n))
     s["pfc_by_paused_port"] = [dict(node=k[0], name=nm(k[0]), ifindex=k[1], pauses=v, resumes=resumes[k],

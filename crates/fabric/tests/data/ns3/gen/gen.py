@@ -199,6 +199,12 @@ def dcqcn_params(kind, bw_gbps):
         return dict(CC_MODE=1, ALPHA_RESUME_INTERVAL=1, RATE_DECREASE_INTERVAL=4, CLAMP_TARGET_RATE=0,
                     RP_TIMER=300, EWMA_GAIN=5 / 1024, FAST_RECOVERY_TIMES=1,
                     RATE_AI="5Mb/s", RATE_HAI="50Mb/s", MIN_RATE="1Mb/s")
+    if kind == "nvidia-connectx":  # the NVIDIA set with ConnectX's rules: local opt-in NV_* switches
+        d = dcqcn_params("nvidia", bw_gbps)
+        d.update(NV_RP=1, NV_DEFERRED_CUT=1, NV_INCREASE=1, NV_BYTE_RESET=32767, NV_CLAMP_RULE=1,
+                 NV_CLAMP_ATI=1, NV_INITIAL_ALPHA=1023 / 1024, NV_RETIME=1, NV_CNP_PACKET=1,
+                 NV_MIN_TIME_BETWEEN_CNPS=4)
+        return d
     if kind == "nvidia-minrate1g":  # diagnostic: the NVIDIA set with run.py's 1 Gb/s rate floor
         d = dcqcn_params("nvidia", bw_gbps)
         d["MIN_RATE"] = "1000Mb/s"
@@ -212,7 +218,7 @@ def ecn_runpy(bw_gbps):
 
 
 def write_config(path, rundir, bw_gbps, payload, dcqcn, ecn, buffer_mb, stop_s, qsample_ports, qinterval_ns,
-                 pfc_alpha_shift=3, global_routing=1, headroom_bytes=37500):
+                 pfc_alpha_shift=3, global_routing=1, headroom_bytes=37500, extra=()):
     # run.py writes the maps for bw and 4*bw, thresholds scaled with the rate
     rates = sorted({bw_gbps, 4 * bw_gbps})
     kmax = " ".join(f"{r * GBPS} {ecn['kmax_kb'] * r // bw_gbps}" for r in rates)
@@ -284,6 +290,10 @@ QSTATS_FILE {rundir}/out/qstats.txt
 QSAMPLE_INTERVAL {qinterval_ns}
 QSAMPLE_PORTS {len(qsample_ports)} {' '.join(f'{a} {b}' for a, b in qsample_ports)}
 """
+    # keys after the template: driver options (NIC_WAKE_SKIP_DRAINED, PATHS_FILE) and the
+    # NV_* switches of the dcqcn kind
+    for k, v in list(extra) + [(k, v) for k, v in d.items() if k.startswith("NV_")]:
+        lines += f"{k} {v}\n"
     with open(path, "w") as f:
         f.write(lines)
 
@@ -292,7 +302,7 @@ QSAMPLE_PORTS {len(qsample_ports)} {' '.join(f'{a} {b}' for a, b in qsample_port
 # scenarios
 # --------------------------------------------------------------------------------------
 def make(outdir, name, topo, flows, bw_gbps, payload, dcqcn_kind, ecn, buffer_mb, qports, qinterval_ns,
-         meta, stop_s=1.0, global_routing=1):
+         meta, stop_s=1.0, global_routing=1, extra=()):
     rundir = os.path.join(outdir, name)
     os.makedirs(os.path.join(rundir, "out"), exist_ok=True)
     write_topology(os.path.join(rundir, "topology.txt"), topo)
@@ -301,7 +311,8 @@ def make(outdir, name, topo, flows, bw_gbps, payload, dcqcn_kind, ecn, buffer_mb
         f.write("0\n")
     dc = dcqcn_params(dcqcn_kind, bw_gbps)
     write_config(os.path.join(rundir, "config.txt"), rundir, bw_gbps, payload, dc, ecn, buffer_mb, stop_s,
-                 qports, qinterval_ns, global_routing=global_routing)
+                 qports, qinterval_ns, global_routing=global_routing,
+                 extra=[(k, v.replace("{rundir}", rundir)) for k, v in extra])
     m = dict(name=name, topology=topo["desc"], hosts=topo["hosts"], switches=len(topo["switches"]),
              links=len(topo["links"]), flows=len(flows), payload=payload, dcqcn=dcqcn_kind, dcqcn_params=dc,
              ecn=ecn, buffer_mb=buffer_mb, qsample_ports=qports, qsample_interval_ns=qinterval_ns,
@@ -350,6 +361,12 @@ def main():
             if want(n):
                 make(outdir, n, a2a, a2a_flows, bw, payload, kind, ecn_runpy(bw), 32, a2a_ports, 1000,
                      dict(scenario=2))
+
+    # NVIDIA's values with ConnectX's rules (NV_* switches), HPCC's NIC wake-up rule, paths dumped
+    n = "s2-a2a16-nvidia-connectx-p4096"
+    if want(n):
+        make(outdir, n, a2a, a2a_flows, bw, 4096, "nvidia-connectx", ecn_runpy(bw), 32, a2a_ports, 1000,
+             dict(scenario=2), extra=[("NIC_WAKE_SKIP_DRAINED", "1"), ("PATHS_FILE", "{rundir}/out/paths.txt")])
 
     n = "s2-a2a16-nvidia-minrate1g-p4096"
     if want(n):
