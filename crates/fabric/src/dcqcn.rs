@@ -10,8 +10,8 @@
 //! when read.
 //!
 //! * **Cut** (at a CNP, or when a deferred or grid check finds one arrived): RT ← RC if
-//!   `clamp_tgt_rate`, or if `clamp_tgt_rate_after_time_inc` and the rate timer raised the
-//!   rate since the last cut; then RC ← max(min_rate, RC·(1 − α/2)); counters reset and the
+//!   `clamp_tgt_rate`, or if the byte counter raised the rate since the last cut, or if
+//!   `clamp_tgt_rate_after_time_inc` and the rate timer did; then RC ← max(min_rate, RC·(1 − α/2)); counters reset and the
 //!   rate timer restarts. When a cut may happen is [`ReduceTiming`]: at once unless one
 //!   happened less than `rate_reduce_interval` ago (then at that interval's end), or on
 //!   ns-3's grid of checks every `rate_reduce_interval` from the first CNP.
@@ -189,7 +189,9 @@ impl Dcqcn {
     }
 
     fn cut(&mut self, now: u64, p: &DcqcnParams) -> Arm {
-        let clamp = p.clamp_tgt_rate || (p.clamp_tgt_rate_after_time_inc && self.t_stage > 0);
+        // RT ← RC if the byte counter raised the rate since the last cut, or (with the "after
+        // time inc" flag) the timer did, or at every cut with `clamp_tgt_rate`.
+        let clamp = p.clamp_tgt_rate || self.b_stage > 0 || (p.clamp_tgt_rate_after_time_inc && self.t_stage > 0);
         if clamp {
             self.rt = self.rc;
         }
@@ -314,28 +316,41 @@ mod tests {
         assert!(d.rt > before + p.rate_ai.bps() as f64, "hyper increase");
     }
 
-    /// ConnectX: cuts without a timer increase in between leave RT where it was; the first
-    /// cut after one clamps it.
+    /// ConnectX: cuts with no increase in between leave RT where it was; the first cut
+    /// after an increase clamps it: after a byte-counter increase always, after a timer
+    /// increase with `clamp_tgt_rate_after_time_inc`.
     #[test]
-    fn target_rate_clamps_only_after_a_time_increase() {
+    fn target_rate_clamps_only_after_an_increase() {
         let p = NVIDIA_DEFAULT;
         let us = 1_000_000;
         let mut d = Dcqcn::new(G100, &p);
         d.on_cnp(0, &p);
-        assert_eq!(d.rt, 100e9, "no timer increase yet: RT stays at line rate");
-        // Many cuts, 4 µs apart (the monitor period), byte-counter increases between them.
-        for i in 1..=20u64 {
-            d.on_sent(p.byte_counter.0, &p);
+        assert_eq!(d.rt, 100e9, "no increase yet: RT stays at line rate");
+        // Cuts 4 µs apart (the monitor period) with no increase between them.
+        for i in 1..=5u64 {
             let a = d.on_cnp(i * 4 * us, &p);
             assert!(a.rate_changed && a.cut_at.is_none(), "cut {i} is due at once");
             assert_eq!(d.rt, 100e9, "cut {i}: RT not clamped");
         }
         let rc = d.rc;
+        d.on_sent(p.byte_counter.0, &p); // a byte-counter increase...
+        let rc_after_bytes = d.rc;
+        assert!(rc_after_bytes > rc);
+        d.on_cnp(40 * us, &p); // ...so this cut clamps RT to RC first
+        assert_eq!(d.rt, rc_after_bytes);
+        let rc = d.rc;
         d.on_rate_timer(&p); // a timer increase...
-        let rc_after_inc = d.rc;
-        assert!(rc_after_inc > rc);
-        d.on_cnp(200 * us, &p); // ...so this cut clamps RT to RC first
-        assert_eq!(d.rt, rc_after_inc);
+        let rc_after_timer = d.rc;
+        assert!(rc_after_timer > rc);
+        d.on_cnp(200 * us, &p); // ...clamps too, with the "after time inc" flag
+        assert_eq!(d.rt, rc_after_timer);
+        // Without the flag a timer increase does not clamp.
+        let no_ati = DcqcnParams { clamp_tgt_rate_after_time_inc: false, ..NVIDIA_DEFAULT };
+        let mut e = Dcqcn::new(G100, &no_ati);
+        e.on_cnp(0, &no_ati);
+        e.on_rate_timer(&no_ati);
+        e.on_cnp(200 * us, &no_ati);
+        assert_eq!(e.rt, 100e9, "a timer increase alone leaves RT without the flag");
         // The paper clamps at every cut.
         let mut q = Dcqcn::new(G100, &PAPER);
         q.on_cnp(0, &PAPER);

@@ -181,9 +181,10 @@ fn bad_collectives_are_refused() {
 /// leaves (as DCQCN's and HPCC's ns-3 do) reports the queue now. On the tree all-reduce (a
 /// 2:1 incast at every parent) the paper's rules, which cut at every CNP and clamp the
 /// target rate each time, run twice as fast with dequeue marking (measured 5.32 vs 2.41
-/// GB/s). ConnectX's rules barely notice (8.05 both ways): its per-port CNP limit lets a
-/// receiver notify one sender per 4 µs, so cuts are rare. A bad marking point is an error
-/// naming the field.
+/// GB/s). ConnectX's rules gain much less (7.03 vs 6.55): its per-port CNP limit lets a
+/// receiver notify one sender per 4 µs, so cuts are rare, and it clamps the target rate
+/// only at the first cut after an increase. A bad marking point is an error naming the
+/// field.
 #[test]
 fn dequeue_marking_relieves_dcqcn_on_the_tree() {
     let busbw = |preset: &str, point: &str| {
@@ -197,7 +198,7 @@ fn dequeue_marking_relieves_dcqcn_on_the_tree() {
     let (enq, deq) = (busbw("paper", "enqueue"), busbw("paper", "dequeue"));
     assert!(deq > 2.0 * enq, "paper: dequeue {deq} vs enqueue {enq} GB/s");
     let (enq, deq) = (busbw("nvidia-default", "enqueue"), busbw("nvidia-default", "dequeue"));
-    assert!((deq - enq).abs() < 0.02 * enq, "nvidia-default: dequeue {deq} vs enqueue {enq} GB/s");
+    assert!(deq > enq && deq < 1.2 * enq, "nvidia-default: dequeue {deq} vs enqueue {enq} GB/s");
     let bad = scenario(2, 4, "", "off", "op = \"all-reduce\"\nsize = \"1MiB\"").replace("dcqcn = {", "ecn_marking = \"sometimes\"\ndcqcn = {");
     let e = fabric::load_str("t.toml", &bad.replace("sl = 0\n", "")).err().expect("refused").to_string();
     assert!(e.contains("roce.ecn_marking") && e.contains("dequeue"), "{e}");

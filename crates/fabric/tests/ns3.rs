@@ -150,7 +150,7 @@ const NS3_ACK: u64 = 60;
 /// the same time per packet and per ACK (each data packet is acknowledged on the reverse
 /// link). At a nominal 100 Gb/s ours carries 1.8 % less per second, which at the
 /// web-search run's ~80 % uplink load raises the small flows' median slowdowns by 10–15 %
-/// (README, "Checked against ns-3").
+/// (docs/checks.md, "Checked against ns-3").
 fn equalised_speed(payload: u64) -> u64 {
     use model::frame::{roce_frame, wire, Encap, Transport};
     let encap = Encap { vlan: false, ipv6: false };
@@ -487,7 +487,7 @@ fn incast_16_to_1() {
 
 /// All-to-all of 1 MiB among 16 hosts on a 2:1 leaf-spine (4 leaves × 2 spines), DCQCN as
 /// run.py's: completion (the last FCT), the mean FCT and the slowdowns. The ns-3 reference
-/// is the `-wakefix` run: HPCC's NIC wake-up rule restored (README).
+/// is the `-wakefix` run: HPCC's NIC wake-up rule restored (docs/checks.md).
 #[test]
 fn all_to_all_16() {
     let run = Ns3Run::load("s2-a2a16-mlx-runpy-p4096-wakefix");

@@ -52,9 +52,13 @@ pub struct DcqcnParams {
     pub rate_reduce_interval: SimDuration,
     /// RT ← RC at every cut (the paper; mlxconfig `CLAMP_TGT_RATE`).
     pub clamp_tgt_rate: bool,
-    /// RT ← RC at the first cut after a timer-driven increase (mlxconfig
-    /// `CLAMP_TGT_RATE_AFTER_TIME_INC`; ns-3 `CheckRateDecreaseMlx` clamps when
-    /// `m_rpTimeStage != 0`). Ignored when `clamp_tgt_rate` is set.
+    /// RT ← RC also at the first cut after a timer-driven increase, not only after a
+    /// byte-counter one (mlxconfig `CLAMP_TGT_RATE_AFTER_TIME_INC`: "the target rate should
+    /// be updated if the transmission rate was increased due to the timer, and not only due
+    /// to the byte counter" — so a byte-counter increase always clamps at the next cut, as
+    /// in the DCQCN authors' simulator, `rpr_cnm_received`; ns-3 `CheckRateDecreaseMlx`,
+    /// which has no byte counter, clamps when `m_rpTimeStage != 0`). Ignored when
+    /// `clamp_tgt_rate` is set.
     pub clamp_tgt_rate_after_time_inc: bool,
     /// When a CNP inside `rate_reduce_interval` is acted on.
     pub rate_reduce_timing: ReduceTiming,
@@ -223,11 +227,11 @@ pub const PAPER: DcqcnParams = DcqcnParams {
 /// which read literally makes g = 1019/1024 (α ≈ 1 in any µs with a CNP, ≈ 0 a µs after
 /// one without). We take 5/1024 per 1 µs step because HPCC's "Mellanox version" of DCQCN
 /// (`rdma-hw.cc`, `UpdateAlphaMlx`, run.py `--cc dcqcn`) updates α every 1 µs with
-/// g = 1/256, the same order; the README shows both readings on the 2:1 all-to-all.
+/// g = 1/256, the same order; docs/roce.md shows both readings on the 2:1 all-to-all.
 ///
 /// Rules (see [`ReduceTiming`], [`CnpScope`]): the target rate is clamped only on the first
-/// cut after a timer increase (`CLAMP_TGT_RATE` False, `CLAMP_TGT_RATE_AFTER_TIME_INC`
-/// True, as queried above); a CNP inside the monitor period is deferred to its end, not
+/// cut after an increase, by the byte counter or the timer (`CLAMP_TGT_RATE` False,
+/// `CLAMP_TGT_RATE_AFTER_TIME_INC` True, as queried above); a CNP inside the monitor period is deferred to its end, not
 /// dropped; the CNP interval counts every CNP from the port, as mlxconfig's and upstream
 /// mlx5's texts describe it (newer firmware has a `ROCE_CC_CNP_MODERATION` setting with a
 /// per-flow mode; its default is not published). The increase machine is the paper's
@@ -284,7 +288,8 @@ pub struct NvidiaFirmwareDcqcn {
     pub min_time_between_cnps_us: u32,
     /// RT ← RC at every cut.
     pub clamp_tgt_rate: bool,
-    /// RT ← RC at the first cut after a timer increase.
+    /// RT ← RC at the first cut after a timer increase too (a byte-counter increase
+    /// always clamps).
     pub clamp_tgt_rate_after_time_inc: bool,
 }
 

@@ -42,14 +42,22 @@ pub(super) const CNP_FLAG: u8 = 32;
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Packet {
     pub(super) kind: Kind,
-    /// Traffic class (IB: VL).
+    /// By kind: a packet's traffic class (RoCE priority; InfiniBand: the VL of the hop it
+    /// is on); a PFC frame's priority-enable vector; an FCP's VL.
     pub(super) tc: u8,
-    /// Ingress PG at the switch currently holding it (for buffer release).
+    /// At the switch holding it, the class whose ingress buffer it occupies: RoCE its
+    /// ingress PG (cells, for release); InfiniBand the VL it arrived on (input blocks).
     pub(super) in_pg: u8,
+    /// `ECN_CAPABLE`, `CE`, `FIRST`, `LAST`, `CREDITED`, `CNP_FLAG`.
     pub(super) flags: u8,
+    /// Frame bytes (`timing::frame_of`: RoCEv2 MAC header to FCS, InfiniBand LRH to VCRC).
     pub(super) frame: u16,
+    /// RDMA payload bytes (0 for ACK, NAK, CNP, PFC, FCP).
     pub(super) payload: u16,
+    /// The QP it belongs to (`NONE` for PFC and FCP frames).
     pub(super) qp: u32,
+    /// By kind: data: its PSN; ACK: the last PSN acknowledged; NAK: the PSN expected;
+    /// FCP: its FCCL; CNP and PFC: unused.
     pub(super) psn: u32,
     /// Ingress port at the switch currently holding it (`NONE` elsewhere).
     pub(super) in_port: u32,
