@@ -73,6 +73,7 @@ pub fn sonic_input(i: &RoceInput, t: &TierInput, g: Spectrum) -> DynamicHeadroom
     DynamicHeadroomInput { port_mtu: i.port_mtu.unwrap_or(sonic::DEFAULT_PORT_MTU), pattern: i.sonic_pattern, ..DynamicHeadroomInput::new(t.speed, t.cable, g) }
 }
 
+/// One tier's PFC settings under the input's headroom model, with the derivation's terms.
 pub(super) fn tier_plan(i: &RoceInput, t: &TierInput) -> Result<TierPlan, InputError> {
     let cell = i.buffer.cell;
     let prop = propagation(t.cable, DEFAULT_PROPAGATION_PS_PER_M);
