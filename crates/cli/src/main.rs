@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod burst;
 mod design;
 mod nccl;
+mod par;
 mod plan;
 mod prove;
 mod sm;
