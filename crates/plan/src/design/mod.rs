@@ -6,7 +6,7 @@
 //! share a transceiver module. Output ([`Design`]): the tier count and why, switches and
 //! ports per tier, links, cables and transceivers per tier, bisection bandwidth, switch hop
 //! counts, every formula with its source ([`Design::formulas`], `--explain`), and a
-//! scenario file the simulator runs ([`scenario`]).
+//! scenario file the simulator runs ([`scenario()`]).
 //!
 //! Every count comes from `model::sizing` ([`sizing::fabric`] places the nodes and sizes
 //! the tiers; see its module doc for the rules and how they reproduce NVIDIA's DGX
@@ -29,7 +29,7 @@
 //! * Hop counts: switches a packet crosses between two endpoints, on shortest paths.
 //!
 //! Left out: cable lengths and types, port-by-port rail and plane wiring beyond the
-//! simple one [`wiring`] builds, the storage, in-band and out-of-band management fabrics,
+//! simple one [`wiring()`] builds, the storage, in-band and out-of-band management fabrics,
 //! NVLink domains, and designs that need a fourth tier.
 //!
 //! Files: `input.rs` (the inputs and their checks), `tiers.rs` (the counts per tier and

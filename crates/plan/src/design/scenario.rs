@@ -1,6 +1,6 @@
 //! The design as a scenario file for `fabriclab run` / `compare` ([`scenario`]): the
 //! simulator's `leaf-spine` or `fat-tree` generator when it builds exactly this fabric, else
-//! an `explicit` topology from [`wiring`](super::wiring); the `[roce]`, `[buffer]` and
+//! an `explicit` topology from [`wiring()`]; the `[roce]`, `[buffer]` and
 //! `[infiniband]` sections of `examples/allreduce-compare.toml`; a ring all-reduce.
 //!
 //! Left out: the floor plan (cable lengths are stated placeholders) and the UFM ports.
@@ -42,7 +42,7 @@ const SPINE_CORE_CABLE: &str = "50m";
 
 /// The design as a scenario file for `fabriclab run` / `compare`: a `leaf-spine` or
 /// `fat-tree` topology when the simulator's generators build exactly this fabric, else
-/// an `explicit` one from [`wiring`]; `[roce]`, `[buffer]` and (at an InfiniBand speed)
+/// an `explicit` one from [`wiring()`]; `[roce]`, `[buffer]` and (at an InfiniBand speed)
 /// `[infiniband]` as in `examples/allreduce-compare.toml`; a ring all-reduce over every
 /// endpoint. `command` is quoted in the header.
 pub fn scenario(d: &Design, tech: Technology, command: &str) -> Result<String, DesignError> {
