@@ -239,6 +239,21 @@ pub fn run(a: BurstArgs) -> ExitCode {
         println!("{}", serde_json::to_string_pretty(&v).expect("serialisable"));
         return ExitCode::SUCCESS;
     }
+    print_plan(&i, &p);
+    if let Some(s) = &sim {
+        print_prove(&p, s);
+    }
+    if a.explain {
+        println!("\nFormulas and sources:");
+        for l in b::explain(&i, &p) {
+            println!("  - {l}");
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// The plan: peak, drain, limit, the largest burst absorbed and what happens beyond it.
+fn print_plan(i: &BurstInput, p: &BurstPlan) {
     println!(
         "Microburst: {} senders x {} at {} Gb/s into one {} Gb/s port, shared pool {} ({} cells of {} B), alpha {}, {:?}",
         p.senders,
@@ -285,28 +300,23 @@ pub fn run(a: BurstArgs) -> ExitCode {
             println!("                         propagation: {propagation}");
         }
     }
-    if let Some(s) = &sim {
-        println!("\n  --prove                analytical        simulated");
-        println!(
-            "  peak egress queue      {:>12} B   {:>12} B  (frame bytes; the simulation counts whole packets)",
-            p.peak_frame_bytes.min(p.limit_frame_bytes.max(if matches!(p.beyond, Beyond::Absorbed) { p.peak_frame_bytes } else { 0 })),
-            s.peak_queue_frame_bytes
-        );
-        println!("  last flow done         {:>14}   {:>14}", us(p.last_byte_out_ps), us(s.last_flow_done_ps));
-        match &p.beyond {
-            Beyond::Lossy { dropped_packets, .. } => println!("  drops (packets)        {:>14}   {:>14}", dropped_packets, s.drops),
-            Beyond::Lossless { paused_per_sender_ps, .. } => {
-                println!("  paused per sender      {:>14}   {:>14}", us(*paused_per_sender_ps), us(s.paused_per_sender_ps));
-                println!("  PFC frames             {:>14}   {:>14}", "-", s.pfc_frames);
-            }
-            Beyond::Absorbed => println!("  drops / PFC frames     {:>14}   {:>7} / {}", 0, s.drops, s.pfc_frames),
+}
+
+/// `--prove`: the analytical numbers beside the simulated ones.
+fn print_prove(p: &BurstPlan, s: &Simulated) {
+    println!("\n  --prove                analytical        simulated");
+    println!(
+        "  peak egress queue      {:>12} B   {:>12} B  (frame bytes; the simulation counts whole packets)",
+        p.peak_frame_bytes.min(p.limit_frame_bytes.max(if matches!(p.beyond, Beyond::Absorbed) { p.peak_frame_bytes } else { 0 })),
+        s.peak_queue_frame_bytes
+    );
+    println!("  last flow done         {:>14}   {:>14}", us(p.last_byte_out_ps), us(s.last_flow_done_ps));
+    match &p.beyond {
+        Beyond::Lossy { dropped_packets, .. } => println!("  drops (packets)        {:>14}   {:>14}", dropped_packets, s.drops),
+        Beyond::Lossless { paused_per_sender_ps, .. } => {
+            println!("  paused per sender      {:>14}   {:>14}", us(*paused_per_sender_ps), us(s.paused_per_sender_ps));
+            println!("  PFC frames             {:>14}   {:>14}", "-", s.pfc_frames);
         }
+        Beyond::Absorbed => println!("  drops / PFC frames     {:>14}   {:>7} / {}", 0, s.drops, s.pfc_frames),
     }
-    if a.explain {
-        println!("\nFormulas and sources:");
-        for l in b::explain(&i, &p) {
-            println!("  - {l}");
-        }
-    }
-    ExitCode::SUCCESS
 }

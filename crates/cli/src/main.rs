@@ -1,15 +1,24 @@
-//! The `fabriclab` command line.
+//! The `fabriclab` command line: the arguments and one dispatch to a module per
+//! subcommand. `run.rs`, `compare.rs` and `bench.rs` simulate scenario files (`nccl.rs` is
+//! `run -b/-e`'s size sweep); `sm.rs` runs the subnet manager; `sweep/` runs a scenario over
+//! a grid and merges shards; `design.rs`, `burst.rs` and `plan/` drive the planners of the
+//! `plan` crate, `prove.rs` holding what their `--prove` scenarios share; `par.rs` is the
+//! parallel map the sweeps use.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench;
 mod burst;
+mod compare;
 mod design;
 mod nccl;
+mod par;
 mod plan;
 mod prove;
+mod run;
 mod sm;
 mod sweep;
 
@@ -89,123 +98,9 @@ fn main() -> ExitCode {
         Cmd::Design(a) => design::run(a),
         Cmd::Burst(a) => burst::run(a),
         Cmd::Plan(a) => plan::run(a),
-        Cmd::Compare { file, json, html } => compare(&file, json, html.as_deref()),
+        Cmd::Compare { file, json, html } => compare::compare(&file, json, html.as_deref()),
         Cmd::Run { file, json, out: _, html: _, minbytes: Some(b), maxbytes: Some(e), stepfactor } => nccl::run(&file, &b, &e, &stepfactor, json),
-        Cmd::Run { file, json, out, html, .. } => {
-            let world = match fabric::load(&file) {
-                Ok(w) => w,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            let (sim, report) = world.run(out.is_some() || html.is_some());
-            if let Some(dir) = &out {
-                if let Err(e) = fabric::report::write_csv(dir, &world, &sim.stats, &report) {
-                    eprintln!("error: {}: cannot write: {e}", dir.display());
-                    return ExitCode::from(1);
-                }
-            }
-            if let Some(path) = &html {
-                if let Err(code) = write_html(path, &fabric::html::run_page(&world, &report, &sim.stats)) {
-                    return code;
-                }
-            }
-            if json {
-                match serde_json::to_string_pretty(&report) {
-                    Ok(s) => println!("{s}"),
-                    Err(e) => {
-                        eprintln!("error: cannot serialise the report: {e}");
-                        return ExitCode::from(1);
-                    }
-                }
-            } else {
-                print!("{}", fabric::report::text(&report));
-            }
-            if report.totals.lossless_drops > 0 {
-                eprintln!("warning: {} packets dropped in lossless classes", report.totals.lossless_drops);
-            }
-            ExitCode::SUCCESS
-        }
-        Cmd::Bench { file } => {
-            let world = match fabric::load(&file) {
-                Ok(w) => w,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            let t0 = std::time::Instant::now();
-            let mut sim = world.simulator(false);
-            let setup = t0.elapsed();
-            sim.run();
-            let total = t0.elapsed();
-            let tx: u64 = sim.stats.ports.iter().map(|p| p.tx_frames).sum();
-            let secs = total.as_secs_f64();
-            println!(
-                "{}: setup {:.3} s, total {:.3} s, {} events ({:.2} M/s), {} link transmissions ({:.2} M/s), simulated {}, peak RSS {}",
-                world.name,
-                setup.as_secs_f64(),
-                secs,
-                sim.events(),
-                sim.events() as f64 / secs / 1e6,
-                tx,
-                tx as f64 / secs / 1e6,
-                sim.now(),
-                peak_rss()
-            );
-            ExitCode::SUCCESS
-        }
+        Cmd::Run { file, json, out, html, .. } => run::run(&file, json, out.as_deref(), html.as_deref()),
+        Cmd::Bench { file } => bench::bench(&file),
     }
-}
-
-fn compare(file: &std::path::Path, json: bool, html: Option<&std::path::Path>) -> ExitCode {
-    let name = file.display().to_string();
-    let src = match std::fs::read_to_string(file) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {name}: cannot read: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let (cmp, ib, roce) = match fabric::compare::run(&name, &src, html.is_some()) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    if let Some(path) = html {
-        if let Err(code) = write_html(path, &fabric::html::compare_page(&cmp, &ib, &roce)) {
-            return code;
-        }
-    }
-    if json {
-        match serde_json::to_string_pretty(&cmp) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("error: cannot serialise the comparison: {e}");
-                return ExitCode::from(1);
-            }
-        }
-    } else {
-        print!("{}", fabric::compare::text(&cmp));
-    }
-    ExitCode::SUCCESS
-}
-
-/// Writes an HTML report; an error names the path.
-fn write_html(path: &std::path::Path, page: &str) -> Result<(), ExitCode> {
-    std::fs::write(path, page).map_err(|e| {
-        eprintln!("error: {}: cannot write the HTML report: {e}", path.display());
-        ExitCode::from(1)
-    })
-}
-
-/// Peak resident set size from /proc (Linux), for benchmark output.
-fn peak_rss() -> String {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l[6..].trim().to_string()))
-        .unwrap_or_else(|| "n/a".into())
 }

@@ -7,6 +7,8 @@ use std::process::ExitCode;
 
 use fabric::variant::{load_variant, Edit};
 
+use crate::par::par_map;
+
 fn size_arg(flag: &str, s: &str) -> Result<u64, String> {
     workload::parse_nccl_size(s)
         .or_else(|| s.parse::<units::Bytes>().ok().map(|b| b.0))
@@ -31,17 +33,9 @@ pub fn run(file: &std::path::Path, b: &str, e: &str, f: &str, json: bool) -> Exi
         eprintln!("error: {m}");
         ExitCode::from(2)
     };
-    let (begin, end) = match (size_arg("-b", b), size_arg("-e", e)) {
-        (Ok(x), Ok(y)) => (x, y),
-        (Err(m), _) | (_, Err(m)) => return fail(m),
-    };
-    let factor = match f.parse::<u64>() {
-        Ok(x) => x,
-        Err(_) => return fail(format!("-f {f}: expected an integer step factor (2 doubles the size)")),
-    };
-    let sizes = match workload::size_sweep(begin, end, factor) {
+    let sizes = match sizes(b, e, f) {
         Ok(v) => v,
-        Err(m) => return fail(format!("-b/-e/-f: {m}")),
+        Err(m) => return fail(m),
     };
     let src = match std::fs::read_to_string(file) {
         Ok(s) => s,
@@ -54,43 +48,12 @@ pub fn run(file: &std::path::Path, b: &str, e: &str, f: &str, json: bool) -> Exi
     let [job] = base.jobs.as_slice() else {
         return fail(format!("{name}: a size sweep needs exactly one `collective` traffic entry; the file has {}", base.jobs.len()));
     };
-    let path = format!("traffic[{}].size", job.group);
-    let (op, ranks) = (job.op, job.ranks);
-    // One simulation per size, spread over the cores; results in size order.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<Result<Row, String>>>> = sizes.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(sizes.len());
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&size) = sizes.get(i) else { break };
-                let r = load_variant(&name, &src, &[Edit::new(&path, format!("{size}B"))]).map_err(|e| e.to_string()).map(|w| {
-                    let (_, rep) = w.run(false);
-                    let c = &rep.collectives[0];
-                    let row = c.time_ps.map(|t| workload::NcclRow::new(op, ranks, size, t));
-                    Row {
-                        size_bytes: size,
-                        count: workload::NcclRow::new(op, ranks, size, 1).count,
-                        time_us: row.as_ref().map(|r| r.time_us),
-                        algbw_gbs: row.as_ref().map(|r| r.algbw_gbs),
-                        busbw_gbs: row.as_ref().map(|r| r.busbw_gbs),
-                        lossless_drops: rep.totals.lossless_drops,
-                        pause_frames: rep.totals.pfc_frames,
-                    }
-                });
-                *results[i].lock().expect("no poisoned result") = Some(r);
-            });
-        }
-    });
-    let mut rows = vec![];
-    for r in results {
-        match r.into_inner().expect("no poisoned result").expect("every size ran") {
-            Ok(row) => rows.push(row),
-            Err(m) => return fail(m),
-        }
-    }
+    let rows = match simulate(&name, &src, job.group, job.op, job.ranks, &sizes) {
+        Ok(rows) => rows,
+        Err(m) => return fail(m),
+    };
     if json {
+        let (op, ranks) = (job.op, job.ranks);
         let doc = serde_json::json!({
             "scenario": base.name, "fabric": base.params.tech, "op": op.name(), "algorithm": job.algorithm.name(),
             "ranks": ranks, "bus_factor": workload::bus_factor(op, ranks), "rows": rows,
@@ -98,14 +61,55 @@ pub fn run(file: &std::path::Path, b: &str, e: &str, f: &str, json: bool) -> Exi
         println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         return ExitCode::SUCCESS;
     }
+    print!("{}", table(&base, job.op, job.algorithm, job.ranks, &rows));
+    ExitCode::SUCCESS
+}
+
+/// The sweep's sizes from `-b`, `-e` and `-f`, as nccl-tests steps them.
+fn sizes(b: &str, e: &str, f: &str) -> Result<Vec<u64>, String> {
+    let (begin, end) = match (size_arg("-b", b), size_arg("-e", e)) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(m), _) | (_, Err(m)) => return Err(m),
+    };
+    let factor = f.parse::<u64>().map_err(|_| format!("-f {f}: expected an integer step factor (2 doubles the size)"))?;
+    workload::size_sweep(begin, end, factor).map_err(|m| format!("-b/-e/-f: {m}"))
+}
+
+/// One simulation per size, spread over the cores; rows in size order.
+/// `group` is the collective's `[[traffic]]` index.
+fn simulate(name: &str, src: &str, group: u32, op: workload::Collective, ranks: u32, sizes: &[u64]) -> Result<Vec<Row>, String> {
+    let path = format!("traffic[{group}].size");
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let results = par_map(workers, sizes.len(), |i| {
+        let size = sizes[i];
+        load_variant(name, src, &[Edit::new(&path, format!("{size}B"))]).map_err(|e| e.to_string()).map(|w| {
+            let (_, rep) = w.run(false);
+            let c = &rep.collectives[0];
+            let row = c.time_ps.map(|t| workload::NcclRow::new(op, ranks, size, t));
+            Row {
+                size_bytes: size,
+                count: workload::NcclRow::new(op, ranks, size, 1).count,
+                time_us: row.as_ref().map(|r| r.time_us),
+                algbw_gbs: row.as_ref().map(|r| r.algbw_gbs),
+                busbw_gbs: row.as_ref().map(|r| r.busbw_gbs),
+                lossless_drops: rep.totals.lossless_drops,
+                pause_frames: rep.totals.pfc_frames,
+            }
+        })
+    });
+    results.into_iter().collect()
+}
+
+/// The rows as nccl-tests prints its table, with a header saying what was simulated.
+fn table(base: &fabric::World, op: workload::Collective, algorithm: workload::Algorithm, ranks: u32, rows: &[Row]) -> String {
     let mut s = String::new();
     let tech = match base.params.tech {
         fabric::params::Tech::Roce => "RoCEv2",
         fabric::params::Tech::Infiniband => "InfiniBand",
     };
-    let _ = writeln!(s, "# fabriclab {}: {} {} on {ranks} ranks, {tech}, simulated (one run per size)", base.name, op.name(), job.algorithm.name());
+    let _ = writeln!(s, "# fabriclab {}: {} {} on {ranks} ranks, {tech}, simulated (one run per size)", base.name, op.name(), algorithm.name());
     let _ = writeln!(s, "# busbw = algbw x {:.4} (nccl-tests factor); GB/s = 10^9 B/s", workload::bus_factor(op, ranks));
-    if job.algorithm == workload::Algorithm::Sharp {
+    if algorithm == workload::Algorithm::Sharp {
         let _ = writeln!(s, "# sharp: the factor is nccl-tests' 2(n-1)/n, which src/all_reduce.cu applies to every all-reduce algorithm (CollNet/NVLS too);");
         let _ = writeln!(s, "# each rank's link carries S once each way, so algbw (not busbw) is what to hold against the link's payload rate");
     }
@@ -119,7 +123,7 @@ pub fn run(file: &std::path::Path, b: &str, e: &str, f: &str, json: bool) -> Exi
     };
     let root: i64 = if op == workload::Collective::Broadcast { 0 } else { -1 };
     let mut sum = 0.0;
-    for r in &rows {
+    for r in rows {
         let fmt = |x: Option<f64>, p: usize| x.map_or("-".to_string(), |v| format!("{v:.p$}"));
         let _ = writeln!(
             s,
@@ -141,6 +145,5 @@ pub fn run(file: &std::path::Path, b: &str, e: &str, f: &str, json: bool) -> Exi
     if drops > 0 {
         let _ = writeln!(s, "# warning: {drops} packets dropped in lossless classes across the sweep");
     }
-    print!("{s}");
-    ExitCode::SUCCESS
+    s
 }

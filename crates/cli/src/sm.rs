@@ -361,7 +361,6 @@ impl<'a> Report<'a> {
 
     fn text(&self, show: usize) -> String {
         let f = &self.st.fabric;
-        let t = &self.st.routed.tables;
         let mut o = String::new();
         let links = self.st.subnet.links().len();
         let _ = writeln!(o, "{}: {} switches, {} CA ports, {links} links; SM on {}", self.file, f.nsw(), f.eps.len(), self.sm_name);
@@ -374,32 +373,43 @@ impl<'a> Report<'a> {
             let _ = write!(o, "; roots: {}{}", r.join(", "), if self.st.routed.roots.len() > 8 { ", …" } else { "" });
         }
         let _ = writeln!(o);
-        let sweep_line = |o: &mut String, label: &str, r: &SweepResult| {
-            let _ = writeln!(
-                o,
-                "{label}: {} SMPs (NodeInfo {}, NodeDesc {}, PortInfo {}, SwitchInfo {}, SMInfo {}, Set PortInfo {}, Set SwitchInfo {}, Set LFT {}{}); simulated {} at {} per SMP, {} in flight",
-                r.smps.total(),
-                r.smps.get_node_info,
-                r.smps.get_node_desc,
-                r.smps.get_port_info,
-                r.smps.get_switch_info,
-                r.smps.get_sm_info,
-                r.smps.set_port_info,
-                r.smps.set_switch_info,
-                r.smps.set_lft,
-                if r.smps.timeouts > 0 { format!(", {} timed out", r.smps.timeouts) } else { String::new() },
-                r.total,
-                self.cfg.timing.smp_rtt,
-                self.cfg.timing.max_wire_smps
-            );
-            let steps: Vec<String> = r.steps.iter().map(|s| format!("{:?} {}", s.step, s.duration).to_lowercase()).collect();
-            let _ = writeln!(o, "  steps: {}", steps.join(", "));
-        };
-        sweep_line(&mut o, "bring-up", self.up);
+        self.sweep_text(&mut o, "bring-up", self.up);
         if let Some(r) = self.resweep {
-            sweep_line(&mut o, "re-sweep", r);
+            self.sweep_text(&mut o, "re-sweep", r);
             let _ = writeln!(o, "  {} LFT entries changed", r.entries_changed);
         }
+        self.tables_text(&mut o, show);
+        self.checks_text(&mut o);
+        o
+    }
+
+    /// One sweep's SMPs by kind, its simulated time, and its steps.
+    fn sweep_text(&self, o: &mut String, label: &str, r: &SweepResult) {
+        let _ = writeln!(
+            o,
+            "{label}: {} SMPs (NodeInfo {}, NodeDesc {}, PortInfo {}, SwitchInfo {}, SMInfo {}, Set PortInfo {}, Set SwitchInfo {}, Set LFT {}{}); simulated {} at {} per SMP, {} in flight",
+            r.smps.total(),
+            r.smps.get_node_info,
+            r.smps.get_node_desc,
+            r.smps.get_port_info,
+            r.smps.get_switch_info,
+            r.smps.get_sm_info,
+            r.smps.set_port_info,
+            r.smps.set_switch_info,
+            r.smps.set_lft,
+            if r.smps.timeouts > 0 { format!(", {} timed out", r.smps.timeouts) } else { String::new() },
+            r.total,
+            self.cfg.timing.smp_rtt,
+            self.cfg.timing.max_wire_smps
+        );
+        let steps: Vec<String> = r.steps.iter().map(|s| format!("{:?} {}", s.step, s.duration).to_lowercase()).collect();
+        let _ = writeln!(o, "  steps: {}", steps.join(", "));
+    }
+
+    /// The LIDs and the first `show` switches' forwarding tables.
+    fn tables_text(&self, o: &mut String, show: usize) {
+        let f = &self.st.fabric;
+        let t = &self.st.routed.tables;
         let (lo, hi) = (f.sw_lid.iter().chain(f.eps.iter().map(|e| &e.lid)).min().copied().unwrap_or(0), f.nlid - 1);
         let _ = writeln!(o, "LIDs {lo}..{hi} (LMC {}): {} switches, {} CA ports", self.cfg.lmc, f.nsw(), f.eps.len());
         let lids = self.lids();
@@ -421,6 +431,10 @@ impl<'a> Report<'a> {
             }
             let _ = writeln!(o, "  {}: {line}", self.names.sw[s]);
         }
+    }
+
+    /// Path lengths, port balance, the channel-dependency check and unreachable pairs.
+    fn checks_text(&self, o: &mut String) {
         let hops: Vec<String> = self.st.stats.hops.iter().enumerate().filter(|(_, &c)| c > 0).map(|(h, &c)| format!("{h}: {c}")).collect();
         let _ = writeln!(o, "path lengths (links: CA-to-CA pairs): {}", if hops.is_empty() { "none".into() } else { hops.join(", ") });
         let (min, mean, max, busiest) = self.balance();
@@ -449,7 +463,6 @@ impl<'a> Report<'a> {
             let shown: Vec<String> = un.iter().take(10).map(|(s, d)| format!("{s}->{d}")).collect();
             let _ = writeln!(o, "unreachable pairs: {}: {}{}", un.len(), shown.join(", "), if un.len() > 10 { ", …" } else { "" });
         }
-        o
     }
 }
 

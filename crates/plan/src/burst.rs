@@ -160,7 +160,84 @@ fn alpha_frac(th: i8) -> (u128, u128) {
 /// The wire encapsulation the planner and `--prove` assume (RoCEv2, IPv4, no VLAN).
 pub const ENCAP: Encap = Encap { vlan: false, ipv6: false };
 
+/// The full-MTU packet's sizes, which convert between wire bytes, frame bytes and cells.
+struct Sizes {
+    /// Frame bytes (MAC header to FCS).
+    f: u64,
+    /// Wire bytes (with preamble/SFD and IFG).
+    fw: u64,
+    /// Cells (rounded up).
+    k: u64,
+}
+
+impl Sizes {
+    fn wire_to_frame(&self, x: u128) -> u64 {
+        (x * self.f as u128 / self.fw as u128) as u64
+    }
+    fn wire_to_cells(&self, x: u128) -> u64 {
+        (x * self.k as u128).div_ceil(self.fw as u128) as u64
+    }
+    fn cells_to_wire(&self, c: u128) -> u64 {
+        (c * self.fw as u128 / self.k as u128) as u64
+    }
+}
+
 pub fn plan(i: &BurstInput) -> Result<BurstPlan, BurstError> {
+    check(i)?;
+    let n = i.senders as u128;
+    let f = roce_frame(ENCAP, Transport::WriteRest, i.mtu).0;
+    let sz = Sizes { f, fw: wire(Bytes(f)).0, k: Bytes(f).cells(i.cell) };
+    let w = write_wire_bytes(ENCAP, i.burst, i.mtu).0;
+    let rin = i.in_speed.0 as u128;
+    let rout = i.out_speed.0 as u128;
+    let congested = n * rin > rout;
+    // Q = N·W − W·R_out/R_in (floor).
+    let peak_w: u128 = if congested { n * w as u128 - (w as u128 * rout).div_ceil(rin) } else { 0 };
+    let senders_done = serialization(Bytes(w), i.in_speed);
+    let drain = serialization(Bytes(peak_w as u64), i.out_speed);
+    let last = if congested { serialization(Bytes((n * w as u128) as u64), i.out_speed) } else { senders_done };
+
+    let (an, ad) = alpha_frac(i.dynamic_th);
+    let s_cells = i.shared.0 / i.cell.0;
+    let r_cells = i.reserved.cells(i.cell);
+    // s* = α·S/(1+N·α)
+    let per_pg = model::buffer::dynamic_threshold_share(s_cells, n as u64, i.dynamic_th);
+    let limit_c = n * (r_cells as u128 + per_pg as u128);
+    let limit_w = sz.cells_to_wire(limit_c) as u128;
+
+    let max_burst = if congested { Some(largest_absorbed(i, limit_w)) } else { None };
+    let o_cells = i.xon_offset.map(|o| o.cells(i.cell)).unwrap_or(2 * sz.k);
+    let over = congested && peak_w > limit_w;
+    let beyond = if !over { Beyond::Absorbed } else { beyond_limit(i, &sz, w, peak_w, limit_w, o_cells, senders_done) };
+    Ok(BurstPlan {
+        senders: i.senders,
+        burst_bytes: i.burst.0,
+        class: i.class,
+        frame_bytes: f,
+        wire_bytes_per_frame: sz.fw,
+        cells_per_frame: sz.k,
+        wire_bytes_per_sender: w,
+        peak_wire_bytes: peak_w as u64,
+        peak_frame_bytes: sz.wire_to_frame(peak_w),
+        peak_cells: sz.wire_to_cells(peak_w),
+        senders_done_ps: senders_done.0,
+        drain_after_peak_ps: drain.0,
+        last_byte_out_ps: last.0,
+        alpha: an as f64 / ad as f64,
+        shared_cells: s_cells,
+        reserved_cells: r_cells,
+        per_pg_limit_cells: per_pg,
+        limit_cells: limit_c as u64,
+        limit_wire_bytes: limit_w as u64,
+        limit_frame_bytes: (limit_c * f as u128 / sz.k as u128) as u64,
+        max_burst_bytes: max_burst,
+        xon_offset_cells: o_cells,
+        beyond,
+    })
+}
+
+/// The inputs the model needs, each named when refused.
+fn check(i: &BurstInput) -> Result<(), BurstError> {
     if i.senders == 0 {
         return Err(err("senders", "must be at least 1"));
     }
@@ -185,106 +262,63 @@ pub fn plan(i: &BurstInput) -> Result<BurstPlan, BurstError> {
     if !model::frame::IB_MTUS.contains(&i.mtu.0) {
         return Err(err("mtu", "must be an IB path MTU: 256B, 512B, 1024B, 2048B or 4096B"));
     }
+    Ok(())
+}
+
+/// The largest payload per sender whose queue fits the limit (`limit_w` wire bytes) of a
+/// congested port: W_max = L·R_in/(N·R_in − R_out), then the largest B whose W fits.
+fn largest_absorbed(i: &BurstInput, limit_w: u128) -> u64 {
     let n = i.senders as u128;
-    let f = roce_frame(ENCAP, Transport::WriteRest, i.mtu).0;
-    let fw = wire(Bytes(f)).0;
-    let k = Bytes(f).cells(i.cell);
-    let w = write_wire_bytes(ENCAP, i.burst, i.mtu).0;
     let rin = i.in_speed.0 as u128;
     let rout = i.out_speed.0 as u128;
-    let congested = n * rin > rout;
-    // Q = N·W − W·R_out/R_in (floor).
-    let peak_w: u128 = if congested { n * w as u128 - (w as u128 * rout).div_ceil(rin) } else { 0 };
-    let wire_to_frame = |x: u128| (x * f as u128 / fw as u128) as u64;
-    let wire_to_cells = |x: u128| (x * k as u128).div_ceil(fw as u128) as u64;
-    let cells_to_wire = |c: u128| (c * fw as u128 / k as u128) as u64;
-    let senders_done = serialization(Bytes(w), i.in_speed);
-    let drain = serialization(Bytes(peak_w as u64), i.out_speed);
-    let last = if congested { serialization(Bytes((n * w as u128) as u64), i.out_speed) } else { senders_done };
+    let w_max = limit_w * rin / (n * rin - rout);
+    let fits = |b: u64| (write_wire_bytes(ENCAP, Bytes(b), i.mtu).0 as u128) <= w_max;
+    if !fits(1) {
+        0
+    } else {
+        let (mut lo, mut hi) = (1u64, (w_max as u64).max(1) + 1);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid
+            } else {
+                hi = mid
+            }
+        }
+        lo
+    }
+}
 
+/// What happens once the queue (`peak_w` wire bytes at its peak) passes the limit
+/// (`limit_w`): drops on a lossy class, pauses on a lossless one.
+fn beyond_limit(i: &BurstInput, sz: &Sizes, w: u64, peak_w: u128, limit_w: u128, o_cells: u64, senders_done: SimDuration) -> Beyond {
+    let n = i.senders as u128;
+    let rin = i.in_speed.0 as u128;
+    let rout = i.out_speed.0 as u128;
     let (an, ad) = alpha_frac(i.dynamic_th);
-    let s_cells = i.shared.0 / i.cell.0;
-    let r_cells = i.reserved.cells(i.cell);
-    // s* = α·S/(1+N·α)
-    let per_pg = model::buffer::dynamic_threshold_share(s_cells, n as u64, i.dynamic_th);
-    let limit_c = n * (r_cells as u128 + per_pg as u128);
-    let limit_w = cells_to_wire(limit_c) as u128;
-
-    let max_burst = if congested {
-        // W_max = L·R_in/(N·R_in − R_out), then the largest B whose W fits.
-        let w_max = limit_w * rin / (n * rin - rout);
-        let fits = |b: u64| (write_wire_bytes(ENCAP, Bytes(b), i.mtu).0 as u128) <= w_max;
-        if !fits(1) {
-            Some(0)
-        } else {
-            let (mut lo, mut hi) = (1u64, (w_max as u64).max(1) + 1);
-            while hi - lo > 1 {
-                let mid = lo + (hi - lo) / 2;
-                if fits(mid) {
-                    lo = mid
-                } else {
-                    hi = mid
-                }
-            }
-            Some(lo)
+    let excess = BitRate(((n * rin) - rout) as u64);
+    let t_d = serialization(Bytes(limit_w as u64), excess).0;
+    match i.class {
+        Class::Lossy => {
+            let dropped = (peak_w - limit_w) as u64;
+            Beyond::Lossy { drops_start_ps: t_d, dropped_bytes: dropped, dropped_packets: dropped.div_ceil(sz.fw) }
         }
-    } else {
-        None
-    };
-    let o_cells = i.xon_offset.map(|o| o.cells(i.cell)).unwrap_or(2 * k);
-    let over = congested && peak_w > limit_w;
-    let beyond = if !over {
-        Beyond::Absorbed
-    } else {
-        let excess = BitRate(((n * rin) - rout) as u64);
-        let t_d = serialization(Bytes(limit_w as u64), excess).0;
-        match i.class {
-            Class::Lossy => {
-                let dropped = (peak_w - limit_w) as u64;
-                Beyond::Lossy { drops_start_ps: t_d, dropped_bytes: dropped, dropped_packets: dropped.div_ceil(fw) }
-            }
-            Class::Lossless => {
-                let hyst_c = (n * o_cells as u128 * ad).div_ceil(ad + n * an);
-                let min_pause = serialization(Bytes(cells_to_wire(hyst_c)), i.out_speed).0;
-                let t_s = serialization(Bytes((n * w as u128 - limit_w) as u64), i.out_speed).0;
-                Beyond::Lossless {
-                    first_xoff_ps: t_d,
-                    min_pause_ps: min_pause,
-                    paused_per_sender_ps: t_s.saturating_sub(senders_done.0),
-                    senders_finish_ps: t_s,
-                    propagation: "one hop: the senders are hosts on the congested switch, so PFC stops at their NICs \
-                                  (senders behind another switch would pause its egress for the same time, and that \
-                                  switch pauses further only if the held traffic exceeds its own dynamic threshold)"
-                        .into(),
-                }
+        Class::Lossless => {
+            let hyst_c = (n * o_cells as u128 * ad).div_ceil(ad + n * an);
+            let min_pause = serialization(Bytes(sz.cells_to_wire(hyst_c)), i.out_speed).0;
+            let t_s = serialization(Bytes((n * w as u128 - limit_w) as u64), i.out_speed).0;
+            Beyond::Lossless {
+                first_xoff_ps: t_d,
+                min_pause_ps: min_pause,
+                paused_per_sender_ps: t_s.saturating_sub(senders_done.0),
+                senders_finish_ps: t_s,
+                propagation: "one hop: the senders are hosts on the congested switch, so PFC stops at their NICs \
+                              (senders behind another switch would pause its egress for the same time, and that \
+                              switch pauses further only if the held traffic exceeds its own dynamic threshold)"
+                    .into(),
             }
         }
-    };
-    Ok(BurstPlan {
-        senders: i.senders,
-        burst_bytes: i.burst.0,
-        class: i.class,
-        frame_bytes: f,
-        wire_bytes_per_frame: fw,
-        cells_per_frame: k,
-        wire_bytes_per_sender: w,
-        peak_wire_bytes: peak_w as u64,
-        peak_frame_bytes: wire_to_frame(peak_w),
-        peak_cells: wire_to_cells(peak_w),
-        senders_done_ps: senders_done.0,
-        drain_after_peak_ps: drain.0,
-        last_byte_out_ps: last.0,
-        alpha: an as f64 / ad as f64,
-        shared_cells: s_cells,
-        reserved_cells: r_cells,
-        per_pg_limit_cells: per_pg,
-        limit_cells: limit_c as u64,
-        limit_wire_bytes: limit_w as u64,
-        limit_frame_bytes: (limit_c * f as u128 / k as u128) as u64,
-        max_burst_bytes: max_burst,
-        xon_offset_cells: o_cells,
-        beyond,
-    })
+    }
 }
 
 /// The formulas with this plan's numbers and their sources (`--explain`).

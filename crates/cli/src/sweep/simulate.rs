@@ -1,0 +1,44 @@
+//! Running a shard's tasks: every one is compiled before any runs (so a bad value fails
+//! at once, naming its variant, not after hours), then all are simulated on `workers`
+//! threads behind a progress bar (drawn only on a terminal), results in task order.
+//!
+//! Left out: what a task is and which ones a shard owns (`shard.rs`).
+
+use fabric::variant::load_variant;
+
+use super::figures::cells;
+use super::shard::Task;
+use crate::par::par_map;
+
+/// Compiles every task; the first that fails is named with its variant and fabric.
+pub(super) fn compile_all(name: &str, src: &str, tasks: &[Task], workers: usize) -> Result<(), String> {
+    let checked = par_map(workers, tasks.len(), |i| load_variant(name, src, &tasks[i].edits).err());
+    if let Some((t, e)) = tasks.iter().zip(&checked).find_map(|(t, e)| e.as_ref().map(|e| (t, e))) {
+        let which = match t.variant {
+            Some(v) => format!("variant {v} ({})", t.label),
+            None => "the reference run".into(),
+        };
+        return Err(format!("{which} on {}: {e}", t.fabric.title()));
+    }
+    Ok(())
+}
+
+/// Simulates every task; each one's figures (`figures::cells`), in task order.
+pub(super) fn simulate_all(name: &str, src: &str, tasks: &[Task], workers: usize) -> Result<Vec<Vec<String>>, String> {
+    let bar = indicatif::ProgressBar::with_draw_target(Some(tasks.len() as u64), indicatif::ProgressDrawTarget::stderr());
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {elapsed} (eta {eta}) {wide_msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let results = par_map(workers, tasks.len(), |i| {
+        let t = &tasks[i];
+        bar.set_message(format!("{} {}", t.fabric.title(), t.label));
+        // Compiled once already; only a topology file changed meanwhile could fail here.
+        let r = load_variant(name, src, &t.edits).map(|w| cells(&w.run(false).1));
+        bar.inc(1);
+        r
+    });
+    bar.finish_and_clear();
+    results.into_iter().collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())
+}

@@ -1,0 +1,100 @@
+//! The lossless buffer of each switch role against the ASIC's budget (reserved and
+//! headroom per port and PG, what is left to the shared pool), and the egress queue at
+//! which PFC fires under the worst incast: the level the leaf's dynamic threshold settles
+//! at (Choudhury & Hahne 1998, `model::buffer`).
+//!
+//! Left out: the shared headroom pool's over-subscription (`buffer_pool_mellanox.lua`) and
+//! per-queue egress limits.
+
+use serde::Serialize;
+
+use super::{lossless_frame, RoceInput, TierPlan, Topo};
+
+/// Lossless buffer of one switch role against its buffer.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Budget {
+    pub role: &'static str,
+    pub switches: u32,
+    /// (tier, ports of that tier on one switch).
+    pub ports: Vec<(&'static str, u32)>,
+    pub reserved_bytes: u64,
+    pub headroom_bytes: u64,
+    pub total_bytes: u64,
+    /// What is left for the shared pool (0 when over budget).
+    pub shared_bytes: u64,
+    pub headroom_share: f64,
+}
+
+fn tier_of<'a>(plans: &'a [TierPlan], name: &str) -> &'a TierPlan {
+    plans.iter().find(|p| p.tier == name).expect("tier planned")
+}
+
+/// Switch roles: name, how many, and (tier, ports of that tier on one switch).
+type Roles = Vec<(&'static str, u32, Vec<(&'static str, u32)>)>;
+
+pub(super) fn budgets(i: &RoceInput, plans: &[TierPlan]) -> Vec<Budget> {
+    let roles: Roles = match i.topology {
+        Topo::LeafSpine { leaves, spines, hosts_per_leaf } => {
+            vec![("leaf", leaves, vec![("host-leaf", hosts_per_leaf), ("leaf-spine", spines)]), ("spine", spines, vec![("leaf-spine", leaves)])]
+        }
+        Topo::FatTree { k } => vec![
+            ("edge", k * k / 2, vec![("host-leaf", k / 2), ("leaf-spine", k / 2)]),
+            ("aggregation", k * k / 2, vec![("leaf-spine", k / 2), ("spine-core", k / 2)]),
+            ("core", k * k / 4, vec![("spine-core", k)]),
+        ],
+    };
+    let pgs = i.lossless_priorities as u64;
+    roles
+        .into_iter()
+        .map(|(role, switches, ports)| {
+            let nports: u64 = ports.iter().map(|p| p.1 as u64).sum();
+            let reserved = nports * 8 * i.buffer.reserved.0.div_ceil(i.buffer.cell.0) * i.buffer.cell.0;
+            let headroom: u64 = ports
+                .iter()
+                .map(|&(t, n)| {
+                    let per_pg = match i.operator.headroom {
+                        Some(h) => h.cells(i.buffer.cell) * i.buffer.cell.0,
+                        None => tier_of(plans, t).pg_size_bytes.div_ceil(i.buffer.cell.0) * i.buffer.cell.0,
+                    };
+                    n as u64 * pgs * per_pg
+                })
+                .sum();
+            let total = i.buffer.total.0;
+            Budget {
+                role,
+                switches,
+                ports,
+                reserved_bytes: reserved,
+                headroom_bytes: headroom,
+                total_bytes: total,
+                shared_bytes: total.saturating_sub(reserved + headroom),
+                headroom_share: headroom as f64 / total as f64,
+            }
+        })
+        .collect()
+}
+
+/// The egress queue at which PFC fires under the worst incast, in frame bytes.
+pub(super) fn pfc_queue(i: &RoceInput, leaf: &Budget) -> (u64, u64, String) {
+    let cell = i.buffer.cell.0;
+    let leaf_ports: u32 = leaf.ports.iter().map(|p| p.1).sum();
+    let n = i.incast.min(leaf_ports - 1) as u64;
+    let s = leaf.shared_bytes / cell;
+    let th = i.buffer.dynamic_th;
+    let x = model::buffer::dynamic_threshold_share(s, n, th);
+    let resv = i.buffer.reserved.0.div_ceil(cell);
+    let frame = lossless_frame(i);
+    let per_cell = frame.0 as f64 / frame.cells(i.buffer.cell) as f64;
+    let q = (n as f64 * (resv + x) as f64 * per_cell) as u64;
+    (
+        (resv + x) * cell,
+        q,
+        format!(
+            "n = min(incast {}, leaf ports - 1) = {n} ingress PGs each reach reserved {resv} + alpha*S/(1+n*alpha) = {x} cells \
+             (S = {s} shared cells of the leaf, alpha = 2^{th}); the egress queue holds their sum, \
+             {} cells = {q} frame bytes at {per_cell:.1} B per cell of maximum frames (model::buffer: Choudhury & Hahne 1998)",
+            i.incast,
+            n * (resv + x)
+        ),
+    )
+}
