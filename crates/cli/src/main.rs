@@ -92,22 +92,22 @@ fn main() -> ExitCode {
         Cmd::Compare { file, json, html } => compare(&file, json, html.as_deref()),
         Cmd::Run { file, json, out: _, html: _, minbytes: Some(b), maxbytes: Some(e), stepfactor } => nccl::run(&file, &b, &e, &stepfactor, json),
         Cmd::Run { file, json, out, html, .. } => {
-            let world = match fabric::load(&file) {
+            let world = match scenario::load(&file) {
                 Ok(w) => w,
                 Err(e) => {
                     eprintln!("error: {e}");
                     return ExitCode::from(2);
                 }
             };
-            let (sim, report) = world.run(out.is_some() || html.is_some());
+            let (sim, report) = report::run(&world, out.is_some() || html.is_some());
             if let Some(dir) = &out {
-                if let Err(e) = fabric::report::write_csv(dir, &world, &sim.stats, &report) {
+                if let Err(e) = report::write_csv(dir, &world, &sim.stats, &report) {
                     eprintln!("error: {}: cannot write: {e}", dir.display());
                     return ExitCode::from(1);
                 }
             }
             if let Some(path) = &html {
-                if let Err(code) = write_html(path, &fabric::html::run_page(&world, &report, &sim.stats)) {
+                if let Err(code) = write_html(path, &report::html::run_page(&world, &report, &sim.stats)) {
                     return code;
                 }
             }
@@ -120,7 +120,7 @@ fn main() -> ExitCode {
                     }
                 }
             } else {
-                print!("{}", fabric::report::text(&report));
+                print!("{}", report::text(&report));
             }
             if report.totals.lossless_drops > 0 {
                 eprintln!("warning: {} packets dropped in lossless classes", report.totals.lossless_drops);
@@ -128,7 +128,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Cmd::Bench { file } => {
-            let world = match fabric::load(&file) {
+            let world = match scenario::load(&file) {
                 Ok(w) => w,
                 Err(e) => {
                     eprintln!("error: {e}");
@@ -168,7 +168,7 @@ fn compare(file: &std::path::Path, json: bool, html: Option<&std::path::Path>) -
             return ExitCode::from(2);
         }
     };
-    let (cmp, ib, roce) = match fabric::compare::run(&name, &src, html.is_some()) {
+    let (cmp, ib, roce) = match report::compare::run(&name, &src, html.is_some()) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
@@ -176,7 +176,7 @@ fn compare(file: &std::path::Path, json: bool, html: Option<&std::path::Path>) -
         }
     };
     if let Some(path) = html {
-        if let Err(code) = write_html(path, &fabric::html::compare_page(&cmp, &ib, &roce)) {
+        if let Err(code) = write_html(path, &report::html::compare_page(&cmp, &ib, &roce)) {
             return code;
         }
     }
@@ -189,7 +189,7 @@ fn compare(file: &std::path::Path, json: bool, html: Option<&std::path::Path>) -
             }
         }
     } else {
-        print!("{}", fabric::compare::text(&cmp));
+        print!("{}", report::compare::text(&cmp));
     }
     ExitCode::SUCCESS
 }

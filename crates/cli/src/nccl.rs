@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use fabric::variant::{load_variant, Edit};
+use scenario::variant::{load_variant, Edit};
 
 fn size_arg(flag: &str, s: &str) -> Result<u64, String> {
     workload::parse_nccl_size(s)
@@ -47,7 +47,7 @@ pub fn run(file: &std::path::Path, b: &str, e: &str, f: &str, json: bool) -> Exi
         Ok(s) => s,
         Err(e) => return fail(format!("{name}: cannot read: {e}")),
     };
-    let base = match fabric::load_str(&name, &src) {
+    let base = match scenario::load_str(&name, &src) {
         Ok(w) => w,
         Err(e) => return fail(e.to_string()),
     };
@@ -66,7 +66,7 @@ pub fn run(file: &std::path::Path, b: &str, e: &str, f: &str, json: bool) -> Exi
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&size) = sizes.get(i) else { break };
                 let r = load_variant(&name, &src, &[Edit::new(&path, format!("{size}B"))]).map_err(|e| e.to_string()).map(|w| {
-                    let (_, rep) = w.run(false);
+                    let (_, rep) = report::run(&w, false);
                     let c = &rep.collectives[0];
                     let row = c.time_ps.map(|t| workload::NcclRow::new(op, ranks, size, t));
                     Row {

@@ -29,8 +29,8 @@ use std::sync::Mutex;
 
 use clap::Args;
 use fabric::params::Tech;
-use fabric::report::Report;
-use fabric::variant::{for_technology, load_variant, Edit};
+use report::Report;
+use scenario::variant::{for_technology, load_variant, Edit};
 use toml::{Table, Value};
 
 const SHORTCUTS: &str = "\
@@ -627,7 +627,7 @@ pub fn run(a: SweepArgs) -> ExitCode {
         let t = &tasks[i];
         bar.set_message(format!("{} {}", t.fabric.title(), t.label));
         // Compiled once already; only a topology file changed meanwhile could fail here.
-        let r = load_variant(&name, &src, &t.edits).map(|w| cells(&w.run(false).1));
+        let r = load_variant(&name, &src, &t.edits).map(|w| cells(&report::run(&w, false).1));
         bar.inc(1);
         r
     });

@@ -9,16 +9,16 @@ use std::fmt::Write as _;
 use model::frame::Transport;
 use units::{Bytes, SimDuration};
 
-use crate::config::World;
-use crate::params::Params;
-use crate::stats::{Stats, DROP_CAUSES};
-use crate::timing;
+use fabric::params::Params;
+use fabric::stats::{Stats, DROP_CAUSES};
+use fabric::timing;
+use scenario::World;
 
 #[derive(Serialize, Debug, Clone)]
 pub struct Report {
     pub scenario: String,
     pub seed: u64,
-    pub fabric: crate::params::Tech,
+    pub fabric: fabric::params::Tech,
     pub settings: Settings,
     pub end_ps: u64,
     pub events: u64,
@@ -162,7 +162,7 @@ pub struct CollectiveReport {
 #[derive(Serialize, Debug, Clone)]
 pub struct Settings {
     pub mtu_bytes: u64,
-    pub forwarding: crate::params::Forwarding,
+    pub forwarding: fabric::params::Forwarding,
     pub dcqcn: Option<String>,
     pub pfc: bool,
     pub buffer_bytes: u64,
@@ -229,10 +229,10 @@ pub struct Totals {
     pub xmit_wait_ps: u64,
     pub fcp_frames: u64,
     /// A deadlock the watchdog found (the run stopped there).
-    pub deadlock: Option<crate::stats::Deadlock>,
+    pub deadlock: Option<fabric::stats::Deadlock>,
     /// Faults and the control plane's reaction: (fault time, timed steps), and when new
     /// forwarding state took effect.
-    pub reroutes: Vec<(u64, Vec<crate::stats::ControlStep>)>,
+    pub reroutes: Vec<(u64, Vec<fabric::stats::ControlStep>)>,
     pub reroutes_installed_ps: Vec<u64>,
 }
 
@@ -466,7 +466,7 @@ pub fn build(w: &World, st: &Stats) -> Report {
 
 /// "node:port" of a simulator port.
 fn port_name(w: &World, p: u32) -> String {
-    w.topo.port_name(crate::topology::PortId(p))
+    w.topo.port_name(fabric::topology::PortId(p))
 }
 
 fn incidents(w: &World, st: &Stats) -> Incidents {
@@ -488,7 +488,7 @@ fn incidents(w: &World, st: &Stats) -> Incidents {
             dropped_bytes: x.dropped_bytes,
         })
         .collect();
-    let starts: Vec<&crate::sim::Fault> = w.faults.iter().filter(|f| !f.ends).collect();
+    let starts: Vec<&fabric::sim::Fault> = w.faults.iter().filter(|f| !f.ends).collect();
     let mut recovery = vec![];
     for (k, f) in starts.iter().enumerate() {
         let from = f.at.0;
@@ -540,7 +540,7 @@ fn victims(w: &World, st: &Stats, records: &[FlowReport]) -> VictimSummary {
     let max_frame = timing::frame_of(&w.params, Transport::WriteFirst, w.params.mtu).0;
     // Paths first: a port crossed by a single flow builds a queue only from a speed
     // change (e.g. a backlog leaving a 400G link into a 100G one) and harms no one else.
-    let paths: Vec<Option<Vec<crate::topology::PortId>>> = records.iter().map(|r| st.flow_paths[r.flow as usize].clone()).collect();
+    let paths: Vec<Option<Vec<fabric::topology::PortId>>> = records.iter().map(|r| st.flow_paths[r.flow as usize].clone()).collect();
     let mut crossing = vec![0u32; st.ports.len()];
     for p in paths.iter().flatten() {
         for q in p {
@@ -558,7 +558,7 @@ fn victims(w: &World, st: &Stats, records: &[FlowReport]) -> VictimSummary {
         .collect();
     let mut out = VictimSummary {
         blocked_ports: blocked.iter().filter(|&&b| b).count(),
-        congestion_roots: (0..root.len()).filter(|&pi| root[pi]).map(|pi| t.port_name(crate::topology::PortId(pi as u32))).collect(),
+        congestion_roots: (0..root.len()).filter(|&pi| root[pi]).map(|pi| t.port_name(fabric::topology::PortId(pi as u32))).collect(),
         ..VictimSummary::default()
     };
     let mut slow = vec![];
@@ -634,7 +634,7 @@ fn collectives(w: &World, st: &Stats) -> Vec<CollectiveReport> {
         .collect()
 }
 
-fn cause_name(c: crate::stats::DropCause) -> String {
+fn cause_name(c: fabric::stats::DropCause) -> String {
     serde_json::to_value(c).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
@@ -646,8 +646,8 @@ fn d(ps: u64) -> String {
 pub fn text(r: &Report) -> String {
     let mut s = String::new();
     let tech = match r.fabric {
-        crate::params::Tech::Roce => "RoCEv2",
-        crate::params::Tech::Infiniband => "InfiniBand",
+        fabric::params::Tech::Roce => "RoCEv2",
+        fabric::params::Tech::Infiniband => "InfiniBand",
     };
     let _ = writeln!(s, "scenario {}  (seed {}, fabric {tech})", r.scenario, r.seed);
     let st = &r.settings;
@@ -839,7 +839,7 @@ pub fn write_csv(dir: &std::path::Path, w: &World, st: &Stats, r: &Report) -> st
     let mut idx: Vec<usize> = (0..st.ports.len()).filter(|&i| st.ports[i].max_queue > 0).collect();
     idx.sort_by(|&a, &b| st.ports[b].max_queue.cmp(&st.ports[a].max_queue).then(a.cmp(&b)));
     idx.truncate(w.top_ports);
-    let pname = |i: usize| t.port_name(crate::topology::PortId(i as u32));
+    let pname = |i: usize| t.port_name(fabric::topology::PortId(i as u32));
     let mut q = String::from("time_ps");
     for &i in &idx {
         let _ = write!(q, ",{}", pname(i));

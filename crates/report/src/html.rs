@@ -23,10 +23,10 @@
 use std::fmt::Write as _;
 
 use crate::compare::{cell, settings_line, Comparison, Side};
-use crate::config::World;
-use crate::params::Tech;
-use crate::report::Report;
-use crate::stats::Stats;
+use crate::Report;
+use fabric::params::Tech;
+use fabric::stats::Stats;
+use scenario::World;
 
 /// Most points drawn per line.
 pub const MAX_POINTS: usize = 2000;
@@ -74,7 +74,7 @@ impl<'a> Fabric<'a> {
 
     /// `node:port`, as in the CSV output.
     fn port_name(&self, i: usize) -> String {
-        self.world.topo.port_name(crate::topology::PortId(i as u32))
+        self.world.topo.port_name(fabric::topology::PortId(i as u32))
     }
 
     fn peer_name(&self, i: usize) -> String {
@@ -170,7 +170,7 @@ pub fn run_page(world: &World, report: &Report, stats: &Stats) -> String {
         let _ = writeln!(s, "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>", esc(metric), esc(unit), cell(v, unit));
     }
     s.push_str("</tbody>\n</table>\n");
-    let _ = writeln!(s, "<details><summary>Text report</summary><pre>{}</pre></details>", esc(&crate::report::text(report)));
+    let _ = writeln!(s, "<details><summary>Text report</summary><pre>{}</pre></details>", esc(&crate::text(report)));
     if !report.collectives.is_empty() {
         collectives(&mut s, &f);
     }
@@ -299,7 +299,7 @@ fn incidents(s: &mut String, fabrics: &[Fabric]) {
     s.push_str(
         "<table class=\"cmp\">\n<thead><tr><th>time (us)</th><th>fabric</th><th>event</th><th>port</th><th>class</th><th>detail</th></tr></thead>\n<tbody>\n",
     );
-    let mut rows: Vec<(u64, &Fabric, &crate::report::TimelineEntry)> =
+    let mut rows: Vec<(u64, &Fabric, &crate::TimelineEntry)> =
         fabrics.iter().flat_map(|f| f.report.incidents.timeline.iter().map(move |e| (e.t_ps, f, e))).collect();
     rows.sort_by_key(|r| r.0);
     for (t, f, e) in rows {
@@ -534,7 +534,7 @@ fn fc_rows(f: &Fabric) -> (Vec<FcRow>, usize, Vec<(usize, u64)>) {
 
 /// Exact blocked time of a port: paused time of its most-paused priority (RoCE) or
 /// PortXmitWait (IB), as `compare` counts it.
-fn blocked(ps: &crate::stats::PortStats) -> u64 {
+fn blocked(ps: &fabric::stats::PortStats) -> u64 {
     ps.paused_ps.iter().copied().max().unwrap_or(0).max(ps.xmit_wait_ps)
 }
 

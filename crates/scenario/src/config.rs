@@ -14,8 +14,8 @@ use model::headroom::{ieee_8021qbb, pause_response_quanta, quantum, HeadroomInpu
 use model::switch_latency::{EthernetSwitch, SwitchLatency};
 use units::{propagation, BitRate, Bytes, Length, SimDuration, SimTime, DEFAULT_PROPAGATION_PS_PER_M};
 
-use crate::params::{Buffer, FlowSpec, Forwarding, Ib, Params, Pfc, Resume, Sched, Tech, Trigger};
-use crate::topology::{LinkSpec, NodeId, NodeKind, PortId, Topology};
+use fabric::params::{Buffer, FlowSpec, Forwarding, Ib, Params, Pfc, Resume, Sched, Tech, Trigger};
+use fabric::topology::{LinkSpec, NodeId, NodeKind, PortId, Topology};
 
 /// An error in a scenario file, with where and what was expected.
 #[derive(Debug, thiserror::Error)]
@@ -532,14 +532,14 @@ pub struct World {
     pub topo: Topology,
     pub params: Params,
     /// InfiniBand: the forwarding tables the subnet manager programmed.
-    pub lft: Option<crate::routing::Lft>,
-    pub faults: Vec<crate::sim::Fault>,
+    pub lft: Option<fabric::routing::Lft>,
+    pub faults: Vec<fabric::sim::Fault>,
     /// How long the control plane takes to re-route after a fault ("auto": the SM's time).
     pub reroute_delay: Option<Auto<SimDuration>>,
     /// InfiniBand routed by a subnet manager: its configuration.
-    pub sm: Option<crate::subnet_manager::SmConfig>,
+    pub sm: Option<fabric::subnet_manager::SmConfig>,
     /// Names, GUIDs and port numbers of a fabric read from a topology file.
-    pub layout: Option<crate::subnet_manager::layout::IbLayout>,
+    pub layout: Option<fabric::subnet_manager::layout::IbLayout>,
     pub flows: Vec<FlowSpec>,
     /// Collective jobs among the flows.
     pub jobs: Vec<Job>,
@@ -705,7 +705,7 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
     let mut notes = notes;
     notes.extend(sharp_notes);
     if let (Some(sm), Some(ib)) = (&sm, &params.ib) {
-        if sm.engine == crate::subnet_manager::Engine::Dfsssp {
+        if sm.engine == fabric::subnet_manager::Engine::Dfsssp {
             // dfsssp hands every path its SL (path records); SL2VL is the identity.
             let mgr = sm_bring_up(&topo, layout.as_ref(), sm, ib.data_vls);
             for f in &mut flows {
@@ -715,7 +715,7 @@ fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
         }
     }
     let faults = faults(c, &cfg.faults, &topo, &params, &headroom_cells)?;
-    if faults.iter().any(|f| matches!(f.kind, crate::sim::FaultKind::SmFailure { .. })) && sm.is_none() {
+    if faults.iter().any(|f| matches!(f.kind, fabric::sim::FaultKind::SmFailure { .. })) && sm.is_none() {
         return Err(c.err("faults", "an `sm-failure` needs a subnet manager (an SM routing engine, not `dest-hash`)"));
     }
     let reroute_delay = match tech {
@@ -833,13 +833,13 @@ fn lifetime(c: &Ctx, field: &str, v: &str) -> Result<Option<SimDuration>, Config
 /// Brings the fabric up with a subnet manager: discovery, LIDs, routing, LFTs.
 pub fn sm_bring_up(
     topo: &Topology,
-    layout: Option<&crate::subnet_manager::layout::IbLayout>,
-    cfg: &crate::subnet_manager::SmConfig,
+    layout: Option<&fabric::subnet_manager::layout::IbLayout>,
+    cfg: &fabric::subnet_manager::SmConfig,
     data_vls: u8,
-) -> crate::subnet_manager::SubnetManager {
+) -> fabric::subnet_manager::SubnetManager {
     let mut sm = match layout {
-        Some(l) => crate::subnet_manager::SubnetManager::with_layout(topo.clone(), l.clone(), cfg.clone()),
-        None => crate::subnet_manager::SubnetManager::new(topo, cfg.clone()),
+        Some(l) => fabric::subnet_manager::SubnetManager::with_layout(topo.clone(), l.clone(), cfg.clone()),
+        None => fabric::subnet_manager::SubnetManager::new(topo, cfg.clone()),
     };
     sm.agents.data_vls = data_vls;
     sm.bring_up();
@@ -851,9 +851,9 @@ fn compile_ib(
     c: &Ctx,
     r: &IbSection,
     topo: &Topology,
-    layout: Option<&crate::subnet_manager::layout::IbLayout>,
+    layout: Option<&fabric::subnet_manager::layout::IbLayout>,
     seed: u64,
-) -> Result<(Params, Vec<String>, crate::routing::Lft, Option<crate::subnet_manager::SmConfig>, SwitchLatency), ConfigError> {
+) -> Result<(Params, Vec<String>, fabric::routing::Lft, Option<fabric::subnet_manager::SmConfig>, SwitchLatency), ConfigError> {
     if !IB_MTUS.contains(&r.mtu.0) {
         return Err(c.err("infiniband.mtu", format!("{} is not an IB path MTU; expected one of 256B, 512B, 1024B, 2048B, 4096B", r.mtu)));
     }
@@ -908,15 +908,15 @@ fn compile_ib(
     };
     let switch_latency = latency.latency;
     let (lft, sm) = match r.routing.as_str() {
-        "dest-hash" => (crate::routing::Routes::build(topo, seed, |_| true).destination_lft(topo), None),
+        "dest-hash" => (fabric::routing::Routes::build(topo, seed, |_| true).destination_lft(topo), None),
         name => {
-            let engine: crate::subnet_manager::Engine = name
+            let engine: fabric::subnet_manager::Engine = name
                 .parse()
                 .map_err(|e: String| c.err("infiniband.routing", format!("{e}, or \"dest-hash\" (shortest paths hashed by destination, no SM)")))?;
-            let cfg = crate::subnet_manager::SmConfig { engine, ..Default::default() };
+            let cfg = fabric::subnet_manager::SmConfig { engine, ..Default::default() };
             let mut mgr = match layout {
-                Some(l) => crate::subnet_manager::SubnetManager::with_layout(topo.clone(), l.clone(), cfg.clone()),
-                None => crate::subnet_manager::SubnetManager::new(topo, cfg.clone()),
+                Some(l) => fabric::subnet_manager::SubnetManager::with_layout(topo.clone(), l.clone(), cfg.clone()),
+                None => fabric::subnet_manager::SubnetManager::new(topo, cfg.clone()),
             };
             mgr.agents.data_vls = r.data_vls;
             let res = mgr.bring_up();
@@ -978,7 +978,7 @@ fn compile_ib(
                 if cc.ccti_timer.ps() == 0 {
                     return Err(c.err(&format!("{f}.ccti_timer"), "expected a positive time"));
                 }
-                Some(crate::ibcc::IbCcParams {
+                Some(fabric::ibcc::IbCcParams {
                     threshold_bytes: cc.threshold.0,
                     marking_rate: cc.marking_rate,
                     packet_size_bytes: cc.packet_size.0,
@@ -1001,7 +1001,7 @@ fn compile_ib(
         // Every VL is lossless by design: any discard counts as a lossless-class drop.
         lossless: [true; 8],
         ecn: [None; 8],
-        ecn_marking: crate::params::EcnMarking::Enqueue,
+        ecn_marking: fabric::params::EcnMarking::Enqueue,
         sched,
         cnp_dscp: 0,
         pfc: Pfc { enabled: false, quanta: 0, refresh: None, response: None, watchdog: None },
@@ -1168,14 +1168,14 @@ fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) ->
             None => None,
             Some(w) => {
                 let action = match w.action.as_str() {
-                    "drop" => crate::params::WatchdogAction::Drop,
-                    "forward" => crate::params::WatchdogAction::Forward,
+                    "drop" => fabric::params::WatchdogAction::Drop,
+                    "forward" => fabric::params::WatchdogAction::Forward,
                     o => return Err(c.err("roce.pfc.watchdog.action", format!("unknown action `{o}`; expected \"drop\" or \"forward\""))),
                 };
                 if w.detection_time.ps() == 0 || w.restoration_time.ps() == 0 {
                     return Err(c.err("roce.pfc.watchdog", "detection_time and restoration_time must be above zero"));
                 }
-                Some(crate::params::PfcWatchdog { detection: w.detection_time, restoration: w.restoration_time, action })
+                Some(fabric::params::PfcWatchdog { detection: w.detection_time, restoration: w.restoration_time, action })
             }
         },
     };
@@ -1212,7 +1212,7 @@ fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) ->
     let total_cells = cells(b.total);
     let lossless_pgs = (0..8u8).filter(|&pg| (0..8).any(|tc| lossless[tc] && tc_to_pg[tc] == pg)).count() as u64;
     for n in &topo.nodes {
-        if !matches!(n.kind, crate::topology::NodeKind::Switch) {
+        if !matches!(n.kind, fabric::topology::NodeKind::Switch) {
             continue;
         }
         let reserved = cells(b.reserved) * 8 * n.nports as u64;
@@ -1256,8 +1256,8 @@ fn compile_roce(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topology) ->
         lossless,
         ecn,
         ecn_marking: match r.ecn_marking.as_deref() {
-            None | Some("enqueue") => crate::params::EcnMarking::Enqueue,
-            Some("dequeue") => crate::params::EcnMarking::Dequeue,
+            None | Some("enqueue") => fabric::params::EcnMarking::Enqueue,
+            Some("dequeue") => fabric::params::EcnMarking::Dequeue,
             Some(o) => return Err(c.err("roce.ecn_marking", format!("unknown marking point `{o}`; expected \"enqueue\" or \"dequeue\""))),
         },
         sched,
@@ -1490,8 +1490,8 @@ fn named_port(c: &Ctx, field: &str, spec: &str, topo: &Topology) -> Result<PortI
 
 /// The scenario's faults as edges (start, and end when a duration is given), checked
 /// against the topology and the technology.
-fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_cells: &[u64]) -> Result<Vec<crate::sim::Fault>, ConfigError> {
-    use crate::sim::{Fault, FaultKind, RxFault};
+fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_cells: &[u64]) -> Result<Vec<fabric::sim::Fault>, ConfigError> {
+    use fabric::sim::{Fault, FaultKind, RxFault};
     let roce = params.tech == Tech::Roce;
     let mut out = vec![];
     for (i, f) in cfg.iter().enumerate() {
@@ -1556,7 +1556,7 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
                 need(f.node.is_some(), "node")?;
                 let name = f.node.as_deref().expect("checked");
                 let n = topo.nodes.iter().find(|n| n.name == name).ok_or_else(|| c.err(&field("node"), format!("no node `{name}` in the topology")))?;
-                if n.kind != crate::topology::NodeKind::Switch {
+                if n.kind != fabric::topology::NodeKind::Switch {
                     return Err(c.err(&field("node"), format!("`{name}` is not a switch")));
                 }
                 let ports: Vec<PortId> = (n.first_port..n.first_port + n.nports).map(PortId).filter(|&p| topo.port(p).peer.is_some()).collect();
@@ -1566,7 +1566,7 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
                 need(f.node.is_some(), "node")?;
                 let name = f.node.as_deref().expect("checked");
                 let n = topo.nodes.iter().find(|n| n.name == name).ok_or_else(|| c.err(&field("node"), format!("no node `{name}` in the topology")))?;
-                let crate::topology::NodeKind::Nic { ep, .. } = n.kind else {
+                let fabric::topology::NodeKind::Nic { ep, .. } = n.kind else {
                     return Err(c.err(&field("node"), format!("`{name}` is not a host NIC")));
                 };
                 let rx = if kind == "stuck-receiver" {
@@ -1659,12 +1659,12 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
                 need(f.port.is_some(), "port")?;
                 let name = f.node.as_deref().expect("checked");
                 let sw = topo.nodes.iter().position(|n| n.name == name).ok_or_else(|| c.err(&field("node"), format!("no node `{name}` in the topology")))?;
-                if topo.nodes[sw].kind != crate::topology::NodeKind::Switch {
+                if topo.nodes[sw].kind != fabric::topology::NodeKind::Switch {
                     return Err(c.err(&field("node"), format!("`{name}` is not a switch")));
                 }
                 let dst_name = f.dst.as_deref().expect("checked");
                 let ep = match topo.nodes.iter().find(|n| n.name == dst_name).map(|n| n.kind) {
-                    Some(crate::topology::NodeKind::Nic { ep, .. }) => ep,
+                    Some(fabric::topology::NodeKind::Nic { ep, .. }) => ep,
                     _ => return Err(c.err(&field("dst"), format!("`{dst_name}` is not a host NIC"))),
                 };
                 let spec = f.port.as_deref().expect("checked");
@@ -1672,7 +1672,7 @@ fn faults(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Params, headroom_
                 if topo.port(pid).node.0 as usize != sw {
                     return Err(c.err(&field("port"), format!("`{spec}` is not a port of `{name}`")));
                 }
-                let node = crate::topology::NodeId(sw as u32);
+                let node = fabric::topology::NodeId(sw as u32);
                 push(
                     FaultKind::RouteOverride { node, dst: ep, port: Some(pid) },
                     Some(FaultKind::RouteOverride { node, dst: ep, port: None }),
@@ -1701,7 +1701,7 @@ fn traffic(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) -> Result<(
     // Rail-0 NIC of each host.
     let mut ep_of_host = vec![u32::MAX; hosts as usize];
     for (ep, &n) in topo.endpoints.iter().enumerate() {
-        if let crate::topology::NodeKind::Nic { host, rail: 0, .. } = topo.node(n).kind {
+        if let fabric::topology::NodeKind::Nic { host, rail: 0, .. } = topo.node(n).kind {
             ep_of_host[host as usize] = ep as u32;
         }
     }

@@ -26,8 +26,8 @@ use std::collections::HashMap;
 
 use units::{BitRate, SimDuration};
 
-use crate::subnet_manager::layout::{IbLayout, IbNode};
-use crate::topology::{LinkSpec, PortId, Topology};
+use fabric::subnet_manager::layout::{IbLayout, IbNode};
+use fabric::topology::{LinkSpec, PortId, Topology};
 
 /// Link rate when a file gives none: 4x NDR, 400 Gb/s (IBTA Vol. 1 release 1.5, NDR
 /// 100 Gb/s per lane; ibsim itself would assume 4x SDR, which no current fabric runs).

@@ -17,8 +17,9 @@
 
 use serde::Serialize;
 
-use crate::config::{Auto, World};
-use crate::report::payload_efficiency;
+use crate::payload_efficiency;
+use scenario::config::Auto;
+use scenario::World;
 
 /// One setting the two sides of a comparison ran with differently.
 #[derive(Serialize, Debug, Clone, PartialEq)]
