@@ -25,7 +25,7 @@ fn port_of(s: &str, spec: &str) -> fabric::topology::PortId {
 /// The SM's modelled re-sweep time (trap, sweep, routing, programming) after `ports` fail.
 fn sweep_after(s: &str, ports: &[fabric::topology::PortId]) -> u64 {
     let w = load(s);
-    let mut sm = scenario::config::sm_bring_up(&w.topo, None, w.sm.as_ref().unwrap(), 1);
+    let mut sm = scenario::ib::sm_bring_up(&w.topo, None, w.sm.as_ref().unwrap(), 1);
     sm.resweep(ports).total.ps()
 }
 

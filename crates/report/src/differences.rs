@@ -18,7 +18,7 @@
 use serde::Serialize;
 
 use crate::payload_efficiency;
-use scenario::config::Auto;
+use scenario::schema::Auto;
 use scenario::World;
 
 /// One setting the two sides of a comparison ran with differently.

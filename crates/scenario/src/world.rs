@@ -1,10 +1,55 @@
-//! What a compiled [`World`] builds: the simulator and the control plane that re-routes
-//! after faults. The world itself is compiled in [`crate::config`].
+//! The compiled scenario, [`World`]: everything the simulator is built from, every unit
+//! resolved and every `auto` value filled; and what it builds, the simulator and the
+//! control plane that re-routes after faults.
+//!
+//! Owns nothing mutable: a world is compiled once ([`crate::load`]) and can build any
+//! number of simulators. Leaves out compiling (the step modules) and reporting (crate
+//! `report`, whose `report::run` runs a world and builds its report).
 
-use fabric::params::Tech;
-use fabric::sim::{self, Sim};
+use fabric::params::{FlowSpec, Params, Tech};
+use fabric::routing::Lft;
+use fabric::sim::{self, Fault, Sim};
+use fabric::subnet_manager::layout::IbLayout;
+use fabric::subnet_manager::SmConfig;
+use fabric::topology::Topology;
+use model::switch_latency::SwitchLatency;
+use units::{SimDuration, SimTime};
 
-use crate::config::{self, Auto, World};
+use crate::ib::sm_bring_up;
+use crate::schema::Auto;
+use crate::traffic::Job;
+
+/// A validated scenario, ready to simulate.
+#[derive(Clone)]
+pub struct World {
+    pub name: String,
+    pub seed: u64,
+    pub topo: Topology,
+    pub params: Params,
+    /// InfiniBand: the forwarding tables the subnet manager programmed.
+    pub lft: Option<Lft>,
+    pub faults: Vec<Fault>,
+    /// How long the control plane takes to re-route after a fault ("auto": the SM's time).
+    pub reroute_delay: Option<Auto<SimDuration>>,
+    /// InfiniBand routed by a subnet manager: its configuration.
+    pub sm: Option<SmConfig>,
+    /// Names, GUIDs and port numbers of a fabric read from a topology file.
+    pub layout: Option<IbLayout>,
+    pub flows: Vec<FlowSpec>,
+    /// Collective jobs among the flows.
+    pub jobs: Vec<Job>,
+    /// A label for each `[[traffic]]` entry (the flows' `group`), e.g. "incast", "background".
+    pub traffic_kinds: Vec<String>,
+    pub headroom_cells: Vec<u64>,
+    pub stop: Option<SimTime>,
+    pub sample_period: SimDuration,
+    pub top_ports: usize,
+    /// Human-readable notes on how `auto` values were resolved.
+    pub notes: Vec<String>,
+    /// The switch latency in `params` and where it comes from (a datasheet, a launch
+    /// figure, InfiniBand's for lack of one, or the scenario file).
+    pub switch_latency: SwitchLatency,
+}
 
 impl World {
     /// A simulator for this world. `sample` records time series at the scenario's period.
@@ -27,7 +72,7 @@ impl World {
     pub fn control_plane(&self) -> Option<Box<dyn sim::ControlPlane>> {
         let delay = self.reroute_delay?;
         if let (Some(cfg), Some(ib)) = (&self.sm, &self.params.ib) {
-            let sm = config::sm_bring_up(&self.topo, self.layout.as_ref(), cfg, ib.data_vls);
+            let sm = sm_bring_up(&self.topo, self.layout.as_ref(), cfg, ib.data_vls);
             let fixed = match delay {
                 Auto::Auto => None,
                 Auto::Value(d) => Some(d),
