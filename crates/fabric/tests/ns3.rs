@@ -315,7 +315,7 @@ struct Ours {
     queue: Option<(f64, f64)>,
 }
 
-/// Element ⌈q·n⌉ − 1 of the sorted values (nearest rank, as report.rs and analyze.py).
+/// Element ⌈q·n⌉ − 1 of the sorted values (nearest rank, as `report::build` and analyze.py).
 fn pct(sorted: &[f64], q: f64) -> f64 {
     let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
     sorted[i]
