@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 pub fn bench(file: &Path) -> ExitCode {
-    let world = match fabric::load(file) {
+    let world = match scenario::load(file) {
         Ok(w) => w,
         Err(e) => {
             eprintln!("error: {e}");

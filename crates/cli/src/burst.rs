@@ -112,7 +112,7 @@ pub fn scenario(i: &BurstInput, p: &BurstPlan) -> String {
     let cable = units::propagation(units::Length::from_m(3), units::DEFAULT_PROPAGATION_PS_PER_M);
     let headroom_cells = [i.in_speed, i.out_speed]
         .iter()
-        .map(|&r| fabric::config::auto_headroom(r, cable, frame, None, units::SimDuration::ZERO, i.cell, true).cells)
+        .map(|&r| scenario::auto_headroom(r, cable, frame, None, units::SimDuration::ZERO, i.cell, true).cells)
         .max()
         .unwrap_or(0);
     let total_cells = p.shared_cells + nports * (8 * p.reserved_cells + headroom_cells);
@@ -172,8 +172,8 @@ dscp = {dscp}
 /// Simulates the burst (`--prove`).
 pub fn simulate(i: &BurstInput, p: &BurstPlan) -> Result<Simulated, String> {
     let src = scenario(i, p);
-    let world = fabric::load_str("burst-prove.toml", &src).map_err(|e| format!("--prove: the generated scenario: {e}"))?;
-    let (_sim, r) = world.run(false);
+    let world = scenario::load_str("burst-prove.toml", &src).map_err(|e| format!("--prove: the generated scenario: {e}"))?;
+    let (_sim, r) = report::run(&world, false);
     let rx_port = r
         .ports
         .iter()

@@ -15,7 +15,7 @@ pub fn compare(file: &Path, json: bool, html: Option<&Path>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (cmp, ib, roce) = match fabric::compare::run(&name, &src, html.is_some()) {
+    let (cmp, ib, roce) = match report::compare::run(&name, &src, html.is_some()) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
@@ -23,7 +23,7 @@ pub fn compare(file: &Path, json: bool, html: Option<&Path>) -> ExitCode {
         }
     };
     if let Some(path) = html {
-        if let Err(code) = write_html(path, &fabric::html::compare_page(&cmp, &ib, &roce)) {
+        if let Err(code) = write_html(path, &report::html::compare_page(&cmp, &ib, &roce)) {
             return code;
         }
     }
@@ -36,7 +36,7 @@ pub fn compare(file: &Path, json: bool, html: Option<&Path>) -> ExitCode {
             }
         }
     } else {
-        print!("{}", fabric::compare::text(&cmp));
+        print!("{}", report::compare::text(&cmp));
     }
     ExitCode::SUCCESS
 }

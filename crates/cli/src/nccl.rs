@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use fabric::variant::{load_variant, Edit};
+use scenario::variant::{load_variant, Edit};
 
 use crate::par::par_map;
 
@@ -41,7 +41,7 @@ pub fn run(file: &std::path::Path, b: &str, e: &str, f: &str, json: bool) -> Exi
         Ok(s) => s,
         Err(e) => return fail(format!("{name}: cannot read: {e}")),
     };
-    let base = match fabric::load_str(&name, &src) {
+    let base = match scenario::load_str(&name, &src) {
         Ok(w) => w,
         Err(e) => return fail(e.to_string()),
     };
@@ -83,7 +83,7 @@ fn simulate(name: &str, src: &str, group: u32, op: workload::Collective, ranks: 
     let results = par_map(workers, sizes.len(), |i| {
         let size = sizes[i];
         load_variant(name, src, &[Edit::new(&path, format!("{size}B"))]).map_err(|e| e.to_string()).map(|w| {
-            let (_, rep) = w.run(false);
+            let (_, rep) = report::run(&w, false);
             let c = &rep.collectives[0];
             let row = c.time_ps.map(|t| workload::NcclRow::new(op, ranks, size, t));
             Row {
@@ -101,7 +101,7 @@ fn simulate(name: &str, src: &str, group: u32, op: workload::Collective, ranks: 
 }
 
 /// The rows as nccl-tests prints its table, with a header saying what was simulated.
-fn table(base: &fabric::World, op: workload::Collective, algorithm: workload::Algorithm, ranks: u32, rows: &[Row]) -> String {
+fn table(base: &scenario::World, op: workload::Collective, algorithm: workload::Algorithm, ranks: u32, rows: &[Row]) -> String {
     let mut s = String::new();
     let tech = match base.params.tech {
         fabric::params::Tech::Roce => "RoCEv2",

@@ -6,22 +6,22 @@ use std::path::Path;
 use std::process::ExitCode;
 
 pub fn run(file: &Path, json: bool, out: Option<&Path>, html: Option<&Path>) -> ExitCode {
-    let world = match fabric::load(file) {
+    let world = match scenario::load(file) {
         Ok(w) => w,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
-    let (sim, report) = world.run(out.is_some() || html.is_some());
+    let (sim, report) = report::run(&world, out.is_some() || html.is_some());
     if let Some(dir) = out {
-        if let Err(e) = fabric::report::write_csv(dir, &world, &sim.stats, &report) {
+        if let Err(e) = report::write_csv(dir, &world, &sim.stats, &report) {
             eprintln!("error: {}: cannot write: {e}", dir.display());
             return ExitCode::from(1);
         }
     }
     if let Some(path) = html {
-        if let Err(code) = write_html(path, &fabric::html::run_page(&world, &report, &sim.stats)) {
+        if let Err(code) = write_html(path, &report::html::run_page(&world, &report, &sim.stats)) {
             return code;
         }
     }
@@ -34,7 +34,7 @@ pub fn run(file: &Path, json: bool, out: Option<&Path>, html: Option<&Path>) -> 
             }
         }
     } else {
-        print!("{}", fabric::report::text(&report));
+        print!("{}", report::text(&report));
     }
     if report.totals.lossless_drops > 0 {
         eprintln!("warning: {} packets dropped in lossless classes", report.totals.lossless_drops);

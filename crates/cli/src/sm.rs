@@ -26,8 +26,8 @@ use fabric::subnet_manager::layout::IbLayout;
 use fabric::subnet_manager::mad::NO_PATH;
 use fabric::subnet_manager::tables::{Fabric, Owner};
 use fabric::subnet_manager::{cdg, route, Engine, MasterState, SmConfig, SubnetManager, SweepResult};
-use fabric::topofile::{self, IbTopology};
 use fabric::topology::{PortId, Topology};
+use scenario::topofile::{self, IbTopology};
 use units::{BitRate, SimDuration};
 
 #[derive(Args, Debug)]
@@ -70,7 +70,7 @@ pub struct SmArgs {
 
 fn load(path: &std::path::Path) -> Result<IbTopology, String> {
     if path.extension().is_some_and(|e| e == "toml") {
-        let world = fabric::load(path).map_err(|e| e.to_string())?;
+        let world = scenario::load(path).map_err(|e| e.to_string())?;
         let layout = IbLayout::synthesize(&world.topo);
         return Ok(IbTopology { topo: world.topo, layout });
     }

@@ -24,7 +24,7 @@ fn sm_json(args: &[&str]) -> Value {
 
 #[test]
 fn json_contract_on_an_ibsim_file() {
-    let net = root().join("crates/fabric/tests/data/ibsim-2sw.net");
+    let net = root().join("crates/scenario/tests/data/ibsim-2sw.net");
     let j = sm_json(&[net.to_str().unwrap()]);
     assert_eq!(j["routing"], "minhop");
     let lids = j["lids"].as_object().unwrap();
@@ -68,7 +68,7 @@ fn emitted_net_file_gives_the_same_lids_and_tables() {
 
 #[test]
 fn down_link_reports_unreachable_pairs_and_a_ring_cycle_is_named() {
-    let net = root().join("crates/fabric/tests/data/ibsim-2sw.net");
+    let net = root().join("crates/scenario/tests/data/ibsim-2sw.net");
     // H_3 hangs only on Switch2 port 5.
     let j = sm_json(&[net.to_str().unwrap(), "--down", "Switch2:5"]);
     let un: Vec<(String, String)> =
@@ -113,7 +113,7 @@ fn bad_input_is_a_file_line_error() {
     let (code, _, err) = sm(&[f.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(err.contains("bad.net:2: port 7 does not exist"), "{err}");
-    let net = root().join("crates/fabric/tests/data/ibsim-2sw.net");
+    let net = root().join("crates/scenario/tests/data/ibsim-2sw.net");
     let (code, _, err) = sm(&[net.to_str().unwrap(), "--root", "nope"]);
     assert_eq!(code, 2);
     assert!(err.contains("--root: no node named `nope`"), "{err}");

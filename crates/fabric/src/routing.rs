@@ -12,7 +12,7 @@
 //! per-switch seed, as switch ASICs do to avoid hash polarisation. Real ASICs use CRC-based
 //! hash functions; a 64-bit mixer stands in for them here.
 
-pub use crate::lft::Lft;
+use crate::lft::Lft;
 use crate::topology::{NodeId, NodeKind, PortId, Topology};
 
 pub struct Routes {

@@ -21,7 +21,7 @@ fn one_message(forwarding: &str, size: &str) -> u64 {
         &format!("[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 8\nsize = \"{size}\"\nat = \"0us\"\ndscp = 26\n"),
     );
     let w = load(&s);
-    let (_, r) = w.run(false);
+    let (_, r) = report::run(&w, false);
     assert_eq!(r.flows.completed, 1);
     r.flow_records[0].fct_ps.unwrap()
 }
@@ -71,7 +71,7 @@ fn report_ideal_matches_simulated_on_idle_path() {
         BUFFER,
         "[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 8\nsize = \"3MB\"\nat = \"1us\"\ndscp = 26\n",
     );
-    let (_, r) = load(&s).run(false);
+    let (_, r) = report::run(&load(&s), false);
     let f = &r.flow_records[0];
     assert_eq!(f.fct_ps, Some(f.ideal_ps));
 }

@@ -49,8 +49,8 @@ headroom = "auto"
 xoff = "dynamic"
 "#;
 
-pub fn load(s: &str) -> fabric::World {
-    match fabric::load_str("test.toml", s) {
+pub fn load(s: &str) -> scenario::World {
+    match scenario::load_str("test.toml", s) {
         Ok(w) => w,
         Err(e) => panic!("scenario does not load: {e}"),
     }
@@ -95,9 +95,4 @@ pub fn ring(n: usize, cable: &str) -> String {
         s += &format!("  {{ a = \"s{i}:1\", b = \"s{}:2\", speed = \"100Gbps\", cable = \"{cable}\" }},\n", (i + 1) % n);
     }
     s + "]\n"
-}
-
-/// Time of the first incident-timeline entry of `event`.
-pub fn first(r: &fabric::report::Report, event: &str) -> u64 {
-    r.incidents.timeline.iter().find(|e| e.event == event).unwrap_or_else(|| panic!("no `{event}` in the timeline")).t_ps
 }

@@ -50,7 +50,7 @@ sample_period = "10us"
     )
     .replace("seed = 7", "seed = 7\nstop_time = \"8ms\"");
     let w = load(&s);
-    let (sim, _) = w.run(true);
+    let sim = w.run(true);
     let st = &sim.stats;
     let win: Vec<_> = st.samples.iter().filter(|x| x.t >= 2_000_000_000 && x.t <= 8_000_000_000).collect();
     assert!(win.len() > 500, "{} samples", win.len());
@@ -72,7 +72,7 @@ sample_period = "10us"
 
 /// A 16→1 incast of 1 MB across the spines (the `roce-incast` example's shape) with the
 /// given DCQCN table and `[roce]` extras.
-fn incast(dcqcn: &str, extra: &str) -> (fabric::World, fabric::report::Report) {
+fn incast(dcqcn: &str, extra: &str) -> (scenario::World, report::Report) {
     let topo = LEAF_SPINE.replace("leaves = 2", "leaves = 4");
     let roce =
         format!("forwarding = \"store-and-forward\"\necn = [{{ queue = 3, kmin = \"150KB\", kmax = \"1500KB\", pmax = 0.1 }}]\ndcqcn = {dcqcn}\n{extra}");
@@ -85,7 +85,7 @@ size = "1MB"
 dscp = 26
 "#;
     let w = load(&scenario(&topo, &roce, BUFFER, traffic));
-    let r = w.run(false).1;
+    let r = report::run(&w, false).1;
     assert_eq!(r.totals.drops, 0);
     assert_eq!(r.flows.failed, 0);
     (w, r)
@@ -117,7 +117,7 @@ fn ack_flag_cnps_ride_on_acks() {
     let pkt = "{ preset = \"hpcc-ns3\", cnp = \"packet\" }";
     // The receiver's NIC: CNPs (or flagged ACKs) it sent, marked packets it received; every
     // one of them reaches a sender.
-    let receiver = |r: &fabric::report::Report| {
+    let receiver = |r: &report::Report| {
         let rx: u64 = r.nics.iter().map(|n| n.cnp_rx).sum();
         assert_eq!(rx, r.nics[0].cnp_tx, "every notification arrives");
         (r.nics[0].cnp_tx, r.nics[0].ce_rx)

@@ -26,7 +26,7 @@ fn marking_frequency_matches_red() {
     // independent draws over the same trajectory, so their counts add up.
     let (mut seen, mut marked) = ([0u64; 16], [0u64; 16]);
     for seed in 1..=16 {
-        let (sim, _) = load(&s.replace("seed = 7", &format!("seed = {seed}"))).run(false);
+        let sim = load(&s.replace("seed = 7", &format!("seed = {seed}"))).run(false);
         // The bottleneck: leaf0's port to h0, the port that saw the most ECN-capable arrivals.
         let port = sim.stats.ports.iter().max_by_key(|p| p.ecn_seen.iter().sum::<u64>()).unwrap();
         for b in 0..16 {

@@ -5,8 +5,8 @@ mod common;
 use common::*;
 use std::collections::BTreeSet;
 
-use fabric::report::Report;
 use fabric::topology::PortId;
+use report::Report;
 
 /// The ports ("node:port") that dropped anything.
 fn dropping_ports(r: &Report) -> Vec<String> {
@@ -22,7 +22,7 @@ fn example(path: &str) -> String {
 /// Ports that back-pressure from `start` reaches: an egress on a flow's path upstream of a
 /// paused port is paused in turn once the buffer between them fills (hop-by-hop PFC), so
 /// the set is the closure over the flows' paths.
-fn pause_closure(w: &fabric::World, sim: &fabric::Sim, start: PortId) -> BTreeSet<String> {
+fn pause_closure(w: &scenario::World, sim: &fabric::Sim, start: PortId) -> BTreeSet<String> {
     let paths: Vec<Vec<PortId>> = sim.stats.flow_paths.iter().flatten().cloned().collect();
     let mut reached = BTreeSet::from([start]);
     loop {
@@ -42,7 +42,7 @@ fn pause_closure(w: &fabric::World, sim: &fabric::Sim, start: PortId) -> BTreeSe
 #[test]
 fn stuck_nic_storm_spreads_upstream_and_the_watchdog_contains_it() {
     let w = load(&example(STORM));
-    let (sim, r) = w.run(false);
+    let (sim, r) = report::run(&w, false);
     let t = &w.topo;
     let h0 = t.nodes.iter().position(|n| n.name == "h0").unwrap();
     let root = t.port(t.port_of(fabric::topology::NodeId(h0 as u32), 0)).peer.unwrap();
@@ -88,7 +88,7 @@ fn stuck_nic_storm_spreads_upstream_and_the_watchdog_contains_it() {
 #[test]
 fn without_a_watchdog_the_victim_waits_out_the_storm() {
     let s = example(STORM).replace("watchdog = { detection_time = \"400us\", restoration_time = \"400us\", action = \"drop\" }", "");
-    let (_, r) = load(&s).run(false);
+    let (_, r) = report::run(&load(&s), false);
     assert!(r.incidents.storms.is_empty());
     // By 50 us h5 sent at most 625 KB; while h0 is stuck (to 3.05 ms) at most leaf0's
     // 4 MiB buffer more gets past the spine: the rest of its 8 MB leaves after 3.05 ms,
@@ -118,7 +118,7 @@ fn slow_receiver(extra_fault: &str) -> String {
 fn slow_receiver_pauses_hop_by_hop_and_names_its_victims() {
     let fault = "[[faults]]\nkind = \"slow-receiver\"\nnode = \"h0\"\nat = \"0us\"\ndrain_rate = \"10Gbps\"\nbuffer = \"1MiB\"\n";
     let w = load(&slow_receiver(fault));
-    let (sim, r) = w.run(false);
+    let (sim, r) = report::run(&w, false);
     assert_eq!(r.totals.lossless_drops, 0, "a slow receiver pauses, it does not drop");
     assert_eq!(r.flows.completed, 4);
     // h0 absorbs 10 Gb/s: 6 MB cannot be in before 4.8 ms.
@@ -145,14 +145,14 @@ fn headroom_too_small_on_one_port_drops_there_and_says_why() {
     traffic += "[[faults]]\nkind = \"misconfigured-port\"\nport = \"spine0:0\"\nat = \"0us\"\nheadroom = \"4KB\"\n";
     traffic += "[[faults]]\nkind = \"misconfigured-port\"\nport = \"spine1:0\"\nat = \"0us\"\nheadroom = \"4KB\"\n";
     let s = scenario(LEAF_SPINE, "forwarding = \"store-and-forward\"\ndcqcn = { preset = \"off\" }\nreroute_delay = \"1ms\"", &small_buffer(), &traffic);
-    let (_, r) = load(&s).run(false);
+    let (_, r) = report::run(&load(&s), false);
     // spine:0 faces leaf0; what the spines receive from leaf0 are ACKs. The incast's data
     // enters leaf0 from the spines: the ingress ports that need headroom are leaf0's.
     assert_eq!(r.totals.lossless_drops, 0, "ACK ingress never fills 4 KB of headroom");
     let mut traffic = String::from("[[traffic]]\nkind = \"incast\"\nreceiver = 0\nsenders = [8, 9, 10, 11, 12, 13, 14, 15]\nsize = \"1MB\"\ndscp = 26\n");
     traffic += "[[faults]]\nkind = \"misconfigured-port\"\nport = \"leaf0:8\"\nat = \"0us\"\nheadroom = \"4KB\"\n";
     let s = scenario(LEAF_SPINE, "forwarding = \"store-and-forward\"\ndcqcn = { preset = \"off\" }\nreroute_delay = \"1ms\"", &small_buffer(), &traffic);
-    let (_, r) = load(&s).run(false);
+    let (_, r) = report::run(&load(&s), false);
     // 4 KB is one 4 KiB-MTU frame: less than the frames in flight after a pause (IEEE
     // 802.1Qbb: the 20 m cable alone holds two at 100 Gb/s, and the peer finishes one).
     let hd = r.totals.drops_by_cause.iter().find(|(c, _)| c == "headroom-overflow").unwrap().1;
@@ -167,7 +167,7 @@ fn incast_with(fault: &str) -> Report {
     let mut traffic = String::from("[[traffic]]\nkind = \"incast\"\nreceiver = 0\nsenders = [1, 2, 3, 4]\nsize = \"1MB\"\ndscp = 26\n");
     traffic += fault;
     let s = scenario(LEAF_SPINE, "forwarding = \"store-and-forward\"\ndcqcn = { preset = \"off\" }\nreroute_delay = \"1ms\"", &small_buffer(), &traffic);
-    load(&s).run(false).1
+    report::run(&load(&s), false).1
 }
 
 #[test]
@@ -238,7 +238,7 @@ fn the_same_looping_routes_deadlock_roce_and_infiniband_and_dfsssp_completes() {
         "[[traffic]]\nkind = \"all-to-all\"\nsize = \"1MB\"\ndscp = 26\n",
     )
     .replace("[scenario]\nname = \"test\"\nseed = 7\n", "[scenario]\nname = \"test\"\nseed = 7\ndeadlock_timeout = \"500us\"\n");
-    let (_, r) = load(&roce).run(false);
+    let (_, r) = report::run(&load(&roce), false);
     assert_ring_deadlock(&r, 7, 500_000_000);
     assert_eq!(r.totals.lossless_drops, 0, "PFC deadlocks without dropping");
     let ib = ib_scenario(
@@ -247,12 +247,12 @@ fn the_same_looping_routes_deadlock_roce_and_infiniband_and_dfsssp_completes() {
         "[[traffic]]\nkind = \"all-to-all\"\nsize = \"1MB\"\nsl = 0\n",
     )
     .replace("[scenario]\nname = \"test\"\nseed = 7\n", "[scenario]\nname = \"test\"\nseed = 7\ndeadlock_timeout = \"500us\"\n");
-    let (_, r) = load(&ib).run(false);
+    let (_, r) = report::run(&load(&ib), false);
     assert_ring_deadlock(&r, 7, 500_000_000);
     assert_eq!(r.totals.drops, 0, "credits deadlock without dropping");
     // InfiniBand's deadlock-free engine on the same fabric and traffic completes.
     let free = ib.replace("routing = \"minhop\"", "routing = \"dfsssp\"").replace("data_vls = 1", "data_vls = 4");
-    let (_, r) = load(&free).run(false);
+    let (_, r) = report::run(&load(&free), false);
     assert!(r.totals.deadlock.is_none());
     assert_eq!(r.flows.completed, r.flows.count);
     assert_eq!(r.totals.drops, 0);
@@ -261,7 +261,7 @@ fn the_same_looping_routes_deadlock_roce_and_infiniband_and_dfsssp_completes() {
 #[test]
 fn a_stuck_hca_starves_credits_hop_by_hop_and_vl_stall_contains_it() {
     let w = load(&example("examples/ib-stuck-hca.toml"));
-    let (sim, r) = w.run(false);
+    let (sim, r) = report::run(&w, false);
     let t = &w.topo;
     let root = t.port(t.ep_port(0)).peer.unwrap();
     // No pause frames on InfiniBand: the same closure, reached by credit starvation.
@@ -292,7 +292,7 @@ fn a_stuck_hca_starves_credits_hop_by_hop_and_vl_stall_contains_it() {
     assert_eq!(r.victims.victim_flows, vec![1]);
     assert!(r.flow_records[1].fct_ps.unwrap() < 3_050_000_000);
     let infinite = example("examples/ib-stuck-hca.toml").replace("hoq_lifetime = \"50us\"", "hoq_lifetime = \"infinite\"");
-    let (_, r) = load(&infinite).run(false);
+    let (_, r) = report::run(&load(&infinite), false);
     assert!(r.flow_records[1].fct_ps.unwrap() > 3_050_000_000);
     assert_eq!(r.totals.drops, 0);
 }
@@ -302,7 +302,7 @@ fn the_forward_action_ignores_the_storm_and_the_stuck_nic_drops() {
     // pfcwd's forward action: the stormed queue stops obeying pause and keeps sending;
     // what it sends into the stuck NIC is lost there, not in the switch.
     let s = example(STORM).replace("action = \"drop\"", "action = \"forward\"");
-    let (_, r) = load(&s).run(false);
+    let (_, r) = report::run(&load(&s), false);
     assert_eq!(r.incidents.storms.len(), 1);
     assert_eq!(r.incidents.storms[0].dropped_pkts, 0);
     let cause = |c: &str| r.totals.drops_by_cause.iter().find(|(n, _)| n == c).unwrap().1;
@@ -323,7 +323,7 @@ fn a_pfc_watchdog_breaks_the_ring_deadlock_by_dropping() {
     )
     .replace("timeout = 14\n", "")
     .replace("response = \"auto\" }", "response = \"auto\", watchdog = { detection_time = \"200us\", restoration_time = \"200us\", action = \"drop\" } }");
-    let (_, r) = load(&roce).run(false);
+    let (_, r) = report::run(&load(&roce), false);
     // The cycle forms as without the watchdog; the watchdog fires on ring ports after
     // 200 us of unbroken pause, before the 1 ms deadlock detector would, and its drops let
     // the RC transport finish every transfer.
@@ -337,9 +337,9 @@ fn a_pfc_watchdog_breaks_the_ring_deadlock_by_dropping() {
 #[test]
 fn the_timeline_is_written_as_csv() {
     let w = load(&example(STORM));
-    let (sim, r) = w.run(false);
+    let (sim, r) = report::run(&w, false);
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("storm-csv");
-    fabric::report::write_csv(&dir, &w, &sim.stats, &r).unwrap();
+    report::write_csv(&dir, &w, &sim.stats, &r).unwrap();
     let csv = std::fs::read_to_string(dir.join("incidents.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines[0], "t_ps,event,port,class,detail");
@@ -358,7 +358,7 @@ fn opensm_sets_a_shorter_hoq_lifetime_on_ports_that_drive_a_ca() {
     assert_eq!(ib.leaf_hoq_lifetime.unwrap().ps(), 4_096_000 << 16);
     // Only the CA-facing lifetime set: the stuck HCA's port stalls as before, no other.
     let leaf_only = example("examples/ib-stuck-hca.toml").replace("hoq_lifetime = \"50us\"", "hoq_lifetime = \"infinite\"\nleaf_hoq_lifetime = \"50us\"");
-    let (_, r) = load(&leaf_only).run(false);
+    let (_, r) = report::run(&load(&leaf_only), false);
     let stalled: BTreeSet<&str> = r.incidents.timeline.iter().filter(|e| e.event == "vl-stalled").map(|e| e.port.as_deref().unwrap()).collect();
     assert_eq!(stalled, BTreeSet::from(["leaf0:0"]));
     assert!(r.flow_records[1].fct_ps.unwrap() < 3_050_000_000, "the victim is released as before");
@@ -371,7 +371,7 @@ fn opensm_sets_a_shorter_hoq_lifetime_on_ports_that_drive_a_ca() {
 #[test]
 fn a_routing_loop_leaves_a_deadlock_on_both_fabrics() {
     let src = example("examples/routing-loop.toml");
-    let (_, ib, roce) = fabric::compare::run("routing-loop.toml", &src, false).unwrap();
+    let (_, ib, roce) = report::compare::run("routing-loop.toml", &src, false).unwrap();
     for r in [&ib.report, &roce.report] {
         let dl = r.totals.deadlock.as_ref().unwrap_or_else(|| panic!("{:?}: no deadlock", r.fabric));
         let hops: Vec<&str> = r.incidents.deadlock_cycle.iter().map(|h| h.port.as_str()).collect();
@@ -391,7 +391,7 @@ fn looping_packets_run_out_of_ttl_and_the_flow_recovers() {
     let src = example("examples/routing-loop.toml").replace("[scenario]\n", "[scenario]\ntechnology = \"roce\"\n");
     let cut = src.find("[[traffic]]").unwrap();
     let light = format!("{}[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 4\nsize = \"64KB\"\nat = \"30us\"\ndscp = 26\nsl = 0\n", &src[..cut]);
-    let (_, r) = load(&light).run(false);
+    let (_, r) = report::run(&load(&light), false);
     let ttl = r.totals.drops_by_cause.iter().find(|(c, _)| c == "ttl-expired").unwrap().1;
     assert_eq!(ttl, 16, "every packet of the 64 KB message (16 of 4 KiB) dies in the loop");
     assert!(r.totals.deadlock.is_none());
@@ -406,19 +406,24 @@ fn looping_packets_run_out_of_ttl_and_the_flow_recovers() {
 #[test]
 fn a_slow_hca_withholds_credits_once_its_buffer_is_full() {
     let roce = example("examples/roce-slow-receiver.toml");
-    let root_starved = |w: &fabric::World, r: &Report| {
+    let root_starved = |w: &scenario::World, r: &Report| {
         let t = &w.topo;
         let root = w.topo.port_name(t.port(t.ep_port(0)).peer.unwrap());
         r.incidents.timeline.iter().any(|e| e.event == "credit-starved" && e.port.as_deref() == Some(&root))
     };
-    let (_, ib_big, _) = fabric::compare::run("t.toml", &roce.replace("buffer = \"1MiB\"", "buffer = \"8MB\""), false).unwrap();
+    let (_, ib_big, _) = report::compare::run("t.toml", &roce.replace("buffer = \"1MiB\"", "buffer = \"8MB\""), false).unwrap();
     assert!(!root_starved(&ib_big.world, &ib_big.report), "6 MB to h0 fit its 8 MB buffer");
     assert_eq!(ib_big.report.flows.completed, 4);
     // The IB side alone (the RoCE side needs its `buffer`).
     let src = roce.replace("buffer = \"1MiB\"\n", "");
-    let (edits, _) = fabric::variant::for_technology(&src, fabric::params::Tech::Infiniband).unwrap();
-    let w = fabric::variant::load_variant("t.toml", &src, &edits).unwrap();
-    let (_, r) = w.run(false);
+    let (edits, _) = scenario::variant::for_technology(&src, fabric::params::Tech::Infiniband).unwrap();
+    let w = scenario::variant::load_variant("t.toml", &src, &edits).unwrap();
+    let (_, r) = report::run(&w, false);
     assert!(root_starved(&w, &r));
     assert_eq!(r.totals.drops, 0);
+}
+
+/// Time of the first incident-timeline entry of `event`.
+fn first(r: &report::Report, event: &str) -> u64 {
+    r.incidents.timeline.iter().find(|e| e.event == event).unwrap_or_else(|| panic!("no `{event}` in the timeline")).t_ps
 }

@@ -2,7 +2,7 @@
 //! every setting the two sides differ in with its reason (text and JSON), and a switch
 //! generation with no published figure shares InfiniBand's and says so.
 
-use fabric::compare;
+use report::compare;
 use units::SimDuration;
 
 mod common;
@@ -21,7 +21,7 @@ fn scenario(speed: &str, roce_switch: &str) -> String {
 }
 
 fn err(s: &str) -> String {
-    match fabric::load_str("bad.toml", s) {
+    match scenario::load_str("bad.toml", s) {
         Ok(_) => panic!("accepted a bad scenario"),
         Err(e) => e.to_string(),
     }
@@ -100,7 +100,7 @@ fn published_figures_and_explicit_times_are_used_as_such() {
     assert!(roce.report.notes.iter().any(|n| n.starts_with("switch latency auto: 300ns (spectrum-2")), "{:?}", roce.report.notes);
 
     // Left out: "auto" with no switch named.
-    let w = fabric::load_str("t.toml", &scenario("100Gbps", "")).unwrap();
+    let w = scenario::load_str("t.toml", &scenario("100Gbps", "")).unwrap();
     assert_eq!(w.params.switch_latency, SimDuration::from_ns(90));
     assert!(w.switch_latency.same_as_infiniband && w.switch_latency.source.starts_with("no switch named"), "{}", w.switch_latency.source);
 
@@ -138,6 +138,6 @@ fn bad_switch_names_and_unresolvable_auto_are_clear_errors() {
     assert!(e.contains("roce.switch_latency: \"auto\": no published figure for tomahawk-5, and 25Gbps matches no InfiniBand generation"), "{e}");
     assert!(e.contains("spectrum-1, spectrum-2, tomahawk-ultra"), "{e}");
     // With a published figure, any speed will do.
-    let w = fabric::load_str("t.toml", &scenario("25Gbps", "switch = \"spectrum\"")).unwrap();
+    let w = scenario::load_str("t.toml", &scenario("25Gbps", "switch = \"spectrum\"")).unwrap();
     assert_eq!(w.params.switch_latency, SimDuration::from_ns(300));
 }

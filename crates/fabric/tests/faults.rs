@@ -25,7 +25,7 @@ fn port_of(s: &str, spec: &str) -> fabric::topology::PortId {
 /// The SM's modelled re-sweep time (trap, sweep, routing, programming) after `ports` fail.
 fn sweep_after(s: &str, ports: &[fabric::topology::PortId]) -> u64 {
     let w = load(s);
-    let mut sm = fabric::config::sm_bring_up(&w.topo, None, w.sm.as_ref().unwrap(), 1);
+    let mut sm = scenario::ib::sm_bring_up(&w.topo, None, w.sm.as_ref().unwrap(), 1);
     sm.resweep(ports).total.ps()
 }
 
@@ -45,7 +45,7 @@ fn check_recovery_with(base: &str, reroute_field: &str, delay: &str, at: u64) {
         &format!("reroute_delay = \"{delay}\"\n{reroute_field}"),
         1,
     );
-    let (sim, r) = load(&s).run(false);
+    let (sim, r) = report::run(&load(&s), false);
     assert_eq!(r.flows.completed, 1, "RC retransmission recovers the loss");
     let cause = |name: &str| r.totals.drops_by_cause.iter().find(|(c, _)| c == name).unwrap().1;
     let down = cause("port-down");
@@ -94,10 +94,10 @@ fn roce_link_failure_is_recovered_after_reroute() {
 #[test]
 fn faults_need_a_reroute_delay_and_a_real_port() {
     let s = ib_scenario(LEAF_SPINE, &[], MSG) + "\n[[faults]]\nkind = \"link-down\"\nat = \"40us\"\nlink = \"leaf0:8\"\n";
-    let e = fabric::load_str("t.toml", &s).err().expect("must fail").to_string();
+    let e = scenario::load_str("t.toml", &s).err().expect("must fail").to_string();
     assert!(e.contains("infiniband.reroute_delay"), "{e}");
     let s = ib_scenario(LEAF_SPINE, &[("reroute_delay", "\"1us\"")], MSG) + "\n[[faults]]\nkind = \"link-down\"\nat = \"40us\"\nlink = \"leaf0:99\"\n";
-    let e = fabric::load_str("t.toml", &s).err().expect("must fail").to_string();
+    let e = scenario::load_str("t.toml", &s).err().expect("must fail").to_string();
     assert!(e.contains("faults[0].link") && e.contains("port 99 does not exist"), "{e}");
 }
 
@@ -128,7 +128,7 @@ fn roce_remote_link_failure_recovers_after_reconvergence_within_one_rto() {
     let base = roce_msg();
     let link = remote_link_of_flow0(&base);
     let s = link_down(&base, &link);
-    let (_, r) = load(&s).run(false);
+    let (_, r) = report::run(&load(&s), false);
     assert_eq!(r.flows.completed, 1);
     let rec = &r.incidents.recovery[0];
     assert_eq!(rec.qps_with_loss, 1);
@@ -148,7 +148,7 @@ fn roce_local_link_failure_is_repaired_at_once_on_both_ends() {
     let base = roce_msg();
     let link = uplink_of_flow0(&base);
     let s = link_down(&base, &link);
-    let (_, r) = load(&s).run(false);
+    let (_, r) = report::run(&load(&s), false);
     assert_eq!(r.flows.completed, 1);
     let repairs: Vec<&str> =
         r.incidents.timeline.iter().filter(|e| e.event == "local-repair" && e.t_ps == 40_000_000).map(|e| e.port.as_deref().unwrap()).collect();
@@ -176,7 +176,7 @@ fn switch_failure_recovers_on_both_fabrics() {
     // RoCE: both leaves lose their link to the dead spine and prune it at once; the spine
     // itself, dead, repairs nothing. What it held is lost and retransmitted.
     let base = roce_msg();
-    let (_, r) = load(&(base.clone() + &fault(&spine_of_flow0(&base)))).run(false);
+    let (_, r) = report::run(&load(&(base.clone() + &fault(&spine_of_flow0(&base)))), false);
     assert_eq!(r.flows.completed, 1);
     assert!(r.incidents.recovery[0].recovery_ps.is_some());
     assert_eq!(r.incidents.timeline.iter().filter(|e| e.event == "local-repair").count(), 2, "both leaves repair");
@@ -189,7 +189,7 @@ fn switch_failure_recovers_on_both_fabrics() {
     let ports: Vec<fabric::topology::PortId> =
         (spine_node.first_port..spine_node.first_port + spine_node.nports).map(fabric::topology::PortId).filter(|&p| w.topo.port(p).peer.is_some()).collect();
     let sweep = sweep_after(&ib, &ports);
-    let (sim, r) = load(&(ib + &fault(&spine))).run(false);
+    let (sim, r) = report::run(&load(&(ib + &fault(&spine))), false);
     assert_eq!(sim.stats.reroutes, vec![40_000_000 + sweep]);
     assert_eq!(r.flows.completed, 1);
     let t = r.incidents.recovery[0].recovery_ps.unwrap();
@@ -201,7 +201,7 @@ fn infiniband_recovery_waits_for_the_sm_resweep() {
     let s = ib_scenario(LEAF_SPINE, &[("timeout", "8"), ("routing", "\"ftree\""), ("reroute_delay", "\"auto\"")], MSG);
     let link = uplink_of_flow0(&s);
     let sweep = sweep_after(&s, &[port_of(&s, &link)]);
-    let (_, r) = load(&link_down(&s, &link)).run(false);
+    let (_, r) = report::run(&load(&link_down(&s, &link)), false);
     let t = r.incidents.recovery[0].recovery_ps.unwrap();
     assert!((sweep..=sweep + RTO_8).contains(&t), "recovery {t} ps, sweep {sweep} ps");
 }
@@ -219,13 +219,13 @@ fn a_dead_master_sm_leaves_failures_unrouted_until_the_standby_takes_over() {
             "{s}\n[[faults]]\nkind = \"sm-failure\"\nat = \"10us\"\nstandby = {standby}\n[[faults]]\nkind = \"link-down\"\nat = \"40us\"\nlink = \"{link}\"\n"
         )
     };
-    let (sim, r) = load(&faults(true)).run(false);
+    let (sim, r) = report::run(&load(&faults(true)), false);
     let takeover = 10_000_000 + 50_000_000_000_000u64;
     assert_eq!(sim.stats.reroutes, vec![takeover + sweep]);
     assert_eq!(first(&r, "sm-takeover"), takeover);
     // Eight local ACK timeouts (1.05 ms each) run out long before: the QP fails.
     assert_eq!(r.flows.failed, 1);
-    let (sim, r) = load(&faults(false)).run(false);
+    let (sim, r) = report::run(&load(&faults(false)), false);
     assert!(sim.stats.reroutes.is_empty(), "no SM, no new routes");
     assert!(r.incidents.timeline.iter().any(|e| e.event == "no-reroute"));
 }
@@ -233,7 +233,7 @@ fn a_dead_master_sm_leaves_failures_unrouted_until_the_standby_takes_over() {
 #[test]
 fn bad_faults_are_refused_naming_the_field() {
     let roce = roce_msg();
-    let err = |extra: &str| match fabric::load_str("t.toml", &format!("{roce}\n{extra}")) {
+    let err = |extra: &str| match scenario::load_str("t.toml", &format!("{roce}\n{extra}")) {
         Ok(_) => panic!("accepted: {extra}"),
         Err(e) => e.to_string(),
     };
@@ -261,9 +261,14 @@ fn bad_faults_are_refused_naming_the_field() {
     assert!(e.contains("faults[0].duration"), "{e}");
     let wd = roce
         .replace("response = \"auto\" }", "response = \"auto\", watchdog = { detection_time = \"1ms\", restoration_time = \"1ms\", action = \"ignore\" } }");
-    let e = fabric::load_str("t.toml", &wd).err().expect("refused").to_string();
+    let e = scenario::load_str("t.toml", &wd).err().expect("refused").to_string();
     assert!(e.contains("roce.pfc.watchdog.action"), "{e}");
     let ib = ib_scenario(LEAF_SPINE, &[("vl_stall_count", "9")], MSG);
-    let e = fabric::load_str("t.toml", &ib).err().expect("refused").to_string();
+    let e = scenario::load_str("t.toml", &ib).err().expect("refused").to_string();
     assert!(e.contains("infiniband.vl_stall_count") && e.contains("1..7"), "{e}");
+}
+
+/// Time of the first incident-timeline entry of `event`.
+fn first(r: &report::Report, event: &str) -> u64 {
+    r.incidents.timeline.iter().find(|e| e.event == event).unwrap_or_else(|| panic!("no `{event}` in the timeline")).t_ps
 }

@@ -15,7 +15,7 @@
 mod common;
 use common::*;
 
-fn world(headroom: &str, xoff: &str) -> fabric::World {
+fn world(headroom: &str, xoff: &str) -> scenario::World {
     let topo = r#"
 [topology]
 kind = "explicit"
@@ -78,7 +78,7 @@ fn auto_headroom_is_enough_and_one_mtu_less_is_not() {
         let p0 = w.topo.port_of(fabric::topology::NodeId(8), 0).0 as usize;
         let auto_cells = w.headroom_cells[p0];
         assert_eq!(auto_cells, frames * frame_cells, "{xoff}");
-        let (sim, r) = w.run(false);
+        let (sim, r) = report::run(&w, false);
         let peak = sim.stats.ports[p0].peak_headroom_cells;
         assert_eq!(r.totals.drops, 0, "{xoff}");
         assert!(r.totals.pfc_frames > 50, "{xoff}: the pattern must pause often: {}", r.totals.pfc_frames);
@@ -88,7 +88,7 @@ fn auto_headroom_is_enough_and_one_mtu_less_is_not() {
         }
         // One maximum frame (4174 B = 17 cells of 256 B) less.
         let short = world(&format!("{}B", (auto_cells - frame_cells) * 256), xoff);
-        let (_, r2) = short.run(false);
+        let (_, r2) = report::run(&short, false);
         let hdrm_drops = r2.totals.drops_by_cause.iter().find(|(c, _)| c == "headroom-overflow").unwrap().1;
         assert!(hdrm_drops > 0, "{xoff}: peak {peak} of {auto_cells} cells; with {} cells nothing dropped", auto_cells - frame_cells);
         assert_eq!(hdrm_drops, r2.totals.drops, "{xoff}");

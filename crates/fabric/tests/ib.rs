@@ -27,7 +27,7 @@ fn one_message(forwarding: &str, size: &str, ack_every: &str) -> (u64, u64) {
         &[("forwarding", &format!("\"{forwarding}\"")), ("ack_every", ack_every)],
         &format!("[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 8\nsize = \"{size}\"\nat = \"0us\"\nsl = 0\n"),
     );
-    let (_, r) = load(&s).run(false);
+    let (_, r) = report::run(&load(&s), false);
     assert_eq!(r.flows.completed, 1);
     assert_eq!(r.totals.drops, 0);
     (r.flow_records[0].fct_ps.unwrap(), r.flow_records[0].ideal_ps)
@@ -81,7 +81,7 @@ fn long_haul_gbps(cable: &str, vl_buffer: &str) -> f64 {
         &[("vl_buffer", &format!("\"{vl_buffer}\""))],
         "[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 8\nsize = \"20MB\"\nat = \"0us\"\nsl = 0\n",
     );
-    let (_, r) = load(&s).run(false);
+    let (_, r) = report::run(&load(&s), false);
     assert_eq!(r.flows.completed, 1);
     assert_eq!(r.totals.drops, 0);
     20e6 * 8.0 / (r.flow_records[0].fct_ps.unwrap() as f64 / 1e12) / 1e9
@@ -124,7 +124,7 @@ fabric_link = { speed = "100Gbps", delay = "1us" }
         &[("forwarding", "\"store-and-forward\"")],
         &format!("[[traffic]]\nkind = \"incast\"\nreceiver = 0\nsenders = [{}]\nsize = \"1MB\"\nsl = 0\n", senders.join(",")),
     );
-    let (_, r) = load(&s).run(false);
+    let (_, r) = report::run(&load(&s), false);
     assert_eq!(r.flows.completed, 127);
     assert_eq!(r.totals.drops, 0, "credits: no drops");
     let analytical = 127.0 * 1_008_346.0 * 80.0;
@@ -148,12 +148,12 @@ fn minhop_on_a_ring_deadlocks_and_the_cycle_is_named_dfsssp_completes() {
     );
     // The deadlock-free engine on the same fabric and traffic: VL layers break the cycles.
     let free = s.replace("routing = \"minhop\"", "routing = \"dfsssp\"").replace("data_vls = 1", "data_vls = 4");
-    let (_, r) = load(&free).run(false);
+    let (_, r) = report::run(&load(&free), false);
     assert!(r.totals.deadlock.is_none());
     assert_eq!(r.flows.completed, r.flows.count);
     assert_eq!(r.totals.drops, 0);
     let w = load(&s);
-    let (sim, r) = w.run(false);
+    let (sim, r) = report::run(&w, false);
     let dl = r.totals.deadlock.as_ref().expect("the watchdog must find the deadlock");
     assert!(r.flows.completed < r.flows.count);
     assert_eq!(r.totals.drops, 0, "credits never drop, even deadlocked");
@@ -178,7 +178,7 @@ fn hoq_lifetime_breaks_the_credit_loop_by_discarding() {
         &[("vl_buffer", "\"16KiB\""), ("hoq_lifetime", "\"100us\""), ("switch_lifetime", "\"infinite\""), ("timeout", "8")],
         "[[traffic]]\nkind = \"all-to-all\"\nsize = \"2MB\"\nsl = 0\n",
     );
-    let (_, r) = load(&s).run(false);
+    let (_, r) = report::run(&load(&s), false);
     assert!(r.totals.deadlock.is_none(), "discards must keep the fabric moving");
     let hoq = r.totals.drops_by_cause.iter().find(|(c, _)| c == "hoq-lifetime").map(|&(_, n)| n).unwrap();
     assert!(hoq > 0);
@@ -201,7 +201,7 @@ fn victim(cc: &str) -> (f64, f64) {
         &over,
         "[[traffic]]\nkind = \"incast\"\nreceiver = 0\nsenders = [8, 9, 10, 11, 12, 13, 14]\nsize = \"4MB\"\nsl = 0\n\n[[traffic]]\nkind = \"message\"\nsrc = 15\ndst = 1\nsize = \"4MB\"\nat = \"0us\"\nsl = 0\n",
     );
-    let (_, r) = load(&s).run(false);
+    let (_, r) = report::run(&load(&s), false);
     assert_eq!(r.flows.completed, 8);
     assert_eq!(r.totals.drops, 0);
     let fs = &r.flow_records;
@@ -255,7 +255,7 @@ fn per_port_sl_to_vl_tables_isolate_the_victim_on_its_own_vl() {
             &over,
             "[[traffic]]\nkind = \"incast\"\nreceiver = 0\nsenders = [8, 9, 10, 11, 12, 13, 14]\nsize = \"4MB\"\nsl = 0\n\n[[traffic]]\nkind = \"message\"\nsrc = 15\ndst = 1\nsize = \"4MB\"\nat = \"0us\"\nsl = 1\n",
         );
-        let (_, r) = load(&s).run(false);
+        let (_, r) = report::run(&load(&s), false);
         assert_eq!(r.flows.completed, 8);
         assert_eq!(r.totals.drops, 0);
         let fs = &r.flow_records;
@@ -277,6 +277,6 @@ fn per_port_sl_to_vl_tables_isolate_the_victim_on_its_own_vl() {
         &[("sl_to_vl_ports", "[{ node = \"spine0\", map = { 1 = 3 } }]")],
         "[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 3\nsize = \"1MB\"\nat = \"0us\"\nsl = 1\n",
     );
-    let e = fabric::load_str("bad.toml", &bad).err().expect("refused").to_string();
+    let e = scenario::load_str("bad.toml", &bad).err().expect("refused").to_string();
     assert!(e.contains("sl_to_vl_ports[0].map") && e.contains("VL 3"), "{e}");
 }

@@ -22,7 +22,7 @@ fn mixed_speeds() -> String {
 const SWITCH_LATENCY: &str = "250ns";
 
 /// A 1 MB message h0 -> h8 alone on a RoCEv2 fabric (DCQCN off).
-fn roce_alone(topology: &str, forwarding: &str) -> fabric::World {
+fn roce_alone(topology: &str, forwarding: &str) -> scenario::World {
     let s = scenario(
         topology,
         &format!("forwarding = \"{forwarding}\"\ndcqcn = {{ preset = \"off\" }}"),
@@ -34,7 +34,7 @@ fn roce_alone(topology: &str, forwarding: &str) -> fabric::World {
 }
 
 /// A 1 MB message h0 -> h8 alone on an InfiniBand fabric, one ACK per message.
-fn ib_alone(topology: &str, forwarding: &str) -> fabric::World {
+fn ib_alone(topology: &str, forwarding: &str) -> scenario::World {
     let s = ib_scenario(
         topology,
         &[("forwarding", &format!("\"{forwarding}\"")), ("ack_every", "1000"), ("switch_latency", &format!("\"{SWITCH_LATENCY}\""))],
@@ -44,8 +44,8 @@ fn ib_alone(topology: &str, forwarding: &str) -> fabric::World {
 }
 
 /// The one flow of `w` completes in exactly its ideal time; returns that time.
-fn assert_ideal(w: &fabric::World) -> u64 {
-    let (_, r) = w.run(false);
+fn assert_ideal(w: &scenario::World) -> u64 {
+    let (_, r) = report::run(w, false);
     assert_eq!(r.flows.completed, 1);
     assert_eq!(r.totals.drops, 0);
     let f = &r.flow_records[0];
@@ -124,7 +124,7 @@ fn roce_mixed_speed_cut_through_closed_form() {
 /// one-speed fabric; none in store-and-forward mode.
 #[test]
 fn only_switches_whose_ports_run_at_one_speed_cut_through() {
-    let cuts = |w: &fabric::World, name: &str| {
+    let cuts = |w: &scenario::World, name: &str| {
         let node = w.topo.nodes.iter().position(|n| n.name == name).expect("node");
         fabric::timing::cuts_through(&w.topo, &w.params, fabric::topology::NodeId(node as u32))
     };

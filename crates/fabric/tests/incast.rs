@@ -7,7 +7,7 @@
 mod common;
 use common::*;
 
-fn incast(dcqcn: &str) -> fabric::report::Report {
+fn incast(dcqcn: &str) -> report::Report {
     let topo = r#"
 [topology]
 kind = "fat-tree"
@@ -24,12 +24,12 @@ fabric_link = { speed = "100Gbps", delay = "1us" }
         BUFFER,
         &format!("[[traffic]]\nkind = \"incast\"\nreceiver = 0\nsenders = [{}]\nsize = \"1MB\"\ndscp = 26\n", senders.join(",")),
     );
-    load(&s).run(false).1
+    report::run(&load(&s), false).1
 }
 
 const ANALYTICAL_PS: f64 = 127.0 * 1_020_106.0 * 80.0;
 
-fn check(r: &fabric::report::Report) {
+fn check(r: &report::Report) {
     assert_eq!(r.flows.completed, 127);
     assert_eq!(r.totals.drops, 0, "lossless: no drops");
     let max = r.flows.fct_max_ps as f64;

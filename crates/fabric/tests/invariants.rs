@@ -54,10 +54,10 @@ proptest! {
 #[test]
 fn same_seed_same_json() {
     let s = random_scenario(3, 6, 150, true, 1024, false);
-    let a = serde_json::to_string(&load(&s).run(false).1).unwrap();
-    let b = serde_json::to_string(&load(&s).run(false).1).unwrap();
+    let a = serde_json::to_string(&report::run(&load(&s), false).1).unwrap();
+    let b = serde_json::to_string(&report::run(&load(&s), false).1).unwrap();
     assert_eq!(a, b);
-    let c = serde_json::to_string(&load(&s.replace("seed = 3", "seed = 4")).run(false).1).unwrap();
+    let c = serde_json::to_string(&report::run(&load(&s.replace("seed = 3", "seed = 4")), false).1).unwrap();
     assert_ne!(a, c, "the seed changes the permutation and ECN draws");
 }
 
@@ -70,7 +70,7 @@ fn all_to_all_completes_losslessly() {
         BUFFER,
         "[[traffic]]\nkind = \"all-to-all\"\nsize = \"64KB\"\ndscp = 26\n",
     );
-    let (sim, r) = load(&s).run(false);
+    let (sim, r) = report::run(&load(&s), false);
     assert_eq!(r.flows.count, 16 * 15);
     assert_eq!(r.flows.completed, 16 * 15);
     assert_eq!(r.totals.lossless_drops, 0);

@@ -262,7 +262,7 @@ xon_offset = "3KiB"
 /// Pins every flow's data packets and ACKs to the switch ports the ns-3 flow took (ns-3
 /// device d of a switch is our port d − 1: `gen.py` writes the links in our topology's
 /// order; checked here against the peer of every hop).
-fn pin_paths(w: &fabric::World, sim: &mut fabric::Sim, run: &Ns3Run) {
+fn pin_paths(w: &scenario::World, sim: &mut fabric::Sim, run: &Ns3Run) {
     let t = &w.topo;
     let by_name: HashMap<&str, NodeId> = t.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), NodeId(i as u32))).collect();
     let hosts = run.meta["hosts"].as_u64().expect("hosts") as u32;
@@ -320,7 +320,7 @@ struct Ours {
     cnps: u64,
 }
 
-/// Element ⌈q·n⌉ − 1 of the sorted values (nearest rank, as report.rs and analyze.py).
+/// Element ⌈q·n⌉ − 1 of the sorted values (nearest rank, as `report::build` and analyze.py).
 fn pct(sorted: &[f64], q: f64) -> f64 {
     let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
     sorted[i]
@@ -328,11 +328,11 @@ fn pct(sorted: &[f64], q: f64) -> f64 {
 
 fn run_ours(run: &Ns3Run, cc: Cc, sample: Option<&str>, seed: u64) -> Ours {
     let text = scenario(run, cc, sample, seed);
-    let w = fabric::load_str(&format!("ns3-{}.toml", run.name), &text).unwrap_or_else(|e| panic!("{e}"));
+    let w = scenario::load_str(&format!("ns3-{}.toml", run.name), &text).unwrap_or_else(|e| panic!("{e}"));
     let mut sim = w.simulator(sample.is_some());
     pin_paths(&w, &mut sim, run);
     sim.run();
-    let r = fabric::report::build(&w, &sim.stats);
+    let r = report::build(&w, &sim.stats);
     assert_eq!(r.flows.completed as usize, run.flows.len(), "{}: every flow completes", run.name);
     assert_eq!(r.totals.drops, 0, "{}: no drops (ns-3 dropped none)", run.name);
     let mut fct: Vec<f64> = r.flow_records.iter().map(|f| f.fct_ps.expect("completed") as f64 / 1e3).collect();

@@ -134,7 +134,7 @@ fn aggregation_nodes_are_routed_through_their_switch() {
     for t in [Topology::fat_tree(4, L, L).unwrap(), Topology::leaf_spine(4, 2, 4, 1, 2, L, L).unwrap()] {
         let a = t.with_aggregation_nodes().unwrap();
         let hosts = t.endpoints.len() as u32;
-        let job = fabric::sharp::job_tree(&a, &(0..hosts).collect::<Vec<_>>()).unwrap();
+        let job = scenario::sharp::job_tree(&a, &(0..hosts).collect::<Vec<_>>()).unwrap();
         for engine in [Engine::Updn, Engine::Ftree] {
             let mut plain = SubnetManager::new(&t, SmConfig { engine, ..Default::default() });
             plain.bring_up();

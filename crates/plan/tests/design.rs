@@ -379,7 +379,7 @@ fn emitted_scenarios_load_and_run() {
         for tech in [Technology::Roce, Technology::Infiniband] {
             let src = scenario(&d, tech, "fabriclab design (test)").unwrap();
             assert!(src.contains(&format!("kind = \"{kind}\"")), "{i:?}: {src}");
-            let w = fabric::load_str("emitted.toml", &src).unwrap_or_else(|e| panic!("{i:?} {tech:?}: {e}\n{src}"));
+            let w = scenario::load_str("emitted.toml", &src).unwrap_or_else(|e| panic!("{i:?} {tech:?}: {e}\n{src}"));
             assert_eq!(w.topo.endpoints.len() as u64, eps, "{i:?}");
             let switches = w.topo.nodes.iter().filter(|n| n.kind == fabric::topology::NodeKind::Switch).count() as u64;
             assert_eq!(switches, d.totals.switches, "{i:?}");
@@ -392,7 +392,7 @@ fn emitted_scenarios_load_and_run() {
                 assert!(w.switch_latency.same_as_infiniband, "{i:?}");
             }
             if run && tech == Technology::Roce {
-                let (_, report) = w.run(false);
+                let (_, report) = report::run(&w, false);
                 assert_eq!(report.flows.failed, 0, "{i:?}");
                 assert_eq!(report.flows.completed, report.flows.count, "{i:?}");
                 assert_eq!(report.totals.lossless_drops, 0, "{i:?}");
@@ -413,7 +413,7 @@ fn emitted_scenarios_load_and_run() {
     // One switch: minhop routing (OpenSM's ftree needs two switch levels).
     let src = scenario(&design(&endpoints(40, 64)).unwrap(), Technology::Infiniband, "x").unwrap();
     assert!(src.contains("routing = \"minhop\""), "{src}");
-    let w = fabric::load_str("emitted.toml", &src).unwrap();
+    let w = scenario::load_str("emitted.toml", &src).unwrap();
     assert!(!w.notes.iter().any(|n| n.contains("fell back")), "{:?}", w.notes);
     // InfiniBand needs an InfiniBand speed; RoCE at 25G leaves [infiniband] out.
     let mut i = endpoints(16, 8);
@@ -425,6 +425,6 @@ fn emitted_scenarios_load_and_run() {
     // No InfiniBand figure to share at 25G: Spectrum-1 is named for its published 300 ns,
     // with the source in a comment.
     assert!(src.contains("switch = \"spectrum-1\"\nswitch_latency = \"auto\"\n") && src.contains("techrepublic.com"), "{src}");
-    let w = fabric::load_str("emitted.toml", &src).unwrap();
+    let w = scenario::load_str("emitted.toml", &src).unwrap();
     assert_eq!(w.params.switch_latency, units::SimDuration::from_ns(300));
 }

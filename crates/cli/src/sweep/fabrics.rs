@@ -7,7 +7,7 @@
 //! Left out: the variants themselves (`vary.rs`) and which runs a shard owns (`shard.rs`).
 
 use fabric::params::Tech;
-use fabric::variant::{for_technology, load_variant, Edit};
+use scenario::variant::{for_technology, load_variant, Edit};
 use toml::Table;
 
 use super::vary::Param;

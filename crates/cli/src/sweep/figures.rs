@@ -4,7 +4,7 @@
 //!
 //! Left out: how rows are laid out (`csv_file.rs`) and drawn (`plot.rs`).
 
-use fabric::report::Report;
+use report::Report;
 
 /// A plottable figure: its `--metric` name, its CSV column and its axis label.
 pub(super) struct Metric {

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use fabric::variant::Edit;
+use scenario::variant::Edit;
 
 use super::csv_file::{Meta, Row};
 use super::fabrics::{Fabric, Mode};

@@ -4,7 +4,7 @@
 //!
 //! Left out: what a task is and which ones a shard owns (`shard.rs`).
 
-use fabric::variant::load_variant;
+use scenario::variant::load_variant;
 
 use super::figures::cells;
 use super::shard::Task;
@@ -35,7 +35,7 @@ pub(super) fn simulate_all(name: &str, src: &str, tasks: &[Task], workers: usize
         let t = &tasks[i];
         bar.set_message(format!("{} {}", t.fabric.title(), t.label));
         // Compiled once already; only a topology file changed meanwhile could fail here.
-        let r = load_variant(name, src, &t.edits).map(|w| cells(&w.run(false).1));
+        let r = load_variant(name, src, &t.edits).map(|w| cells(&report::run(&w, false).1));
         bar.inc(1);
         r
     });

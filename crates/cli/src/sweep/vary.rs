@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use fabric::variant::Edit;
+use scenario::variant::Edit;
 use toml::{Table, Value};
 
 /// A `--vary`: the name as given (a path or a shortcut), its values, and the edits each

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use fabric::routing::Lft;
+use fabric::lft::Lft;
 use fabric::topology::{NodeId, PortId, Topology};
 use units::{BitRate, SimDuration};
 

@@ -1,10 +1,12 @@
 //! Bad scenario files get errors that name the file, the line, the field and what is expected.
 
+// The scenario-text builders the simulator's tests share.
+#[path = "../../fabric/tests/common.rs"]
 mod common;
 use common::*;
 
 fn err(s: &str) -> String {
-    match fabric::load_str("bad.toml", s) {
+    match scenario::load_str("bad.toml", s) {
         Ok(_) => panic!("accepted a bad scenario"),
         Err(e) => e.to_string(),
     }
@@ -92,9 +94,9 @@ fn impossible_values() {
 #[test]
 fn an_error_line_is_never_a_comment() {
     let src = "# algorithm = \"ring\" would be the default\n[scenario]\nname = \"x\"\nseed = 1\n";
-    assert_eq!(fabric::config::locate(src, "traffic[0].algorithm"), None);
+    assert_eq!(scenario::locate(src, "traffic[0].algorithm"), None);
     let src = format!("{src}# seed = 2\n[[traffic]]\nalgorithm = \"sharp\"\n");
-    assert_eq!(fabric::config::locate(&src, "traffic[0].algorithm"), Some(7));
+    assert_eq!(scenario::locate(&src, "traffic[0].algorithm"), Some(7));
 }
 
 /// DCQCN: a preset or rule that does not exist is named with what is accepted; ns-3's grid

@@ -13,8 +13,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::{build, err, parse, read_text, Guids, IbTopology, RawFile, TopoFileError};
-use crate::subnet_manager::layout::{IbLayout, IBSIM_CA_GUID_BASE, IBSIM_SWITCH_GUID_BASE};
-use crate::topology::Topology;
+use fabric::subnet_manager::layout::{IbLayout, IBSIM_CA_GUID_BASE, IBSIM_SWITCH_GUID_BASE};
+use fabric::topology::Topology;
 
 /// ibsim's include depth limit (`sim_net.c`: MAX_INCLUDE 9).
 const MAX_INCLUDE: usize = 9;

@@ -2,14 +2,16 @@
 //! file's names, GUIDs, port numbers and speeds; the ibsim writer round-trips; bad files
 //! give file:line errors.
 
+// The subnet manager tests' route walker.
+#[path = "../../fabric/tests/sm_util/mod.rs"]
 mod sm_util;
 
 use std::path::PathBuf;
 
 use fabric::subnet_manager::layout::IbLayout;
 use fabric::subnet_manager::{SmConfig, SubnetManager};
-use fabric::topofile::{ibnetdiscover, ibsim, IbTopology};
 use fabric::topology::Topology;
+use scenario::topofile::{ibnetdiscover, ibsim, IbTopology};
 use sm_util::{walk, L};
 use units::BitRate;
 
@@ -100,7 +102,7 @@ fn reads_ibsim_net_files_with_includes() {
     assert_eq!(links.len(), 6);
     assert!(links.contains(&(("H_2".into(), 2), ("Switch1".into(), 2), 400_000_000_000)), "w=2 e=8: 4x NDR");
     assert!(links.contains(&(("Switch1".into(), 3), ("Switch2".into(), 3), 200_000_000_000)), "w=2 e=4: 4x HDR");
-    assert!(links.contains(&(("H_3".into(), 1), ("Switch2".into(), 5), fabric::topofile::DEFAULT_RATE.0)), "no options: default");
+    assert!(links.contains(&(("H_3".into(), 1), ("Switch2".into(), 5), scenario::topofile::DEFAULT_RATE.0)), "no options: default");
     // The SM is on the first node's first port.
     assert_eq!(lay.sm, (lay.node_by_name("H_1").unwrap(), 1));
     routes_everything(&x);
@@ -220,10 +222,10 @@ mod never_panics {
         #![proptest_config(ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(7), ..ProptestConfig::default() })]
         #[test]
         fn readers_return_errors_not_panics(src in text()) {
-            if let Err(e) = fabric::topofile::ibsim::read_str("p.net", &src) {
+            if let Err(e) = scenario::topofile::ibsim::read_str("p.net", &src) {
                 prop_assert!(e.to_string().starts_with("p.net:"));
             }
-            if let Err(e) = fabric::topofile::ibnetdiscover::read_str("p.txt", &src) {
+            if let Err(e) = scenario::topofile::ibnetdiscover::read_str("p.txt", &src) {
                 prop_assert!(e.to_string().starts_with("p.txt:"));
             }
         }

@@ -6,8 +6,8 @@
 use units::{Bytes, SimTime};
 use workload::{Dag, Node};
 
-use crate::params::FlowSpec;
-use crate::topology::{NodeKind, Topology};
+use fabric::params::FlowSpec;
+use fabric::topology::{NodeKind, Topology};
 
 /// How ranks are laid onto the job's NICs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,8 +2,10 @@
 //! analytical bounds of ring all-reduce and all-to-all, on both fabrics (each scenario runs
 //! through `compare`, which builds the InfiniBand side from the same file).
 
-use fabric::compare::{self, Side};
+use report::compare::{self, Side};
 
+// The scenario-text builders the simulator's tests share.
+#[path = "../../fabric/tests/common.rs"]
 mod common;
 
 /// A 2-tier leaf-spine at 100 Gb/s with the shared test RoCE section (PFC as in
@@ -44,7 +46,7 @@ fn ring_all_reduce_busbw_is_within_3_percent_of_the_link_payload_rate() {
         lossless(s);
         let c = &s.report.collectives[0];
         // The bound from first principles: 100 Gb/s × 4096 / wire bytes of a 4096 B packet.
-        let wire = s.world.params.mtu.0 as f64 / fabric::report::payload_efficiency(&s.world.params);
+        let wire = s.world.params.mtu.0 as f64 / report::payload_efficiency(&s.world.params);
         let bound = 100e9 / 8.0 * 4096.0 / wire / 1e9;
         assert!((c.busbw_bound_gbs - bound).abs() < 1e-9);
         assert!(c.busbw_gbs <= bound, "{:?}: busbw {} above the bound {bound}", s.report.fabric, c.busbw_gbs);
@@ -168,7 +170,7 @@ fn bad_collectives_are_refused() {
         ("op = \"all-reduce\"\nsize = \"1MiB\"\nalgorithm = \"sharp\"", "traffic[0].algorithm"),
     ] {
         let src = scenario(2, 4, "", "off", bad);
-        let e = match fabric::load_str("bad.toml", &src.replace("sl = 0\n", "")) {
+        let e = match scenario::load_str("bad.toml", &src.replace("sl = 0\n", "")) {
             Err(e) => e.to_string(),
             Ok(_) => panic!("accepted: {bad}"),
         };
@@ -191,7 +193,7 @@ fn dequeue_marking_relieves_dcqcn_on_the_tree() {
         let src = scenario(2, 4, "", preset, "op = \"all-reduce\"\nalgorithm = \"tree\"\nsize = \"16MiB\"\nchunk = \"128KiB\"")
             .replace("dcqcn = {", &format!("ecn_marking = \"{point}\"\ndcqcn = {{"))
             .replace("sl = 0\n", "");
-        let r = fabric::load_str("t.toml", &src).unwrap().run(false).1;
+        let r = report::run(&scenario::load_str("t.toml", &src).unwrap(), false).1;
         assert_eq!(r.totals.drops, 0);
         r.collectives[0].busbw_gbs
     };
@@ -200,13 +202,13 @@ fn dequeue_marking_relieves_dcqcn_on_the_tree() {
     let (enq, deq) = (busbw("nvidia-default", "enqueue"), busbw("nvidia-default", "dequeue"));
     assert!(deq > enq && deq < 1.2 * enq, "nvidia-default: dequeue {deq} vs enqueue {enq} GB/s");
     let bad = scenario(2, 4, "", "off", "op = \"all-reduce\"\nsize = \"1MiB\"").replace("dcqcn = {", "ecn_marking = \"sometimes\"\ndcqcn = {");
-    let e = fabric::load_str("t.toml", &bad.replace("sl = 0\n", "")).err().expect("refused").to_string();
+    let e = scenario::load_str("t.toml", &bad.replace("sl = 0\n", "")).err().expect("refused").to_string();
     assert!(e.contains("roce.ecn_marking") && e.contains("dequeue"), "{e}");
 }
 
 /// An InfiniBand leaf-spine of `leaves` × `hosts_per_leaf` hosts at 400 Gb/s (NDR), two
 /// spines, routed by `routing`, with one all-reduce of `size` by `algorithm`.
-fn ib_all_reduce(leaves: u32, hosts_per_leaf: u32, routing: &str, algorithm: &str, size: &str) -> fabric::report::Report {
+fn ib_all_reduce(leaves: u32, hosts_per_leaf: u32, routing: &str, algorithm: &str, size: &str) -> report::Report {
     let topology = format!(
         "[topology]\nkind = \"leaf-spine\"\nleaves = {leaves}\nspines = 2\nhosts_per_leaf = {hosts_per_leaf}\n\
          host_link = {{ speed = \"400Gbps\", cable = \"3m\" }}\nfabric_link = {{ speed = \"400Gbps\", cable = \"20m\" }}\n"
@@ -214,7 +216,7 @@ fn ib_all_reduce(leaves: u32, hosts_per_leaf: u32, routing: &str, algorithm: &st
     let traffic =
         format!("[[traffic]]\nkind = \"collective\"\nsl = 0\nop = \"all-reduce\"\nalgorithm = \"{algorithm}\"\nsize = \"{size}\"\nchunk = \"128KiB\"\n");
     let src = common::ib_scenario(&topology, &[("routing", &format!("\"{routing}\""))], &traffic);
-    let r = common::load(&src).run(false).1;
+    let r = report::run(&common::load(&src), false).1;
     assert_eq!(r.totals.drops, 0, "{algorithm}: drops");
     assert_eq!(r.flows.failed, 0);
     assert!(r.collectives[0].time_ps.is_some(), "{algorithm}: unfinished");
@@ -270,19 +272,19 @@ fn sharp_runs_on_infiniband_and_falls_back_to_ring_on_roce() {
     assert!(text.contains("runs it with NCCL's ring"), "{text}");
 
     let roce_only = src.replace("sl = 0\n", "");
-    let e = fabric::load_str("t.toml", &roce_only).err().expect("refused").to_string();
+    let e = scenario::load_str("t.toml", &roce_only).err().expect("refused").to_string();
     assert!(e.contains("traffic[0].algorithm") && e.contains("InfiniBand") && e.contains("ring"), "{e}");
     let gather = common::ib_scenario(
         "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 2\nhost_link = { speed = \"100Gbps\", cable = \"3m\" }\nfabric_link = { speed = \"100Gbps\", cable = \"3m\" }",
         &[],
         "[[traffic]]\nkind = \"collective\"\nsl = 0\nop = \"all-gather\"\nalgorithm = \"sharp\"\nsize = \"1MiB\"",
     );
-    let e = fabric::load_str("t.toml", &gather).err().expect("refused").to_string();
+    let e = scenario::load_str("t.toml", &gather).err().expect("refused").to_string();
     assert!(e.contains("in-network all-reduce"), "{e}");
     // A fabric read from ibnetdiscover output lists no aggregation nodes.
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let file = std::fs::read_to_string(dir.join("ib-from-ibnetdiscover.toml")).unwrap()
         + "\n[[traffic]]\nkind = \"collective\"\nsl = 0\nop = \"all-reduce\"\nalgorithm = \"sharp\"\nsize = \"1MiB\"\n";
-    let e = fabric::config::load_str_at("f.toml", &file, &dir).err().expect("refused").to_string();
+    let e = scenario::load_str_at("f.toml", &file, &dir).err().expect("refused").to_string();
     assert!(e.contains("traffic[1].algorithm") && e.contains("topology file"), "{e}");
 }

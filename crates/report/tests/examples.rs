@@ -1,10 +1,10 @@
 //! Every bundled example loads, runs to completion in seconds, and shows what its header
 //! comment promises.
 
-fn run(name: &str) -> fabric::report::Report {
+fn run(name: &str) -> report::Report {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name);
-    let w = fabric::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    w.run(false).1
+    let w = scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    report::run(&w, false).1
 }
 
 #[test]
@@ -55,11 +55,11 @@ fn background_example_offers_its_load_in_a_lossy_class() {
     assert_eq!(r.flows.completed, r.flows.count);
 }
 
-fn events(r: &fabric::report::Report, event: &str) -> usize {
+fn events(r: &report::Report, event: &str) -> usize {
     r.incidents.timeline.iter().filter(|e| e.event == event).count()
 }
 
-fn drops(r: &fabric::report::Report, cause: &str) -> u64 {
+fn drops(r: &report::Report, cause: &str) -> u64 {
     r.totals.drops_by_cause.iter().find(|(c, _)| c == cause).map_or(0, |&(_, n)| n)
 }
 
@@ -97,7 +97,7 @@ fn failure_examples_show_their_failure() {
     for name in ["deadlock-ring.toml", "routing-loop.toml"] {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name);
         let src = std::fs::read_to_string(&path).unwrap();
-        let (_, ib, roce) = fabric::compare::run(name, &src, false).unwrap();
+        let (_, ib, roce) = report::compare::run(name, &src, false).unwrap();
         assert!(ib.report.totals.deadlock.is_some() && roce.report.totals.deadlock.is_some(), "{name}");
     }
 }

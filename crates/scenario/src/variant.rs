@@ -8,8 +8,8 @@
 
 use toml::{Table, Value};
 
-use crate::config::{load_str, ConfigError, World};
-use crate::params::Tech;
+use crate::{load_str, ConfigError, World};
+use fabric::params::Tech;
 
 /// One field to change.
 #[derive(Clone, Debug, PartialEq)]
@@ -131,8 +131,8 @@ pub fn load_variant(file: &str, src: &str, edits: &[Edit]) -> Result<World, Conf
     let label = format!("{file} [{}]", edits.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", "));
     let text = apply(src, edits).map_err(|msg| ConfigError { file: label.clone(), line: None, field: "-".into(), msg })?;
     let base = std::path::Path::new(file).parent().unwrap_or(std::path::Path::new("."));
-    crate::config::load_str_at(&label, &text, base).map_err(|mut e| {
-        e.line = crate::config::locate(src, &e.field);
+    crate::load_str_at(&label, &text, base).map_err(|mut e| {
+        e.line = crate::locate(src, &e.field);
         e
     })
 }

@@ -32,7 +32,7 @@
 
 use std::collections::VecDeque;
 
-use crate::topology::{NodeId, Topology};
+use fabric::topology::{NodeId, Topology};
 
 /// A job's aggregation tree in the workload's terms, and where its vertices live.
 #[derive(Clone, Debug)]

@@ -26,8 +26,8 @@ use std::collections::HashMap;
 
 use units::{BitRate, SimDuration};
 
-use crate::subnet_manager::layout::{IbLayout, IbNode};
-use crate::topology::{LinkSpec, PortId, Topology};
+use fabric::subnet_manager::layout::{IbLayout, IbNode};
+use fabric::topology::{LinkSpec, PortId, Topology};
 
 /// Link rate when a file gives none: 4x NDR, 400 Gb/s (IBTA Vol. 1 release 1.5, NDR
 /// 100 Gb/s per lane; ibsim itself would assume 4x SDR, which no current fabric runs).
@@ -150,35 +150,14 @@ pub(crate) fn parse(file: &str, src: &str, include: &mut dyn FnMut(&str, usize, 
         let word = t.split(|c: char| c.is_whitespace() || c == '=').next().unwrap_or("");
         match word {
             "Switch" | "Ca" | "Hca" => {
-                let switch = word == "Switch";
-                let mut node = header(file, ln, t, switch)?;
+                let mut node = header(file, ln, t, word == "Switch")?;
                 node.guid_lines = std::mem::take(&mut pending_guid);
                 node.sysimgguid = pending_sys.take();
-                while i < lines.len() {
-                    let pl = lines[i].trim();
-                    if pl.starts_with('#') {
-                        i += 1;
-                        continue;
-                    }
-                    if !pl.starts_with('[') {
-                        if pl.starts_with('@') {
-                            return Err(err(file, i + 1, "ibsim port aliases (`@`) are not supported"));
-                        }
-                        break;
-                    }
-                    node.ports.push(port_line(file, i + 1, pl, node.nports)?);
-                    i += 1;
-                }
+                i = port_lines(file, &lines, i, &mut node)?;
                 out.nodes.push(node);
             }
             "Rt" => return Err(err(file, ln, "routers (`Rt` records) are not supported; expected Switch, Ca or Hca")),
-            "switchguid" | "caguid" | "hcaguids" => {
-                let v = t.split_once(['=', '+']).map(|x| x.1).ok_or_else(|| err(file, ln, format!("`{word}`: expected `{word}=0x<guid>`")))?;
-                let relative = t.contains('+') && !t.contains('=');
-                let g = v.split('(').next().unwrap_or("");
-                let g = parse_num(g).ok_or_else(|| err(file, ln, format!("`{word}`: `{}` is not a GUID; expected 0x<hex>", g.trim())))?;
-                pending_guid.push((word == "switchguid", g, relative));
-            }
+            "switchguid" | "caguid" | "hcaguids" => pending_guid.push(guid_line(file, ln, t, word)?),
             "sysimgguid" => {
                 let v = t.split_once('=').map(|x| x.1).unwrap_or("");
                 pending_sys = Some(parse_num(v).ok_or_else(|| err(file, ln, format!("sysimgguid: `{}` is not a GUID; expected 0x<hex>", v.trim())))?);
@@ -211,6 +190,37 @@ pub(crate) fn parse(file: &str, src: &str, include: &mut dyn FnMut(&str, usize, 
         }
     }
     Ok(out)
+}
+
+/// The port lines of a record from `lines[i]` on (comments skipped), added to `node`;
+/// returns the index of the first line after them.
+fn port_lines(file: &str, lines: &[&str], mut i: usize, node: &mut RawNode) -> Result<usize, TopoFileError> {
+    while i < lines.len() {
+        let pl = lines[i].trim();
+        if pl.starts_with('#') {
+            i += 1;
+            continue;
+        }
+        if !pl.starts_with('[') {
+            if pl.starts_with('@') {
+                return Err(err(file, i + 1, "ibsim port aliases (`@`) are not supported"));
+            }
+            break;
+        }
+        node.ports.push(port_line(file, i + 1, pl, node.nports)?);
+        i += 1;
+    }
+    Ok(i)
+}
+
+/// A `switchguid=`, `caguid=` or `hcaguids=` line (`+` instead of `=`: relative to the
+/// previous one): (for a switch?, value, relative).
+fn guid_line(file: &str, ln: usize, t: &str, word: &str) -> Result<(bool, u64, bool), TopoFileError> {
+    let v = t.split_once(['=', '+']).map(|x| x.1).ok_or_else(|| err(file, ln, format!("`{word}`: expected `{word}=0x<guid>`")))?;
+    let relative = t.contains('+') && !t.contains('=');
+    let g = v.split('(').next().unwrap_or("");
+    let g = parse_num(g).ok_or_else(|| err(file, ln, format!("`{word}`: `{}` is not a GUID; expected 0x<hex>", g.trim())))?;
+    Ok((word == "switchguid", g, relative))
 }
 
 fn quoted(s: &str) -> Option<(&str, &str)> {
@@ -362,6 +372,39 @@ type Listing = (usize, u8, Option<u32>, Option<BitRate>, (Option<u32>, Option<u3
 
 /// Builds the topology and layout from parsed records.
 pub(crate) fn build(raw: &RawFile, guids: Guids, sm: Option<(usize, u8)>) -> Result<IbTopology, TopoFileError> {
+    let peer = links(raw)?;
+    let mut t = Topology::default();
+    let (nodes, ports_of, ep_names) = add_nodes(raw, &guids, &peer, &mut t);
+    cable(raw, &peer, &ports_of, &mut t)?;
+    let mut port_ib = vec![(0u32, 0u8); t.ports.len()];
+    let mut node_ib = vec![0u32; t.nodes.len()];
+    for (i, n) in nodes.iter().enumerate() {
+        for (p, tp) in n.ports.iter().enumerate() {
+            if let Some(tp) = tp {
+                port_ib[tp.0 as usize] = (i as u32, p as u8);
+            }
+        }
+        for &tn in &n.topo_nodes {
+            node_ib[tn.0 as usize] = i as u32;
+        }
+    }
+    let sm = match sm {
+        Some((n, p)) => (n as u32, p),
+        None => {
+            // The first CA port that is cabled, else the first switch.
+            let ca = nodes
+                .iter()
+                .enumerate()
+                .find_map(|(i, n)| (!n.switch).then(|| n.ports.iter().position(|p| p.is_some()).map(|p| (i as u32, p as u8))).flatten());
+            ca.or_else(|| nodes.iter().position(|n| n.switch).map(|i| (i as u32, 0))).unwrap_or((0, 0))
+        }
+    };
+    Ok(IbTopology { topo: t, layout: IbLayout { nodes, port_ib, node_ib, sm, ep_names } })
+}
+
+/// Every link, from both ends: (node, port) → the other end as listed. Node ids are
+/// unique, peers exist, no CA-to-CA or self links, and two listings of a link agree.
+fn links(raw: &RawFile) -> Result<HashMap<(usize, u8), Listing>, TopoFileError> {
     let mut by_id: HashMap<&str, usize> = HashMap::new();
     for (i, n) in raw.nodes.iter().enumerate() {
         if let Some(&j) = by_id.get(n.id.as_str()) {
@@ -423,7 +466,13 @@ pub(crate) fn build(raw: &RawFile, guids: Guids, sm: Option<(usize, u8)>) -> Res
             }
         }
     }
-    let mut t = Topology::default();
+    Ok(peer)
+}
+
+/// The nodes added to `t` (a switch as one node, a CA as one NIC per cabled port) and
+/// their IB view: the layout's nodes, each node's topology port by IB port number, and
+/// the NICs' names.
+fn add_nodes(raw: &RawFile, guids: &Guids, peer: &HashMap<(usize, u8), Listing>, t: &mut Topology) -> (Vec<IbNode>, Vec<Vec<Option<PortId>>>, Vec<String>) {
     let mut nodes: Vec<IbNode> = vec![];
     let mut ports_of: Vec<Vec<Option<PortId>>> = vec![];
     let mut ep_names = vec![];
@@ -463,6 +512,11 @@ pub(crate) fn build(raw: &RawFile, guids: Guids, sm: Option<(usize, u8)>) -> Res
             topo_nodes,
         });
     }
+    (nodes, ports_of, ep_names)
+}
+
+/// Connects every link once, in (node, port) order, at the rate the file gives.
+fn cable(raw: &RawFile, peer: &HashMap<(usize, u8), Listing>, ports_of: &[Vec<Option<PortId>>], t: &mut Topology) -> Result<(), TopoFileError> {
     let mut done = std::collections::HashSet::new();
     let mut keys: Vec<&(usize, u8)> = peer.keys().collect();
     keys.sort();
@@ -490,38 +544,7 @@ pub(crate) fn build(raw: &RawFile, guids: Guids, sm: Option<(usize, u8)>) -> Res
         let n = &raw.nodes[a.0];
         t.connect(LinkSpec { a: (na, ia), b: (nb, ib), rate, prop: DEFAULT_PROP }).map_err(|e| err(&n.file, line, e.to_string()))?;
     }
-    let port_ib: Vec<(u32, u8)> = {
-        let mut v = vec![(0u32, 0u8); t.ports.len()];
-        for (i, n) in nodes.iter().enumerate() {
-            for (p, tp) in n.ports.iter().enumerate() {
-                if let Some(tp) = tp {
-                    v[tp.0 as usize] = (i as u32, p as u8);
-                }
-            }
-        }
-        v
-    };
-    let node_ib = {
-        let mut v = vec![0u32; t.nodes.len()];
-        for (i, n) in nodes.iter().enumerate() {
-            for &tn in &n.topo_nodes {
-                v[tn.0 as usize] = i as u32;
-            }
-        }
-        v
-    };
-    let sm = match sm {
-        Some((n, p)) => (n as u32, p),
-        None => {
-            // The first CA port that is cabled, else the first switch.
-            let ca = nodes
-                .iter()
-                .enumerate()
-                .find_map(|(i, n)| (!n.switch).then(|| n.ports.iter().position(|p| p.is_some()).map(|p| (i as u32, p as u8))).flatten());
-            ca.or_else(|| nodes.iter().position(|n| n.switch).map(|i| (i as u32, 0))).unwrap_or((0, 0))
-        }
-    };
-    Ok(IbTopology { topo: t, layout: IbLayout { nodes, port_ib, node_ib, sm, ep_names } })
+    Ok(())
 }
 
 /// Reads a file's text, mapping I/O errors to a [`TopoFileError`] at line 0.

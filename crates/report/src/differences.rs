@@ -17,8 +17,9 @@
 
 use serde::Serialize;
 
-use crate::config::{Auto, World};
-use crate::report::payload_efficiency;
+use crate::payload_efficiency;
+use scenario::schema::Auto;
+use scenario::World;
 
 /// One setting the two sides of a comparison ran with differently.
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -33,14 +34,36 @@ pub struct Difference {
 /// The differences between the InfiniBand side `ib` and the RoCEv2 side `roce` of one
 /// scenario; `ib_from_defaults`: the file has no `[infiniband]`, so `compare` filled it.
 pub fn differences(ib: &World, roce: &World, ib_from_defaults: bool) -> Vec<Difference> {
-    let (p, q) = (&ib.params, &roce.params);
-    let Some(ibp) = p.ib.as_ref() else { return vec![] };
+    if ib.params.ib.is_none() {
+        return vec![];
+    }
     let ib_origin = if ib_from_defaults { "compare's default (the file has no [infiniband])" } else { "the file's [infiniband]" };
-    let mut out = vec![];
-    let mut add = |parameter: &str, infiniband: String, roce: String, reason: String| {
-        out.push(Difference { parameter: parameter.into(), infiniband, roce, reason });
-    };
+    let mut d = List { out: vec![], ib_origin };
+    latency_and_framing(&mut d, ib, roce);
+    flow_control_and_buffers(&mut d, ib, roce);
+    congestion_control(&mut d, ib, roce);
+    routing_and_transport(&mut d, ib, roce);
+    containment_and_reroute(&mut d, ib, roce);
+    d.out
+}
 
+/// The list being built, and where the InfiniBand side's settings come from.
+struct List {
+    out: Vec<Difference>,
+    ib_origin: &'static str,
+}
+
+impl List {
+    fn add(&mut self, parameter: &str, infiniband: String, roce: String, reason: String) {
+        self.out.push(Difference { parameter: parameter.into(), infiniband, roce, reason });
+    }
+}
+
+/// Switch latency, path MTU and the wire bytes of a data packet.
+fn latency_and_framing(d: &mut List, ib: &World, roce: &World) {
+    let (p, q) = (&ib.params, &roce.params);
+    let ib_origin = d.ib_origin;
+    let mut add = |parameter: &str, infiniband: String, roce: String, reason: String| d.add(parameter, infiniband, roce, reason);
     let (li, lr) = (&ib.switch_latency, &roce.switch_latency);
     if li.latency != lr.latency || lr.same_as_infiniband {
         let what = if lr.same_as_infiniband { "no published figure for the RoCEv2 switch, so the same value on both sides; " } else { "" };
@@ -63,7 +86,14 @@ pub fn differences(ib: &World, roce: &World, ib_from_defaults: bool) -> Vec<Diff
          BTH, ICRC, FCS, preamble and inter-frame gap (IBTA Vol. 1 Annex A17)"
             .into(),
     );
+}
 
+/// Link-level flow control and the switch buffer.
+fn flow_control_and_buffers(d: &mut List, ib: &World, roce: &World) {
+    let q = &roce.params;
+    let ibp = ib.params.ib.as_ref().expect("checked in `differences`");
+    let ib_origin = d.ib_origin;
+    let mut add = |parameter: &str, infiniband: String, roce: String, reason: String| d.add(parameter, infiniband, roce, reason);
     let lossless: Vec<String> = (0..8).filter(|&c| q.lossless[c]).map(|c| c.to_string()).collect();
     add(
         "link-level flow control",
@@ -95,7 +125,14 @@ pub fn differences(ib: &World, roce: &World, ib_from_defaults: bool) -> Vec<Diff
              InfiniBand: {ib_origin}"
         ),
     );
+}
 
+/// Congestion control and the marking it needs.
+fn congestion_control(d: &mut List, ib: &World, roce: &World) {
+    let q = &roce.params;
+    let ibp = ib.params.ib.as_ref().expect("checked in `differences`");
+    let ib_origin = d.ib_origin;
+    let mut add = |parameter: &str, infiniband: String, roce: String, reason: String| d.add(parameter, infiniband, roce, reason);
     let ib_cc = match &ibp.cc {
         None => "off (OpenSM ships none)".to_string(),
         Some(c) => format!("IB CC, FECN above {}", size(c.threshold_bytes)),
@@ -119,7 +156,14 @@ pub fn differences(ib: &World, roce: &World, ib_from_defaults: bool) -> Vec<Diff
             "switches mark only where the fabric's congestion control is configured: [roce] ecn, [infiniband] congestion_control".into(),
         );
     }
+}
 
+/// Routing, forwarding and the RC transport's timers.
+fn routing_and_transport(d: &mut List, ib: &World, roce: &World) {
+    let (p, q) = (&ib.params, &roce.params);
+    let ibp = ib.params.ib.as_ref().expect("checked in `differences`");
+    let ib_origin = d.ib_origin;
+    let mut add = |parameter: &str, infiniband: String, roce: String, reason: String| d.add(parameter, infiniband, roce, reason);
     add(
         "routing",
         format!("subnet manager ({}), static forwarding tables", ibp.routing),
@@ -141,7 +185,14 @@ pub fn differences(ib: &World, roce: &World, ib_from_defaults: bool) -> Vec<Diff
     if p.ack_every != q.ack_every {
         add("ACK every", p.ack_every.to_string(), q.ack_every.to_string(), format!("InfiniBand: {ib_origin}; RoCEv2: the file"));
     }
+}
 
+/// What contains a stuck queue, and how long re-routing takes after a fault.
+fn containment_and_reroute(d: &mut List, ib: &World, roce: &World) {
+    let q = &roce.params;
+    let ibp = ib.params.ib.as_ref().expect("checked in `differences`");
+    let ib_origin = d.ib_origin;
+    let mut add = |parameter: &str, infiniband: String, roce: String, reason: String| d.add(parameter, infiniband, roce, reason);
     let life = |d: Option<units::SimDuration>| d.map_or("infinite".to_string(), |d| d.to_string());
     add(
         "stuck-queue containment",
@@ -168,7 +219,6 @@ pub fn differences(ib: &World, roce: &World, ib_from_defaults: bool) -> Vec<Diff
             format!("InfiniBand re-routes when the SM has re-swept, RoCEv2 when routing has converged ([roce] reroute_delay). InfiniBand: {ib_origin}"),
         );
     }
-    out
 }
 
 /// A size in the unit it is most likely written in: binary or decimal when it divides

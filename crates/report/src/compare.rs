@@ -3,11 +3,11 @@
 
 use serde::Serialize;
 
-use crate::config::{ConfigError, World};
 use crate::differences::Difference;
-use crate::params::Tech;
-use crate::report::{self, Report};
-use crate::stats::Stats;
+use crate::{PortReport, Report};
+use fabric::params::Tech;
+use fabric::stats::Stats;
+use scenario::{ConfigError, World};
 
 /// One fabric's run: the compiled scenario, its report and the raw statistics (time series
 /// for plots).
@@ -55,12 +55,12 @@ pub const LIMITATIONS: [&str; 5] = [
 pub fn run(file: &str, src: &str, sample: bool) -> Result<(Comparison, Side, Side), ConfigError> {
     let compile = |tech: Tech| -> Result<World, ConfigError> {
         let (edits, notes) =
-            crate::variant::for_technology(src, tech).map_err(|msg| ConfigError { file: file.to_string(), line: None, field: "-".into(), msg })?;
+            scenario::variant::for_technology(src, tech).map_err(|msg| ConfigError { file: file.to_string(), line: None, field: "-".into(), msg })?;
         let side = match tech {
             Tech::Roce => "RoCEv2 side",
             Tech::Infiniband => "InfiniBand side",
         };
-        let mut w = crate::variant::load_variant(file, src, &edits).map_err(|mut e| {
+        let mut w = scenario::variant::load_variant(file, src, &edits).map_err(|mut e| {
             e.file = format!("{file} ({side})");
             e
         })?;
@@ -70,7 +70,7 @@ pub fn run(file: &str, src: &str, sample: bool) -> Result<(Comparison, Side, Sid
     let ib = compile(Tech::Infiniband)?;
     let roce = compile(Tech::Roce)?;
     let simulate = |w: World| -> Side {
-        let (mut sim, report) = w.run(sample);
+        let (mut sim, report) = crate::run(&w, sample);
         let stats = std::mem::take(&mut sim.stats);
         Side { world: w, report, stats }
     };
@@ -79,7 +79,7 @@ pub fn run(file: &str, src: &str, sample: bool) -> Result<(Comparison, Side, Sid
         let r = simulate(roce);
         (h.join().expect("the InfiniBand run panicked"), r)
     });
-    let ib_from_defaults = !crate::variant::sections(src).is_ok_and(|(_, ib)| ib);
+    let ib_from_defaults = !scenario::variant::sections(src).is_ok_and(|(_, ib)| ib);
     let cmp = Comparison {
         scenario: roce.report.scenario.clone(),
         seed: roce.report.seed,
@@ -94,7 +94,7 @@ pub fn run(file: &str, src: &str, sample: bool) -> Result<(Comparison, Side, Sid
 
 /// Link-level flow-control wait of a port: paused time over all priorities (RoCE) or
 /// PortXmitWait (IB).
-fn fc_wait(p: &report::PortReport) -> u64 {
+fn fc_wait(p: &PortReport) -> u64 {
     p.paused_ps.iter().copied().max().unwrap_or(0).max(p.xmit_wait_ps)
 }
 

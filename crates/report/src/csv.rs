@@ -1,0 +1,91 @@
+//! The `--out` directory: CSV time series of the busiest ports' queues and paused
+//! priorities, each QP's rate, the pause log, every flow's completion and the incident
+//! timeline.
+//!
+//! Owns the files' names and columns. Leaves out sampling (`fabric::sim`, every
+//! `[output] sample_period`) and the figures (the [`Report`]).
+
+use std::fmt::Write as _;
+
+use fabric::stats::Stats;
+use fabric::topology::PortId;
+use scenario::World;
+
+use crate::types::Report;
+
+/// Writes CSV time series and the pause log into `dir`.
+pub fn write_csv(dir: &std::path::Path, w: &World, st: &Stats, r: &Report) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let t = &w.topo;
+    // The busiest ports by maximum queue.
+    let mut idx: Vec<usize> = (0..st.ports.len()).filter(|&i| st.ports[i].max_queue > 0).collect();
+    idx.sort_by(|&a, &b| st.ports[b].max_queue.cmp(&st.ports[a].max_queue).then(a.cmp(&b)));
+    idx.truncate(w.top_ports);
+    let pname = |i: usize| t.port_name(PortId(i as u32));
+    let mut q = String::from("time_ps");
+    for &i in &idx {
+        let _ = write!(q, ",{}", pname(i));
+    }
+    q.push('\n');
+    let mut paused = q.clone();
+    for smp in &st.samples {
+        let _ = write!(q, "{}", smp.t);
+        let _ = write!(paused, "{}", smp.t);
+        for &i in &idx {
+            let _ = write!(q, ",{}", smp.queue[i]);
+            let _ = write!(paused, ",{}", smp.paused[i]);
+        }
+        q.push('\n');
+        paused.push('\n');
+    }
+    std::fs::write(dir.join("queue_bytes.csv"), q)?;
+    std::fs::write(dir.join("paused_priorities.csv"), paused)?;
+    let mut rates = String::from("time_ps");
+    for (i, f) in st.flows.iter().enumerate() {
+        let _ = write!(rates, ",qp{i}_{}_{}", f.src, f.dst);
+    }
+    rates.push('\n');
+    for smp in &st.samples {
+        let _ = write!(rates, "{}", smp.t);
+        for r in &smp.qp_rate {
+            let _ = write!(rates, ",{r}");
+        }
+        rates.push('\n');
+    }
+    std::fs::write(dir.join("qp_rate_bps.csv"), rates)?;
+    let mut log = String::from("time_ps,port,priority,quanta\n");
+    for &(tm, port, prio, quanta) in &st.pause_log {
+        let _ = writeln!(log, "{tm},{},{prio},{quanta}", pname(port as usize));
+    }
+    std::fs::write(dir.join("pause_events.csv"), log)?;
+    let mut flows = String::from("src,dst,size_bytes,start_ps,fct_ps,ideal_ps,slowdown\n");
+    for f in &r.flow_records {
+        let _ = writeln!(
+            flows,
+            "{},{},{},{},{},{},{}",
+            f.src,
+            f.dst,
+            f.size_bytes,
+            f.start_ps,
+            f.fct_ps.map(|x| x.to_string()).unwrap_or_default(),
+            f.ideal_ps,
+            f.slowdown.map(|x| format!("{x:.6}")).unwrap_or_default()
+        );
+    }
+    std::fs::write(dir.join("flows.csv"), flows)?;
+    // The incident timeline; the detail is quoted (it may hold commas).
+    let mut inc = String::from("t_ps,event,port,class,detail\n");
+    for e in &r.incidents.timeline {
+        let _ = writeln!(
+            inc,
+            "{},{},{},{},\"{}\"",
+            e.t_ps,
+            e.event,
+            e.port.as_deref().unwrap_or(""),
+            e.class.map(|c| c.to_string()).unwrap_or_default(),
+            e.detail.replace('"', "\"\"")
+        );
+    }
+    std::fs::write(dir.join("incidents.csv"), inc)?;
+    Ok(())
+}
