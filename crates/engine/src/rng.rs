@@ -19,11 +19,11 @@ pub mod stream {
     pub const QP_SOURCE_PORT: u64 = 0x0000_9000;
     /// Per egress port (+ port index): the RED/ECN marking draws.
     pub const ECN_MARKING: u64 = 0x0001_0000_0000;
-    /// Traffic generation: message sizes and arrival times of the `[[traffic]]` groups.
-    pub const TRAFFIC: u64 = 0x7AFF_1C00;
-    /// Traffic generation: which hosts a randomly placed job gets.
+    /// Traffic: the permutations' derangements (`scenario::traffic`).
+    pub const PERMUTATION: u64 = 0x7AFF_1C00;
+    /// Traffic: collective rank placement (`placement = "random"`).
     pub const PLACEMENT: u64 = 0x7AFF_1C01;
-    /// Per traffic group (+ group index): a background group's flow arrivals and sizes.
+    /// Per traffic entry (+ entry index): a background entry's flow arrivals and sizes.
     pub const BACKGROUND: u64 = 0x7AFF_2000;
 }
 

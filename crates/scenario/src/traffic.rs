@@ -40,13 +40,6 @@ pub struct Job {
     pub rank_link_bytes: u64,
 }
 
-/// RNG stream of the permutations' derangements.
-const PERMUTATION_STREAM: u64 = 0x7AFF_1C00;
-/// RNG stream of collective rank placement (`placement = "random"`).
-const PLACEMENT_STREAM: u64 = 0x7AFF_1C01;
-/// RNG stream of background entry `g` is this plus `g`.
-const BACKGROUND_STREAM: u64 = 0x7AFF_2000;
-
 /// Every entry's flows (a flow's `group` is its entry's index) and the collective jobs.
 pub(crate) fn compile(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) -> Result<(Vec<FlowSpec>, Vec<Job>), ConfigError> {
     // Rail-0 NIC of each host.
@@ -58,8 +51,8 @@ pub(crate) fn compile(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) 
     }
     let mut flows = vec![];
     let mut jobs = vec![];
-    let mut rng = engine::Rng::new(cfg.scenario.seed, PERMUTATION_STREAM);
-    let mut place_rng = engine::Rng::new(cfg.scenario.seed, PLACEMENT_STREAM);
+    let mut rng = engine::Rng::new(cfg.scenario.seed, engine::stream::PERMUTATION);
+    let mut place_rng = engine::Rng::new(cfg.scenario.seed, engine::stream::PLACEMENT);
     for (g, t) in cfg.traffic.iter().enumerate() {
         let e = Entry { c, f: format!("traffic[{g}]"), g: g as u32, tech, topo, ep_of_host: &ep_of_host, seed: cfg.scenario.seed };
         match t {
@@ -211,7 +204,7 @@ impl Entry<'_> {
         }
         let eps: Vec<u32> = members.iter().map(|&h| self.ep_of_host[h as usize]).collect();
         let rate = eps.iter().map(|&e| self.topo.port(self.topo.ep_port(e)).rate.0).min().unwrap_or(0);
-        let mut bg = engine::Rng::new(self.seed, BACKGROUND_STREAM + self.g as u64);
+        let mut bg = engine::Rng::new(self.seed, engine::stream::BACKGROUND + self.g as u64);
         let t0 = start.unwrap_or_default();
         for a in workload::flowsize::poisson(&dist, eps.len() as u32, *load, rate, duration.ps(), &mut || bg.f64()) {
             flows.push(self.flow(eps[a.src as usize], eps[a.dst as usize], Bytes(a.bytes), t0 + SimDuration(a.at_ps), class));

@@ -10,7 +10,7 @@
 //! GUIDs of generated fabrics follow ibsim's allocation (`ibsim/sim_net.c`, `new_node`):
 //! switches take consecutive GUIDs from 0x200000, CAs take GUIDs from 0x100000 and reserve
 //! `nports + 1` each (port `p` has PortGUID = NodeGUID + p), in the order the nodes are
-//! written to an ibsim net file by [`crate::topofile::ibsim::write`] — so OpenSM running
+//! written to an ibsim net file by `scenario::topofile::ibsim::write` — so OpenSM running
 //! on ibsim with that file sees exactly the GUIDs this subnet manager uses.
 
 use crate::topology::{NodeId, NodeKind, PortId, Topology};
@@ -59,7 +59,7 @@ pub struct IbLayout {
 
 impl IbLayout {
     /// One CA per NIC (IB port 1), switch port `i` = IB port `i + 1`, ibsim GUIDs in the
-    /// order [`crate::topofile::ibsim::write`] emits nodes: the SM's node first, then the
+    /// order `scenario::topofile::ibsim::write` emits nodes: the SM's node first, then the
     /// topology's node order. The SM runs on endpoint 0's port (on the first switch when
     /// there are no endpoints).
     pub fn synthesize(t: &Topology) -> IbLayout {
