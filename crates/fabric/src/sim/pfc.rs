@@ -66,6 +66,9 @@ impl PfcState {
 }
 
 impl Sim {
+    /// A PFC frame arrives at `port`: for each priority in `mask`, after the port's response
+    /// time, pause that egress queue for its quanta (zero quanta: resume), unless PFC is off
+    /// on the port or the watchdog has the queue in storm.
     pub(super) fn on_pfc(&mut self, now: u64, port: u32, mask: u8, quanta: [u16; 8]) {
         let pi = port as usize;
         let x = now + self.pfc.response[pi];
@@ -112,6 +115,8 @@ impl Sim {
         }
     }
 
+    /// Asks `port` to send a PFC frame with `quanta` for every lossless class of PG `pg`
+    /// at its next frame boundary.
     pub(super) fn queue_pfc(&mut self, now: u64, port: u32, pg: u8, quanta: u16) {
         let pi = port as usize;
         for tc in 0..8 {
@@ -123,6 +128,8 @@ impl Sim {
         self.try_tx(now, port);
     }
 
+    /// Schedules the re-send of an XOFF while the pause (generation `gen`) holds: after the
+    /// configured refresh, or half the pause time.
     pub(super) fn schedule_refresh(&mut self, now: u64, port: u32, pg: u8, gen: u32) {
         let period = match self.p.pfc.refresh {
             Some(r) => r.ps(),
