@@ -107,6 +107,7 @@ impl Mmu {
         &self.pgs[self.pg_index(port, pg)]
     }
 
+    /// The lossless PGs, lowest first (a copy of the mask: iterating does not borrow the MMU).
     pub(super) fn lossless_pgs(&self) -> impl Iterator<Item = u8> {
         lossless_pgs(self.lossless_pg_mask)
     }

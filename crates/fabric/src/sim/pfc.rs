@@ -147,8 +147,7 @@ impl Sim {
             return;
         }
         let port = self.hosts.nics[ep as usize].port;
-        let pgs: Vec<u8> = self.mmu.lossless_pgs().collect();
-        for pg in pgs {
+        for pg in self.mmu.lossless_pgs() {
             self.set_pg_paused(now, port, pg, on, true);
         }
     }
