@@ -20,6 +20,9 @@ pub struct Volume {
     pub joins: u128,
     /// Bytes of all sends (aggregation vertices' included).
     pub bytes: u128,
+    /// Connections (RC queue pairs): one per lane and ordered pair of vertices that
+    /// exchange data, shared by all iterations.
+    pub connections: u128,
 }
 
 /// The sizes `split(total, parts)` makes, as (size, how many), without listing them.
@@ -42,30 +45,31 @@ impl Spec {
         let channels = self.channels.max(1) as u128;
         let size = self.size as u128;
         let edges = |vertices: u128| 2 * vertices.saturating_sub(1);
-        let (per_iteration, bytes) = match (self.op, self.algorithm) {
+        let (per_iteration, bytes, connections) = match (self.op, self.algorithm) {
             (Collective::AllReduce, Algorithm::Tree) => {
                 // Two trees per channel, each reducing and broadcasting its part.
                 let sends = split_sizes(size, 2 * channels).iter().map(|&(b, k)| k * pieces(b, chunk)).sum::<u128>() * edges(n);
-                (sends, edges(n) * size)
+                (sends, edges(n) * size, 2 * channels * edges(n))
             }
             (Collective::AllReduce, Algorithm::Sharp) => {
                 let v = self.tree.as_ref().map_or(n, |t| t.parent.len() as u128);
                 let sends = split_sizes(size, channels).iter().map(|&(b, k)| k * pieces(b, chunk)).sum::<u128>() * edges(v);
-                (sends, edges(v) * size)
+                (sends, edges(v) * size, channels * edges(v))
             }
             (Collective::Broadcast, _) => {
                 let sends = split_sizes(size, channels).iter().map(|&(b, k)| k * pieces(b, chunk)).sum::<u128>() * n.saturating_sub(1);
-                (sends, n.saturating_sub(1) * size)
+                (sends, n.saturating_sub(1) * size, channels * n.saturating_sub(1))
             }
             (Collective::AllToAll, _) => {
-                // Every rank sends each peer's share of every channel, in pieces.
-                let mut per_rank = 0;
+                // Every rank sends each other rank its share of every channel, in pieces: each
+                // peer receives its pieces from n − 1 ranks.
+                let mut over_peers = 0;
                 for (peer_bytes, peers) in split_sizes(size, n.max(1)) {
                     for (share, k) in split_sizes(peer_bytes, channels) {
-                        per_rank += peers * k * pieces(share, chunk);
+                        over_peers += peers * k * pieces(share, chunk);
                     }
                 }
-                (n.saturating_sub(1) * per_rank, n.saturating_sub(1) * size)
+                (n.saturating_sub(1) * over_peers, n.saturating_sub(1) * size, channels * n * n.saturating_sub(1))
             }
             (op, _) => {
                 // Ring: every step of every loop sends n blocks.
@@ -74,11 +78,11 @@ impl Spec {
                     _ => 1,
                 } * n.saturating_sub(1);
                 let loops = split_sizes(size, channels).iter().map(|&(b, k)| k * b.div_ceil(chunk * n.max(1)).max(1)).sum::<u128>();
-                (loops * steps * n, steps * size)
+                (loops * steps * n, steps * size, channels * n)
             }
         };
         let it = self.iterations as u128;
-        Volume { transfers: per_iteration * it, joins: it, bytes: bytes * it }
+        Volume { transfers: per_iteration * it, joins: it, bytes: bytes * it, connections }
     }
 }
 
@@ -92,7 +96,7 @@ mod tests {
         let d = build(spec).expect("valid spec");
         let transfers = d.sends() as u128;
         let bytes = d.nodes.iter().map(|n| if let Node::Send { bytes, .. } = n { *bytes as u128 } else { 0 }).sum();
-        Volume { transfers, joins: (d.nodes.len() - d.sends()) as u128, bytes }
+        Volume { transfers, joins: (d.nodes.len() - d.sends()) as u128, bytes, connections: d.conns as u128 }
     }
 
     proptest! {
