@@ -40,6 +40,12 @@ impl Spec {
     /// The size of the graph [`crate::build`] makes of this spec; meaningful for specs
     /// `build` accepts (a spec it refuses may count as anything).
     pub fn volume(&self) -> Volume {
+        self.volume_with_vertices(self.tree.as_ref().map(|t| t.parent.len() as u128))
+    }
+
+    /// [`Spec::volume`] with SHARP's tree given by its number of vertices (ranks and
+    /// aggregation vertices): the count before the tree is built.
+    pub fn volume_with_vertices(&self, sharp_vertices: Option<u128>) -> Volume {
         let n = self.ranks as u128;
         let chunk = self.chunk.max(1) as u128;
         let channels = self.channels.max(1) as u128;
@@ -52,7 +58,7 @@ impl Spec {
                 (sends, edges(n) * size, 2 * channels * edges(n))
             }
             (Collective::AllReduce, Algorithm::Sharp) => {
-                let v = self.tree.as_ref().map_or(n, |t| t.parent.len() as u128);
+                let v = sharp_vertices.unwrap_or(n);
                 let sends = split_sizes(size, channels).iter().map(|&(b, k)| k * pieces(b, chunk)).sum::<u128>() * edges(v);
                 (sends, edges(v) * size, channels * edges(v))
             }

@@ -27,6 +27,7 @@
 //! | `pfc_watchdog.rs` | SONiC's PFC watchdog | `PfcWatchdog` |
 //! | `deadlock.rs` | the deadlock detector | `DeadlockDetector` |
 //! | `observe.rs` | samples, the incident timeline, end-of-run accounting | `Observer` |
+//! | `footprint.rs` | the memory a simulator of a given shape will hold, before it is built | — |
 //! | `invariants.rs` | accounting invariants the tests check | — |
 //!
 //! How a packet flows through these files is drawn in `docs/architecture.md`. Each file's
@@ -38,6 +39,7 @@ mod ecn;
 mod event;
 mod faults;
 mod flows;
+mod footprint;
 mod forward;
 mod ib;
 mod invariants;
@@ -65,6 +67,7 @@ use units::{serialization, BitRate, Bytes, SimDuration, SimTime};
 
 pub use control_plane::{ControlPlane, EcmpControl, Reaction};
 pub use faults::{Fault, FaultKind};
+pub use footprint::{footprint, SimShape, Term, HEAP_BLOCK};
 pub use forward::Forwarder;
 pub use nic::impaired_rx::RxFault;
 
