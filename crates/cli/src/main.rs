@@ -18,6 +18,7 @@ mod limits;
 mod nccl;
 mod par;
 mod plan;
+mod progress;
 mod prove;
 mod run;
 mod sm;
@@ -111,6 +112,7 @@ fn main() -> ExitCode {
     if let Some(Err(code)) = limits.map(limits::LimitArgs::apply) {
         return code;
     }
+    progress::install_ctrlc();
     match cli.cmd {
         Cmd::Sm(a) => sm::run(a),
         Cmd::Sweep(a) => sweep::run(a),

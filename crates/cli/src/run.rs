@@ -13,7 +13,17 @@ pub fn run(file: &Path, json: bool, out: Option<&Path>, html: Option<&Path>) -> 
             return ExitCode::from(2);
         }
     };
-    let (sim, report) = report::run(&world, out.is_some() || html.is_some());
+    let sample = out.is_some() || html.is_some();
+    if sample {
+        // Time series grow with the run: check the limits again with them counted.
+        if let Err(e) = check_with_samples(file) {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    let mut bar = crate::progress::Bar::new(&world.name);
+    let (sim, report) = report::run_watched(&world, sample, &mut bar);
+    drop(bar);
     if let Some(dir) = out {
         if let Err(e) = report::write_csv(dir, &world, &sim.stats, &report) {
             eprintln!("error: {}: cannot write: {e}", dir.display());
@@ -39,7 +49,24 @@ pub fn run(file: &Path, json: bool, out: Option<&Path>, html: Option<&Path>) -> 
     if report.totals.lossless_drops > 0 {
         eprintln!("warning: {} packets dropped in lossless classes", report.totals.lossless_drops);
     }
+    if let Some(i) = &report.incomplete {
+        eprintln!("cancelled at simulated {}: the figures above cover the run up to then only", units::SimDuration(i.at_ps));
+        return ExitCode::from(crate::progress::EXIT_CANCELLED);
+    }
     ExitCode::SUCCESS
+}
+
+/// The process's limits, with the time series `--out`/`--html` record counted.
+fn check_with_samples(file: &Path) -> Result<(), scenario::ConfigError> {
+    let name = file.display().to_string();
+    let src = std::fs::read_to_string(file).map_err(|e| scenario::ConfigError {
+        file: name.clone(),
+        line: None,
+        field: "-".into(),
+        msg: format!("cannot read: {e}"),
+    })?;
+    let e = scenario::estimate_str(&name, &src, file.parent().unwrap_or(Path::new(".")), true)?;
+    e.check_file(&name, &src, &scenario::Limits::for_process())
 }
 
 /// Writes an HTML report; an error names the path.
