@@ -328,7 +328,7 @@ pub(crate) fn estimate(cfg: &ScenarioFile, topo: &Topology, base: &std::path::Pa
     // Route the memory a flow's share takes in the simulator to the entry with the most.
     let busiest = volumes.iter().enumerate().max_by_key(|(_, v)| v.flows).map(|(i, _)| format!("traffic[{i}]"));
     if let Some(f) = &busiest {
-        for t in memory_terms.iter_mut().filter(|t| t.what.starts_with("flows") || t.what.starts_with("queue pairs")) {
+        for t in memory_terms.iter_mut().filter(|t| t.what.starts_with("flows") || t.what.starts_with("queue pairs") || t.field == "traffic") {
             t.field = f.clone();
         }
     }
