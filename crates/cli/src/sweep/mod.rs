@@ -148,7 +148,10 @@ fn sweep(a: &SweepArgs) -> Result<(), ExitCode> {
     }
     let workers = fit;
     announce(&meta, shard, tasks.len(), workers);
-    let results = simulate::simulate_all(&name, &src, &tasks, workers).map_err(fail)?;
+    let results = simulate::simulate_all(&name, &src, &tasks, workers).map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(if crate::progress::cancelled() { crate::progress::EXIT_CANCELLED } else { 2 })
+    })?;
     let mut rows: Vec<Row> = rows
         .into_iter()
         .map(|(mut r, t)| {
