@@ -1,0 +1,138 @@
+//! Fuzzing the scenario loader and the topology readers: seed files (every example
+//! scenario, the topology files) mutated the way a new user gets them wrong, each case
+//! loaded; nothing may panic, every error must name the file (and a line inside it).
+//! Mutations and checks are in `fuzz/harness.rs`, shared with the `cargo fuzz` targets.
+//!
+//! Deterministic: a fixed number of cases (`FABRICLAB_FUZZ_CASES`, default
+//! [`DEFAULT_CASES`]) from a fixed seed (`FABRICLAB_FUZZ_SEED`, default 15) through
+//! proptest's ChaCha generator. A long run: `docs/checks.md`, "Fuzzing".
+
+#[path = "fuzz/harness.rs"]
+mod harness;
+
+use std::cell::{Cell, RefCell};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use harness::{check_scenario, check_topology, mutate_scenario, mutate_topology, scratch_dir, show, Choices, Outcome, Policy, Seeds};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+
+/// Cases per target when `FABRICLAB_FUZZ_CASES` is not set: a few seconds in a debug build.
+const DEFAULT_CASES: u32 = 300;
+const DEFAULT_SEED: u64 = 15;
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(v) if !v.trim().is_empty() => v.trim().parse().unwrap_or_else(|_| panic!("{name}={v}: expected a whole number")),
+        _ => default,
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("the repository")
+}
+
+/// A runner of `FABRICLAB_FUZZ_CASES` cases on ChaCha seeded from `FABRICLAB_FUZZ_SEED`
+/// and `salt` (each target its own stream). No regression files: the fixed inputs below
+/// are the regressions.
+fn runner(salt: u64) -> TestRunner {
+    let cases = env_u64("FABRICLAB_FUZZ_CASES", DEFAULT_CASES as u64) as u32;
+    let seed = env_u64("FABRICLAB_FUZZ_SEED", DEFAULT_SEED);
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    bytes[8..16].copy_from_slice(&salt.to_le_bytes());
+    let config = Config { cases, rng_algorithm: RngAlgorithm::ChaCha, failure_persistence: None, max_shrink_iters: 256, ..Config::default() };
+    TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
+}
+
+/// How the cases went, printed at the end (`--nocapture`).
+#[derive(Default)]
+struct Tally {
+    loaded: Cell<u32>,
+    refused: Cell<u32>,
+    slowest: Cell<Duration>,
+    slowest_case: RefCell<String>,
+}
+
+impl Tally {
+    fn add(&self, out: &Outcome, took: Duration, name: &str) {
+        match out {
+            Outcome::Loaded => self.loaded.set(self.loaded.get() + 1),
+            Outcome::Refused(_) => self.refused.set(self.refused.get() + 1),
+        }
+        if took > self.slowest.get() {
+            self.slowest.set(took);
+            *self.slowest_case.borrow_mut() = name.to_string();
+        }
+    }
+
+    fn finish(&self, what: &str, r: Result<(), TestError<(usize, Vec<u8>)>>) {
+        eprintln!(
+            "fuzz {what}: {} loaded, {} refused with an error; slowest case {:?} ({})",
+            self.loaded.get(),
+            self.refused.get(),
+            self.slowest.get(),
+            self.slowest_case.borrow()
+        );
+        match r {
+            Ok(()) => {}
+            Err(TestError::Fail(why, (seed, bytes))) => panic!("{why}\n(seed file #{seed}, choice bytes {bytes:?})"),
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// The choice bytes of a case: what the mutations decode.
+fn case() -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(any::<u8>(), 0..160)
+}
+
+#[test]
+fn seeds_load() {
+    let seeds = Seeds::load(&root());
+    for s in &seeds.scenarios {
+        let file = s.path.display().to_string();
+        match check_scenario(&file, &s.text, &seeds.examples) {
+            Ok(Outcome::Loaded) => {}
+            other => panic!("{file}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn fuzz_scenarios() {
+    let seeds = Seeds::load(&root());
+    let policy = Policy::from_env();
+    let tally = Tally::default();
+    let r = runner(1).run(&(0..seeds.scenarios.len(), case()), |(i, bytes)| {
+        let seed = &seeds.scenarios[i];
+        let text = mutate_scenario(&seed.text, policy, &mut Choices::new(&bytes));
+        let file = seed.path.display().to_string();
+        let t0 = Instant::now();
+        let out = check_scenario(&file, &text, &seeds.examples).map_err(|why| TestCaseError::fail(format!("{why}{}", show(&file, &text))))?;
+        tally.add(&out, t0.elapsed(), &file);
+        Ok(())
+    });
+    tally.finish("scenarios", r);
+}
+
+#[test]
+fn fuzz_topology_files() {
+    let root = root();
+    let seeds = Seeds::load(&root);
+    let dir = scratch_dir(&root, "topology");
+    let scenario_src = std::fs::read_to_string(seeds.examples.join("ib-from-ibnetdiscover.toml")).expect("the example");
+    let tally = Tally::default();
+    let r = runner(2).run(&(0..seeds.topologies.len(), case()), |(i, bytes)| {
+        let seed = &seeds.topologies[i];
+        let text = mutate_topology(&seed.text, &mut Choices::new(&bytes));
+        let t0 = Instant::now();
+        let out = check_topology(&seed.path, &text, &scenario_src, &dir)
+            .map_err(|why| TestCaseError::fail(format!("{why}{}", show(&seed.path.display().to_string(), &text))))?;
+        tally.add(&out, t0.elapsed(), &seed.path.display().to_string());
+        Ok(())
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    tally.finish("topology files", r);
+}
