@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use fabric::subnet_manager::layout::IbLayout;
 use fabric::topology::{LinkSpec, NodeId, PortId, Topology};
-use units::{propagation, BitRate, SimDuration, DEFAULT_PROPAGATION_PS_PER_M};
+use units::{propagation, BitRate, Length, SimDuration, DEFAULT_PROPAGATION_PS_PER_M};
 
 use crate::error::{ConfigError, Ctx};
 use crate::schema::{ExplicitLink, LinkCfg, NodeCfg, TopologySection};
@@ -21,7 +21,7 @@ pub(crate) fn compile(c: &Ctx, t: &TopologySection) -> Result<(Topology, Option<
         TopologySection::File { path, cable } => {
             let full = c.base.join(path);
             let mut ibt = crate::topofile::read_any(&full).map_err(|e| c.err("topology.path", e.to_string()))?;
-            let prop = propagation(*cable, DEFAULT_PROPAGATION_PS_PER_M);
+            let prop = cable_propagation(c, "topology.cable", *cable)?;
             for p in &mut ibt.topo.ports {
                 p.prop = prop;
             }
@@ -35,11 +35,29 @@ pub(crate) fn compile(c: &Ctx, t: &TopologySection) -> Result<(Topology, Option<
 fn link(c: &Ctx, field: &str, l: &LinkCfg) -> Result<(BitRate, SimDuration), ConfigError> {
     check_speed(c, &format!("{field}.speed"), l.speed)?;
     let prop = match (l.cable, l.delay) {
-        (Some(len), None) => propagation(len, DEFAULT_PROPAGATION_PS_PER_M),
+        (Some(len), None) => cable_propagation(c, &format!("{field}.cable"), len)?,
+        (None, Some(d)) if d > MAX_PROPAGATION => {
+            return Err(c.err(&format!("{field}.delay"), format!("a propagation delay of {d}; expected at most {MAX_PROPAGATION} (1000 km of fibre)")))
+        }
         (None, Some(d)) => d,
         _ => return Err(c.err(field, "give exactly one of `cable` (a length) or `delay` (a propagation time)")),
     };
     Ok((l.speed, prop))
+}
+
+/// The longest cable a link may have: 1000 km, 5 ms one way at 5 ns/m. Far beyond any
+/// fabric's (InfiniBand and Ethernet data-centre links run metres to a few km), it keeps
+/// the arithmetic on times and bytes in flight in range (headroom, bandwidth-delay).
+const MAX_CABLE: Length = Length::from_m(1_000_000);
+/// [`MAX_CABLE`]'s propagation delay.
+const MAX_PROPAGATION: SimDuration = SimDuration::from_ms(5);
+
+/// A cable's one-way propagation delay, checked against [`MAX_CABLE`].
+fn cable_propagation(c: &Ctx, field: &str, len: Length) -> Result<SimDuration, ConfigError> {
+    if len > MAX_CABLE {
+        return Err(c.err(field, format!("a cable of {len}; expected at most {MAX_CABLE}")));
+    }
+    Ok(propagation(len, DEFAULT_PROPAGATION_PS_PER_M))
 }
 
 /// Link speeds fabriclab models: 10 to 800 Gb/s.

@@ -136,3 +136,40 @@ fn fuzz_topology_files() {
     let _ = std::fs::remove_dir_all(&dir);
     tally.finish("topology files", r);
 }
+
+// ---------------------------------------------------------------------------------------
+// Regressions: inputs the fuzzer found, each fixed with an error that says what is
+// expected.
+
+/// Example `seed` with `from` replaced by `to` is refused with an error naming the file,
+/// the line holding `to` and containing every one of `want`.
+fn refused(seed: &str, from: &str, to: &str, want: &[&str]) {
+    let examples = root().join("examples");
+    let path = examples.join(seed);
+    let src = std::fs::read_to_string(&path).expect("the example");
+    assert!(src.contains(from), "{seed} has no `{from}`");
+    let text = src.replacen(from, to, 1);
+    let file = path.display().to_string();
+    match check_scenario(&file, &text, &examples) {
+        Ok(Outcome::Refused(e)) => {
+            for w in want {
+                assert!(e.contains(w), "expected `{w}` in: {e}");
+            }
+            let line: usize = e[file.len() + 1..].split(':').next().and_then(|l| l.parse().ok()).unwrap_or_else(|| panic!("no line in: {e}"));
+            assert!(text.lines().nth(line - 1).is_some_and(|l| l.contains(to.trim())), "line {line} is not the one with `{to}`: {e}");
+        }
+        other => panic!("{seed} with `{to}`: {other:?}"),
+    }
+}
+
+/// A cable of 2^64 − 1 mm overflowed the propagation delay and the headroom's sum.
+#[test]
+fn cable_too_long() {
+    refused(
+        "roce-incast.toml",
+        "host_link = { speed = \"100Gbps\", cable = \"3m\" }",
+        "host_link = { speed = \"100Gbps\", cable = \"18446744073709551615mm\" }",
+        &["topology.host_link.cable", "expected at most 1000km"],
+    );
+    refused("roce-incast.toml", "cable = \"3m\"", "delay = \"1s\"", &["topology.host_link.delay", "expected at most 5ms"]);
+}
