@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use harness::{check_scenario, check_topology, mutate_scenario, mutate_topology, scratch_dir, show, Choices, Outcome, Policy, Seeds};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+use scenario::topofile::{ibnetdiscover, IbTopology, TopoFileError};
 
 /// Cases per target when `FABRICLAB_FUZZ_CASES` is not set: a few seconds in a debug build.
 const DEFAULT_CASES: u32 = 300;
@@ -172,4 +173,32 @@ fn cable_too_long() {
         &["topology.host_link.cable", "expected at most 1000km"],
     );
     refused("roce-incast.toml", "cable = \"3m\"", "delay = \"1s\"", &["topology.host_link.delay", "expected at most 5ms"]);
+}
+
+/// Topology file `seed` (relative to the repository) with `from` replaced by `to`, read by
+/// `read`: the error, which must name the file, and the text.
+fn topo_refused(seed: &str, from: &str, to: &str, read: fn(&str, &str) -> Result<IbTopology, TopoFileError>) -> (TopoFileError, String) {
+    let path = root().join(seed);
+    let src = std::fs::read_to_string(&path).expect("the seed");
+    assert!(src.contains(from), "{seed} has no `{from}`");
+    let text = src.replacen(from, to, 1);
+    let file = path.display().to_string();
+    let e = read(&file, &text).err().unwrap_or_else(|| panic!("{seed} with `{to}` was read"));
+    assert!(e.to_string().starts_with(&format!("{file}:{}: ", e.line)), "{e}");
+    (e, text)
+}
+
+/// Two nodes with one GUID read (and could not be written back as an ibsim file).
+#[test]
+fn duplicate_node_guid() {
+    let (e, text) = topo_refused(
+        "examples/fabric-2level.ibnetdiscover",
+        "switchguid=0x248a0703005c0c30(248a0703005c0c30)",
+        "switchguid=0x0002c90300a1b200(248a0703005c0c30)",
+        ibnetdiscover::read_str,
+    );
+    // Reported at the second node with the GUID, naming the first and its line.
+    assert!(text.lines().nth(e.line - 1).unwrap().starts_with("Ca\t2 \"H-0002c90300a1b200\""), "{e}");
+    let first = text.lines().position(|l| l.starts_with("Switch\t36 \"S-248a0703005c0c30\"")).unwrap() + 1;
+    assert!(e.msg.contains(&format!("has GUID 0x2c90300a1b200, already the GUID of \"S-248a0703005c0c30\" (line {first}); node GUIDs are unique")), "{e}");
 }
