@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use harness::{check_scenario, check_topology, mutate_scenario, mutate_topology, scratch_dir, show, Choices, Outcome, Policy, Seeds};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
-use scenario::topofile::{ibnetdiscover, IbTopology, TopoFileError};
+use scenario::topofile::{ibnetdiscover, ibsim, IbTopology, TopoFileError};
 
 /// Cases per target when `FABRICLAB_FUZZ_CASES` is not set: a few seconds in a debug build.
 const DEFAULT_CASES: u32 = 300;
@@ -201,4 +201,12 @@ fn duplicate_node_guid() {
     assert!(text.lines().nth(e.line - 1).unwrap().starts_with("Ca\t2 \"H-0002c90300a1b200\""), "{e}");
     let first = text.lines().position(|l| l.starts_with("Switch\t36 \"S-248a0703005c0c30\"")).unwrap() + 1;
     assert!(e.msg.contains(&format!("has GUID 0x2c90300a1b200, already the GUID of \"S-248a0703005c0c30\" (line {first}); node GUIDs are unique")), "{e}");
+}
+
+/// `include ""` named the directory, at line 0 of it, not the including line.
+#[test]
+fn include_a_directory() {
+    let (e, text) = topo_refused("crates/scenario/tests/data/ibsim-2sw.net", "include \"ibsim-2sw-part.net\"", "include \"\"", ibsim::read_str);
+    assert_eq!(text.lines().nth(e.line - 1), Some("include \"\""), "{e}");
+    assert!(e.msg.ends_with("data/\" is a directory; expected a net file"), "{e}");
 }

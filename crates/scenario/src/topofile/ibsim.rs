@@ -49,6 +49,9 @@ fn include(dir: &Path, from: &str, line: usize, name: &str, depth: usize) -> Res
     if !p.exists() {
         return Err(err(from, line, format!("include: cannot find \"{}\"", p.display())));
     }
+    if p.is_dir() {
+        return Err(err(from, line, format!("include: \"{}\" is a directory; expected a net file", p.display())));
+    }
     parse_file(&p, depth)
 }
 
