@@ -273,19 +273,25 @@ fn headroom(
     }
 }
 
-/// Reserved plus headroom cells must leave a shared part in every switch's buffer.
+/// Reserved plus headroom cells must leave a shared part in every switch's buffer. Counted
+/// in 128 bits: a reserve or headroom of up to 2^64 − 1 bytes per port is refused here,
+/// not wrapped.
 fn check_budget(c: &Ctx, b: &BufferSection, topo: &Topology, headroom_cells: &[u64], tc_to_pg: &[u8; 8], lossless: &[bool; 8]) -> Result<(), ConfigError> {
-    let cells = |x: Bytes| x.cells(b.cell);
+    let cells = |x: Bytes| x.cells(b.cell) as u128;
     let total_cells = cells(b.total);
-    let lossless_pgs = (0..8u8).filter(|&pg| (0..8).any(|tc| lossless[tc] && tc_to_pg[tc] == pg)).count() as u64;
+    let lossless_pgs = (0..8u8).filter(|&pg| (0..8).any(|tc| lossless[tc] && tc_to_pg[tc] == pg)).count() as u128;
+    let bytes = |cells: u128| match u64::try_from(cells * b.cell.0 as u128) {
+        Ok(x) => Bytes(x).to_string(),
+        Err(_) => format!("{}B", cells * b.cell.0 as u128),
+    };
     for n in &topo.nodes {
         if !matches!(n.kind, NodeKind::Switch) {
             continue;
         }
-        let reserved = cells(b.reserved) * 8 * n.nports as u64;
-        let hdrm: u64 = match b.shared_headroom_pool {
+        let reserved = cells(b.reserved) * 8 * n.nports as u128;
+        let hdrm: u128 = match b.shared_headroom_pool {
             Some(p) => cells(p),
-            None => (n.first_port..n.first_port + n.nports).map(|p| headroom_cells[p as usize] * lossless_pgs).sum(),
+            None => (n.first_port..n.first_port + n.nports).map(|p| headroom_cells[p as usize] as u128 * lossless_pgs).sum(),
         };
         if reserved + hdrm >= total_cells {
             return Err(c.err(
@@ -293,8 +299,8 @@ fn check_budget(c: &Ctx, b: &BufferSection, topo: &Topology, headroom_cells: &[u
                 format!(
                     "switch `{}`: reserved ({}) + headroom ({}) leave no shared buffer in {} ({} ports)",
                     n.name,
-                    b.cell * reserved,
-                    b.cell * hdrm,
+                    bytes(reserved),
+                    bytes(hdrm),
                     b.total,
                     n.nports
                 ),

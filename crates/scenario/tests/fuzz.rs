@@ -142,9 +142,9 @@ fn fuzz_topology_files() {
 // Regressions: inputs the fuzzer found, each fixed with an error that says what is
 // expected.
 
-/// Example `seed` with `from` replaced by `to` is refused with an error naming the file,
-/// the line holding `to` and containing every one of `want`.
-fn refused(seed: &str, from: &str, to: &str, want: &[&str]) {
+/// Example `seed` with `from` replaced by `to` is refused with an error naming the file
+/// and a line that contains `at`, and containing every one of `want`.
+fn refused(seed: &str, from: &str, to: &str, at: &str, want: &[&str]) {
     let examples = root().join("examples");
     let path = examples.join(seed);
     let src = std::fs::read_to_string(&path).expect("the example");
@@ -157,7 +157,7 @@ fn refused(seed: &str, from: &str, to: &str, want: &[&str]) {
                 assert!(e.contains(w), "expected `{w}` in: {e}");
             }
             let line: usize = e[file.len() + 1..].split(':').next().and_then(|l| l.parse().ok()).unwrap_or_else(|| panic!("no line in: {e}"));
-            assert!(text.lines().nth(line - 1).is_some_and(|l| l.contains(to.trim())), "line {line} is not the one with `{to}`: {e}");
+            assert!(text.lines().nth(line - 1).is_some_and(|l| l.contains(at)), "line {line} does not hold `{at}`: {e}");
         }
         other => panic!("{seed} with `{to}`: {other:?}"),
     }
@@ -170,9 +170,10 @@ fn cable_too_long() {
         "roce-incast.toml",
         "host_link = { speed = \"100Gbps\", cable = \"3m\" }",
         "host_link = { speed = \"100Gbps\", cable = \"18446744073709551615mm\" }",
+        "host_link",
         &["topology.host_link.cable", "expected at most 1000km"],
     );
-    refused("roce-incast.toml", "cable = \"3m\"", "delay = \"1s\"", &["topology.host_link.delay", "expected at most 5ms"]);
+    refused("roce-incast.toml", "cable = \"3m\"", "delay = \"1s\"", "host_link", &["topology.host_link.delay", "expected at most 5ms"]);
 }
 
 /// Topology file `seed` (relative to the repository) with `from` replaced by `to`, read by
@@ -186,6 +187,18 @@ fn topo_refused(seed: &str, from: &str, to: &str, read: fn(&str, &str) -> Result
     let e = read(&file, &text).err().unwrap_or_else(|| panic!("{seed} with `{to}` was read"));
     assert!(e.to_string().starts_with(&format!("{file}:{}: ", e.line)), "{e}");
     (e, text)
+}
+
+/// A reserve of 2^64 − 1 bytes per port and PG overflowed the buffer budget's arithmetic.
+#[test]
+fn reserve_larger_than_anything() {
+    refused(
+        "roce-incast.toml",
+        "reserved = \"0B\"",
+        "reserved = \"18446744073709551615B\"",
+        "total =",
+        &["buffer.total: switch `leaf0`: reserved (1475739525896764129280B) + headroom (", ") leave no shared buffer in 16.777MB (10 ports)"],
+    );
 }
 
 /// Two nodes with one GUID read (and could not be written back as an ibsim file).
