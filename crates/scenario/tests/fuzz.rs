@@ -223,3 +223,13 @@ fn include_a_directory() {
     assert_eq!(text.lines().nth(e.line - 1), Some("include \"\""), "{e}");
     assert!(e.msg.ends_with("data/\" is a directory; expected a net file"), "{e}");
 }
+
+/// A link of 4294967295 lanes overflowed its rate (lanes × lane rate).
+#[test]
+fn link_width_not_an_ib_width() {
+    let (e, text) = topo_refused("examples/fabric-2level.ibnetdiscover", "lid 6 4xHDR", "lid 6 4294967295xHDR", ibnetdiscover::read_str);
+    assert!(text.lines().nth(e.line - 1).unwrap().contains("4294967295xHDR"), "{e}");
+    assert_eq!(e.msg, "link width `4294967295xHDR`: expected 1x, 2x, 4x, 8x or 12x lanes");
+    let (e, _) = topo_refused("examples/fabric-2level.ibnetdiscover", "lid 6 4xHDR", "lid 6 0xHDR", ibnetdiscover::read_str);
+    assert_eq!(e.msg, "link width `0xHDR`: expected 1x, 2x, 4x, 8x or 12x lanes");
+}
