@@ -69,7 +69,10 @@ pub(crate) fn compile(c: &Ctx, r: &IbSection, topo: &Topology, layout: Option<&I
     let latency = match r.switch_latency {
         Auto::Value(v) => latency_from_file(v),
         Auto::Auto => {
-            let g = model::ib::Generation::of(fastest_rate(topo)).expect("checked above");
+            // Every link runs at an IB speed (checked above): no generation means no link.
+            let g = model::ib::Generation::of(fastest_rate(topo)).ok_or_else(|| {
+                c.err("infiniband.switch_latency", "\"auto\" is the datasheet latency of the fastest link's generation, but the fabric has no links")
+            })?;
             let l = model::switch_latency::infiniband(g);
             notes.push(format!("switch latency auto: {} ({})", l.latency, l.source));
             l

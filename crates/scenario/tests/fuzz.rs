@@ -189,6 +189,19 @@ fn topo_refused(seed: &str, from: &str, to: &str, read: fn(&str, &str) -> Result
     (e, text)
 }
 
+/// An InfiniBand fabric with no links panicked looking for the generation of its fastest
+/// link (`switch_latency = "auto"`).
+#[test]
+fn ib_fabric_without_links() {
+    refused(
+        "ib-incast.toml",
+        "kind = \"leaf-spine\"\nleaves = 4\nspines = 2\nhosts_per_leaf = 8\nhost_link = { speed = \"100Gbps\", cable = \"3m\" }\nfabric_link = { speed = \"100Gbps\", cable = \"20m\" }",
+        "kind = \"explicit\"\nnodes = [{ name = \"s0\", kind = \"switch\", ports = 4 }]\nlinks = []",
+        "switch_latency =",
+        &["infiniband.switch_latency: \"auto\" is the datasheet latency of the fastest link's generation, but the fabric has no links"],
+    );
+}
+
 /// A reserve of 2^64 − 1 bytes per port and PG overflowed the buffer budget's arithmetic.
 #[test]
 fn reserve_larger_than_anything() {
