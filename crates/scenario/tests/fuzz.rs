@@ -246,3 +246,24 @@ fn link_width_not_an_ib_width() {
     let (e, _) = topo_refused("examples/fabric-2level.ibnetdiscover", "lid 6 4xHDR", "lid 6 0xHDR", ibnetdiscover::read_str);
     assert_eq!(e.msg, "link width `0xHDR`: expected 1x, 2x, 4x, 8x or 12x lanes");
 }
+
+/// GUIDs near 2^64 overflowed the next GUID (ibsim) or a CA's port GUIDs (both readers).
+#[test]
+fn guids_past_64_bits() {
+    // The last GUID is a GUID: what follows it sets its own.
+    let path = root().join("examples/fabric-2level.ibnetdiscover");
+    let text = std::fs::read_to_string(&path).unwrap().replacen("switchguid=0x248a0703005c0a10(", "switchguid=0xffffffffffffffff(", 1);
+    ibsim::read_str(&path.display().to_string(), &text).unwrap();
+    let ca = "caguid=0x2c90300a1b200";
+    let (e, _) = topo_refused("examples/fabric-2level.ibnetdiscover", ca, "caguid=0xfffffffffffffffe", ibnetdiscover::read_str);
+    assert_eq!(e.msg, "\"H-0002c90300a1b200\" has GUID 0xfffffffffffffffe: its port GUIDs (GUID + port) pass 0xffffffffffffffff");
+    let (e, _) = topo_refused("crates/scenario/tests/data/ibsim-2sw.net", "Hca\t2 \"H_1\"", "caguid=0xfffffffffffffffe\nHca\t2 \"H_1\"", ibsim::read_str);
+    assert_eq!(e.msg, "\"H_1\" has GUID 0xfffffffffffffffe: its port GUIDs (GUID + port) pass 0xffffffffffffffff");
+    let (e, _) = topo_refused(
+        "crates/scenario/tests/data/ibsim-2sw.net",
+        "Switch\t8 \"Switch1\"",
+        "switchguid +0xffffffffffffffff\nSwitch\t8 \"Switch1\"",
+        ibsim::read_str,
+    );
+    assert_eq!(e.msg, "no GUID for \"Switch1\": the one it would get passes 0xffffffffffffffff");
+}

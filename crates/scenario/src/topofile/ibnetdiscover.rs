@@ -69,6 +69,9 @@ pub fn read_str(file: &str, src: &str) -> Result<IbTopology, TopoFileError> {
                 format!("\"{}\" has GUID {g:#x}, already the GUID of \"{}\" (line {}); node GUIDs are unique", n.id, first.id, first.line),
             ));
         }
+        if !n.switch && g.checked_add(n.nports as u64).is_none() {
+            return Err(err(&n.file, n.line, format!("\"{}\" has GUID {g:#x}: its port GUIDs (GUID + port) pass 0xffffffffffffffff", n.id)));
+        }
         owner.insert(g, i);
         node.push(g);
         sys.push(n.sysimgguid.unwrap_or(g));
