@@ -237,7 +237,20 @@ fn pfc(c: &Ctx, r: &RoceSection) -> Result<Pfc, ConfigError> {
     if pfc.enabled && pfc.quanta == 0 {
         return Err(c.err("roce.pfc.quanta", "pause quanta must be 1..65535 (0 means resume)"));
     }
+    let longest = longest_pause();
+    if let Some(r) = pfc.response.filter(|&r| r > longest) {
+        return Err(c.err(
+            "roce.pfc.response",
+            format!("a response time of {r}; expected at most {longest}, the longest pause (65535 quanta at 10 Gb/s, the slowest link), after which the peer resumes anyway"),
+        ));
+    }
     Ok(pfc)
+}
+
+/// The longest a PFC frame pauses: 65535 quanta of 512 bit times (IEEE 802.3 clause 31B.2)
+/// at the slowest link speed fabriclab models, 10 Gb/s: 3.355 ms.
+fn longest_pause() -> SimDuration {
+    quantum(BitRate::from_gbps(10)) * 65535
 }
 
 /// Headroom per port, in cells: configured, or the IEEE 802.1Qbb worst case of that

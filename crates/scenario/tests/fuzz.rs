@@ -202,6 +202,18 @@ fn ib_fabric_without_links() {
     );
 }
 
+/// A PFC response time of 2^64 − 1 ps overflowed the headroom window's sum.
+#[test]
+fn pfc_response_longer_than_a_pause() {
+    refused(
+        "roce-incast.toml",
+        "response = \"auto\"",
+        "response = \"18446744073709551615ps\"",
+        "pfc =",
+        &["roce.pfc.response: a response time of 18446744.074s; expected at most 3.355ms, the longest pause (65535 quanta at 10 Gb/s"],
+    );
+}
+
 /// A reserve of 2^64 − 1 bytes per port and PG overflowed the buffer budget's arithmetic.
 #[test]
 fn reserve_larger_than_anything() {
