@@ -67,7 +67,7 @@ pub(crate) fn compile(c: &Ctx, r: &IbSection, topo: &Topology, layout: Option<&I
     let mut notes = vec![];
     check_speeds(c, topo)?;
     let latency = match r.switch_latency {
-        Auto::Value(v) => latency_from_file(v),
+        Auto::Value(v) => latency_from_file(c, "infiniband.switch_latency", v)?,
         Auto::Auto => {
             // Every link runs at an IB speed (checked above): no generation means no link.
             let g = model::ib::Generation::of(fastest_rate(topo)).ok_or_else(|| {

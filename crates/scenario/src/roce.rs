@@ -335,7 +335,7 @@ fn switch_latency(c: &Ctx, r: &RoceSection, topo: &Topology) -> Result<SwitchLat
         })?),
     };
     match r.switch_latency.unwrap_or(Auto::Auto) {
-        Auto::Value(v) => Ok(latency_from_file(v)),
+        Auto::Value(v) => latency_from_file(c, "roce.switch_latency", v),
         Auto::Auto => model::switch_latency::roce(switch, fastest_rate(topo)).map_err(|m| c.err("roce.switch_latency", m)),
     }
 }

@@ -11,6 +11,7 @@
 mod harness;
 
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -47,25 +48,45 @@ fn runner(salt: u64) -> TestRunner {
     TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
 }
 
-/// How the cases went, printed at the end (`--nocapture`).
+/// How the cases went, printed at the end (`--nocapture`). With
+/// `FABRICLAB_FUZZ_KEEP_GOING=1` a failing case does not stop the run: the first input of
+/// each kind of failure is kept and all are shown at the end (a long run's survey).
 #[derive(Default)]
 struct Tally {
+    keep_going: bool,
     loaded: Cell<u32>,
     refused: Cell<u32>,
     slowest: Cell<Duration>,
     slowest_case: RefCell<String>,
+    failures: RefCell<BTreeMap<String, String>>,
 }
 
 impl Tally {
-    fn add(&self, out: &Outcome, took: Duration, name: &str) {
-        match out {
-            Outcome::Loaded => self.loaded.set(self.loaded.get() + 1),
-            Outcome::Refused(_) => self.refused.set(self.refused.get() + 1),
+    fn new() -> Tally {
+        Tally { keep_going: env_u64("FABRICLAB_FUZZ_KEEP_GOING", 0) != 0, ..Tally::default() }
+    }
+
+    /// Counts a case that took `took` and came to `r`; a failure fails it (the reason and
+    /// the input), unless the run keeps going.
+    fn case(&self, file: &str, text: &str, took: Duration, r: Result<Outcome, String>) -> Result<(), TestCaseError> {
+        match r {
+            Ok(Outcome::Loaded) => self.loaded.set(self.loaded.get() + 1),
+            Ok(Outcome::Refused(_)) => self.refused.set(self.refused.get() + 1),
+            Err(why) => {
+                let shown = format!("{why}{}", show(file, text));
+                if !self.keep_going {
+                    return Err(TestCaseError::fail(shown));
+                }
+                // A kind of failure: its first line (a panic's location) without numbers.
+                let kind: String = why.lines().next().unwrap_or("").chars().filter(|c| !c.is_ascii_digit()).take(100).collect();
+                self.failures.borrow_mut().entry(kind).or_insert(shown);
+            }
         }
         if took > self.slowest.get() {
             self.slowest.set(took);
-            *self.slowest_case.borrow_mut() = name.to_string();
+            *self.slowest_case.borrow_mut() = file.to_string();
         }
+        Ok(())
     }
 
     fn finish(&self, what: &str, r: Result<(), TestError<(usize, Vec<u8>)>>) {
@@ -80,6 +101,11 @@ impl Tally {
             Ok(()) => {}
             Err(TestError::Fail(why, (seed, bytes))) => panic!("{why}\n(seed file #{seed}, choice bytes {bytes:?})"),
             Err(e) => panic!("{e}"),
+        }
+        let failures = self.failures.borrow();
+        if !failures.is_empty() {
+            let all: Vec<&str> = failures.values().map(String::as_str).collect();
+            panic!("{} kinds of failure:\n\n{}", failures.len(), all.join("\n\n"));
         }
     }
 }
@@ -105,15 +131,14 @@ fn seeds_load() {
 fn fuzz_scenarios() {
     let seeds = Seeds::load(&root());
     let policy = Policy::from_env();
-    let tally = Tally::default();
+    let tally = Tally::new();
     let r = runner(1).run(&(0..seeds.scenarios.len(), case()), |(i, bytes)| {
         let seed = &seeds.scenarios[i];
         let text = mutate_scenario(&seed.text, policy, &mut Choices::new(&bytes));
         let file = seed.path.display().to_string();
         let t0 = Instant::now();
-        let out = check_scenario(&file, &text, &seeds.examples).map_err(|why| TestCaseError::fail(format!("{why}{}", show(&file, &text))))?;
-        tally.add(&out, t0.elapsed(), &file);
-        Ok(())
+        let r = check_scenario(&file, &text, &seeds.examples);
+        tally.case(&file, &text, t0.elapsed(), r)
     });
     tally.finish("scenarios", r);
 }
@@ -124,15 +149,13 @@ fn fuzz_topology_files() {
     let seeds = Seeds::load(&root);
     let dir = scratch_dir(&root, "topology");
     let scenario_src = std::fs::read_to_string(seeds.examples.join("ib-from-ibnetdiscover.toml")).expect("the example");
-    let tally = Tally::default();
+    let tally = Tally::new();
     let r = runner(2).run(&(0..seeds.topologies.len(), case()), |(i, bytes)| {
         let seed = &seeds.topologies[i];
         let text = mutate_topology(&seed.text, &mut Choices::new(&bytes));
         let t0 = Instant::now();
-        let out = check_topology(&seed.path, &text, &scenario_src, &dir)
-            .map_err(|why| TestCaseError::fail(format!("{why}{}", show(&seed.path.display().to_string(), &text))))?;
-        tally.add(&out, t0.elapsed(), &seed.path.display().to_string());
-        Ok(())
+        let r = check_topology(&seed.path, &text, &scenario_src, &dir);
+        tally.case(&seed.path.display().to_string(), &text, t0.elapsed(), r)
     });
     let _ = std::fs::remove_dir_all(&dir);
     tally.finish("topology files", r);
@@ -212,6 +235,15 @@ fn pfc_response_longer_than_a_pause() {
         "pfc =",
         &["roce.pfc.response: a response time of 18446744.074s; expected at most 3.355ms, the longest pause (65535 quanta at 10 Gb/s"],
     );
+}
+
+/// A switch latency of 2^64 − 1 ps overflowed the headroom window's sum (RoCE).
+#[test]
+fn switch_latency_too_long() {
+    let huge = "switch_latency = \"18446744073709551615ps\"";
+    let want = "a switch latency of 18446744.074s; expected at most 1ms";
+    refused("roce-incast.toml", "switch_latency = \"0ns\"", huge, "switch_latency", &["roce.switch_latency: ", want]);
+    refused("ib-incast.toml", "switch_latency = \"auto\"", huge, "switch_latency", &["infiniband.switch_latency: ", want]);
 }
 
 /// A reserve of 2^64 − 1 bytes per port and PG overflowed the buffer budget's arithmetic.
