@@ -165,16 +165,16 @@ fn fuzz_topology_files() {
 // Regressions: inputs the fuzzer found, each fixed with an error that says what is
 // expected.
 
-/// Example `seed` with `from` replaced by `to` is refused with an error naming the file
-/// and a line that contains `at`, and containing every one of `want`.
+/// Example `seed` (as a seed: RoCE when it has both fabrics) with `from` replaced by `to`
+/// is refused with an error naming the file and a line that contains `at`, and
+/// containing every one of `want`.
 fn refused(seed: &str, from: &str, to: &str, at: &str, want: &[&str]) {
-    let examples = root().join("examples");
-    let path = examples.join(seed);
-    let src = std::fs::read_to_string(&path).expect("the example");
+    let seeds = Seeds::load(&root());
+    let src = &seeds.scenarios.iter().find(|s| s.path.ends_with(seed)).expect("the example").text;
     assert!(src.contains(from), "{seed} has no `{from}`");
     let text = src.replacen(from, to, 1);
-    let file = path.display().to_string();
-    match check_scenario(&file, &text, &examples) {
+    let file = seeds.examples.join(seed).display().to_string();
+    match check_scenario(&file, &text, &seeds.examples) {
         Ok(Outcome::Refused(e)) => {
             for w in want {
                 assert!(e.contains(w), "expected `{w}` in: {e}");
@@ -244,6 +244,18 @@ fn switch_latency_too_long() {
     let want = "a switch latency of 18446744.074s; expected at most 1ms";
     refused("roce-incast.toml", "switch_latency = \"0ns\"", huge, "switch_latency", &["roce.switch_latency: ", want]);
     refused("ib-incast.toml", "switch_latency = \"auto\"", huge, "switch_latency", &["infiniband.switch_latency: ", want]);
+}
+
+/// A fault at 2^64 − 1 ps with a duration overflowed its end time.
+#[test]
+fn fault_ends_after_time_itself() {
+    refused(
+        "routing-loop.toml",
+        "at = \"20us\"\nduration = \"200us\"",
+        "at = \"18446744073709551615ps\"\nduration = \"200us\"",
+        "duration =",
+        &["faults[0].duration: at 18446744.074s + duration 200us ends after the last time there is, 18446744.074s"],
+    );
 }
 
 /// A reserve of 2^64 − 1 bytes per port and PG overflowed the buffer budget's arithmetic.
