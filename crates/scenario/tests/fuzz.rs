@@ -57,7 +57,7 @@ struct Tally {
     loaded: Cell<u32>,
     refused: Cell<u32>,
     slowest: Cell<Duration>,
-    slowest_case: RefCell<String>,
+    slowest_case: RefCell<(String, String)>,
     failures: RefCell<BTreeMap<String, String>>,
 }
 
@@ -84,7 +84,7 @@ impl Tally {
         }
         if took > self.slowest.get() {
             self.slowest.set(took);
-            *self.slowest_case.borrow_mut() = file.to_string();
+            *self.slowest_case.borrow_mut() = (file.to_string(), text.to_string());
         }
         Ok(())
     }
@@ -95,8 +95,12 @@ impl Tally {
             self.loaded.get(),
             self.refused.get(),
             self.slowest.get(),
-            self.slowest_case.borrow()
+            self.slowest_case.borrow().0
         );
+        if self.keep_going {
+            let (file, text) = &*self.slowest_case.borrow();
+            eprintln!("the slowest case:{}", show(file, text));
+        }
         match r {
             Ok(()) => {}
             Err(TestError::Fail(why, (seed, bytes))) => panic!("{why}\n(seed file #{seed}, choice bytes {bytes:?})"),

@@ -164,12 +164,19 @@ const BYTES: &str = r#"
 "1GiB"|"1TiB"|"99999999999MiB"|"4294967296MiB"|"18446744073709551615B"|"18446744073709551616B"|"0.5B"|"1.5KB"
 "1e3MB"|"-1B"|"1b"|"1"|"B"|"dynamic"|"auto"
 "#;
-/// Sizes of a collective or a message, and a collective's chunk: few transfers.
-const WORK_BYTES: &str = r#"
-"0B"|"1KiB"|"4096B"|"1MiB"|"64MiB"|"256MiB"|"18446744073709551616B"|"0.5B"|"-1B"|"1"
+/// Sizes of a collective or a message: few transfers at the seeds' chunks.
+const WORK_SIZES: &str = r#"
+"0B"|"1B"|"4096B"|"1MiB"|"64MiB"|"256MiB"|"18446744073709551616B"|"0.5B"|"-1B"|"1"
 "#;
-const HUGE_BYTES: &str = r#"
-"1B"|"63B"|"1TiB"|"99999999999MiB"|"4294967296MiB"|"18446744073709551615B"
+/// A collective's chunk: few transfers of the seeds' sizes.
+const WORK_CHUNKS: &str = r#"
+"0B"|"1MiB"|"64MiB"|"18446744073709551615B"|"18446744073709551616B"|"0.5B"|"-1B"|"1"
+"#;
+const HUGE_SIZES: &str = r#"
+"1TiB"|"99999999999MiB"|"4294967296MiB"|"18446744073709551615B"
+"#;
+const HUGE_CHUNKS: &str = r#"
+"1B"|"63B"|"1KiB"|"4096B"
 "#;
 
 const TIMES: &str = r#"
@@ -210,7 +217,8 @@ fn work_values(key: &str) -> Option<(&'static str, &'static str)> {
         "leaves" | "spines" | "hosts_per_leaf" | "nics_per_host" | "uplinks_per_spine" | "k" | "ports" | "nics" | "ranks" | "iterations" | "channels" => {
             (COUNTS, HUGE_COUNTS)
         }
-        "size" | "chunk" => (WORK_BYTES, HUGE_BYTES),
+        "size" => (WORK_SIZES, HUGE_SIZES),
+        "chunk" => (WORK_CHUNKS, HUGE_CHUNKS),
         "duration" => (WORK_TIMES, HUGE_TIMES),
         _ => return None,
     })
