@@ -190,6 +190,18 @@ fn refused(seed: &str, from: &str, to: &str, at: &str, want: &[&str]) {
     }
 }
 
+/// Example `seed` (as a seed) with `from` replaced by `to` loads.
+fn loads(seed: &str, from: &str, to: &str) {
+    let seeds = Seeds::load(&root());
+    let src = &seeds.scenarios.iter().find(|s| s.path.ends_with(seed)).expect("the example").text;
+    assert!(src.contains(from), "{seed} has no `{from}`");
+    let file = seeds.examples.join(seed).display().to_string();
+    match check_scenario(&file, &src.replacen(from, to, 1), &seeds.examples) {
+        Ok(Outcome::Loaded) => {}
+        other => panic!("{seed} with `{to}`: {other:?}"),
+    }
+}
+
 /// A cable of 2^64 − 1 mm overflowed the propagation delay and the headroom's sum.
 #[test]
 fn cable_too_long() {
@@ -260,6 +272,12 @@ fn fault_ends_after_time_itself() {
         "duration =",
         &["faults[0].duration: at 18446744.074s + duration 200us ends after the last time there is, 18446744.074s"],
     );
+}
+
+/// A chunk of 2^64 − 1 bytes overflowed the bytes of a ring loop (chunk × ranks).
+#[test]
+fn chunk_of_2_pow_64() {
+    loads("allreduce-compare.toml", "chunk = \"512KiB\"", "chunk = \"18446744073709551615B\"");
 }
 
 /// A reserve of 2^64 − 1 bytes per port and PG overflowed the buffer budget's arithmetic.

@@ -217,7 +217,8 @@ pub fn build(spec: &Spec) -> Result<Dag, String> {
 
 /// Transfer sizes of one channel's data: loops of `n` blocks of at most `chunk` bytes.
 fn loops(bytes: u64, n: u32, chunk: u64) -> Vec<Vec<u64>> {
-    let per_loop = chunk * n as u64;
+    // Past 2^64 − 1 bytes a loop holds more than any channel has: saturating is exact.
+    let per_loop = chunk.saturating_mul(n as u64);
     let count = bytes.div_ceil(per_loop).max(1);
     (0..count)
         .map(|l| {
