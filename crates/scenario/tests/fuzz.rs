@@ -280,6 +280,25 @@ fn chunk_of_2_pow_64() {
     loads("allreduce-compare.toml", "chunk = \"512KiB\"", "chunk = \"18446744073709551615B\"");
 }
 
+/// An incast's stagger × sender, or a background's start + duration, overflowed a start time.
+#[test]
+fn traffic_starting_after_time_itself() {
+    refused(
+        "roce-incast.toml",
+        "size = \"1MB\"",
+        "size = \"1MB\"\nstagger = \"18446744073709551615ps\"",
+        "stagger =",
+        &["traffic[0].stagger: sender 2 would start at start + 2 × stagger, after the last time there is, 18446744.074s"],
+    );
+    refused(
+        "roce-incast-background.toml",
+        "kind = \"background\"",
+        "kind = \"background\"\nstart = \"18446744073709551615ps\"",
+        "duration =",
+        &["traffic[1].duration: start 18446744.074s + duration ", " ends after the last time there is, 18446744.074s"],
+    );
+}
+
 /// A reserve of 2^64 − 1 bytes per port and PG overflowed the buffer budget's arithmetic.
 #[test]
 fn reserve_larger_than_anything() {
