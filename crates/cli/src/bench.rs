@@ -15,7 +15,9 @@ pub fn bench(file: &Path) -> ExitCode {
     let t0 = std::time::Instant::now();
     let mut sim = world.simulator(false);
     let setup = t0.elapsed();
-    sim.run();
+    let mut bar = crate::progress::Bar::new(&world.name);
+    let finished = sim.run_watched(&mut bar);
+    drop(bar);
     let total = t0.elapsed();
     let tx: u64 = sim.stats.ports.iter().map(|p| p.tx_frames).sum();
     let secs = total.as_secs_f64();
@@ -31,6 +33,10 @@ pub fn bench(file: &Path) -> ExitCode {
         sim.now(),
         peak_rss()
     );
+    if !finished {
+        eprintln!("cancelled: the figures above cover the run up to simulated {}", sim.now());
+        return ExitCode::from(crate::progress::EXIT_CANCELLED);
+    }
     ExitCode::SUCCESS
 }
 

@@ -173,7 +173,10 @@ dscp = {dscp}
 pub fn simulate(i: &BurstInput, p: &BurstPlan) -> Result<Simulated, String> {
     let src = scenario(i, p);
     let world = scenario::load_str("burst-prove.toml", &src).map_err(|e| format!("--prove: the generated scenario: {e}"))?;
-    let (_sim, r) = report::run(&world, false);
+    let (_sim, r) = report::run_watched(&world, false, &mut crate::progress::CancelOnly);
+    if r.incomplete.is_some() {
+        return Err("--prove: cancelled (Ctrl-C)".into());
+    }
     let rx_port = r
         .ports
         .iter()

@@ -15,7 +15,12 @@ pub fn compare(file: &Path, json: bool, html: Option<&Path>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (cmp, ib, roce) = match report::compare::run(&name, &src, html.is_some()) {
+    let multi = indicatif::MultiProgress::new();
+    let mut ib_bar = crate::progress::Bar::in_multi(&multi, "InfiniBand");
+    let mut roce_bar = crate::progress::Bar::in_multi(&multi, "RoCEv2");
+    let run = report::compare::run_watched(&name, &src, html.is_some(), &mut ib_bar, &mut roce_bar);
+    drop((ib_bar, roce_bar));
+    let (cmp, ib, roce) = match run {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
@@ -37,6 +42,10 @@ pub fn compare(file: &Path, json: bool, html: Option<&Path>) -> ExitCode {
         }
     } else {
         print!("{}", report::compare::text(&cmp));
+    }
+    if cmp.infiniband.incomplete.is_some() || cmp.roce.incomplete.is_some() {
+        eprintln!("cancelled: the figures above cover each fabric's run up to where it stopped");
+        return ExitCode::from(crate::progress::EXIT_CANCELLED);
     }
     ExitCode::SUCCESS
 }

@@ -14,9 +14,11 @@ mod bench;
 mod burst;
 mod compare;
 mod design;
+mod limits;
 mod nccl;
 mod par;
 mod plan;
+mod progress;
 mod prove;
 mod run;
 mod sm;
@@ -54,9 +56,18 @@ enum Cmd {
         /// Size multiplier between sweep steps.
         #[arg(short = 'f', long = "stepfactor", default_value = "2")]
         stepfactor: String,
+        /// Print what the run would cost (memory by term, events, simulated time) and stop.
+        #[arg(long, conflicts_with = "minbytes")]
+        estimate: bool,
+        #[command(flatten)]
+        limits: limits::LimitArgs,
     },
     /// Simulate a benchmark scenario and print wall time, events/s and transmissions/s.
-    Bench { file: PathBuf },
+    Bench {
+        file: PathBuf,
+        #[command(flatten)]
+        limits: limits::LimitArgs,
+    },
     /// Run the InfiniBand subnet manager on a topology: LIDs, forwarding tables, checks.
     Sm(sm::SmArgs),
     /// Run a scenario over a grid of parameter values (all cores): CSV, SVG plot, table.
@@ -79,6 +90,8 @@ enum Cmd {
         /// Also write a self-contained HTML report with plots of both fabrics here.
         #[arg(long, value_name = "PATH")]
         html: Option<PathBuf>,
+        #[command(flatten)]
+        limits: limits::LimitArgs,
     },
 }
 
@@ -91,6 +104,15 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
+    let limits = match &cli.cmd {
+        Cmd::Run { limits, .. } | Cmd::Bench { limits, .. } | Cmd::Compare { limits, .. } => Some(limits),
+        Cmd::Sweep(a) => Some(&a.limits),
+        _ => None,
+    };
+    if let Some(Err(code)) = limits.map(limits::LimitArgs::apply) {
+        return code;
+    }
+    progress::install_ctrlc();
     match cli.cmd {
         Cmd::Sm(a) => sm::run(a),
         Cmd::Sweep(a) => sweep::run(a),
@@ -98,9 +120,10 @@ fn main() -> ExitCode {
         Cmd::Design(a) => design::run(a),
         Cmd::Burst(a) => burst::run(a),
         Cmd::Plan(a) => plan::run(a),
-        Cmd::Compare { file, json, html } => compare::compare(&file, json, html.as_deref()),
-        Cmd::Run { file, json, out: _, html: _, minbytes: Some(b), maxbytes: Some(e), stepfactor } => nccl::run(&file, &b, &e, &stepfactor, json),
+        Cmd::Compare { file, json, html, .. } => compare::compare(&file, json, html.as_deref()),
+        Cmd::Run { file, json, minbytes: Some(b), maxbytes: Some(e), stepfactor, .. } => nccl::run(&file, &b, &e, &stepfactor, json),
+        Cmd::Run { file, json, out, html, estimate: true, .. } => run::estimate(&file, json, out.is_some() || html.is_some()),
         Cmd::Run { file, json, out, html, .. } => run::run(&file, json, out.as_deref(), html.as_deref()),
-        Cmd::Bench { file } => bench::bench(&file),
+        Cmd::Bench { file, .. } => bench::bench(&file),
     }
 }

@@ -82,11 +82,14 @@ fn simulate(name: &str, src: &str, group: u32, op: workload::Collective, ranks: 
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let results = par_map(workers, sizes.len(), |i| {
         let size = sizes[i];
-        load_variant(name, src, &[Edit::new(&path, format!("{size}B"))]).map_err(|e| e.to_string()).map(|w| {
-            let (_, rep) = report::run(&w, false);
+        load_variant(name, src, &[Edit::new(&path, format!("{size}B"))]).map_err(|e| e.to_string()).and_then(|w| {
+            let (_, rep) = report::run_watched(&w, false, &mut crate::progress::CancelOnly);
+            if rep.incomplete.is_some() {
+                return Err("cancelled (Ctrl-C)".to_string());
+            }
             let c = &rep.collectives[0];
             let row = c.time_ps.map(|t| workload::NcclRow::new(op, ranks, size, t));
-            Row {
+            Ok(Row {
                 size_bytes: size,
                 count: workload::NcclRow::new(op, ranks, size, 1).count,
                 time_us: row.as_ref().map(|r| r.time_us),
@@ -94,7 +97,7 @@ fn simulate(name: &str, src: &str, group: u32, op: workload::Collective, ranks: 
                 busbw_gbs: row.as_ref().map(|r| r.busbw_gbs),
                 lossless_drops: rep.totals.lossless_drops,
                 pause_frames: rep.totals.pfc_frames,
-            }
+            })
         })
     });
     results.into_iter().collect()

@@ -13,7 +13,17 @@ pub fn run(file: &Path, json: bool, out: Option<&Path>, html: Option<&Path>) -> 
             return ExitCode::from(2);
         }
     };
-    let (sim, report) = report::run(&world, out.is_some() || html.is_some());
+    let sample = out.is_some() || html.is_some();
+    if sample {
+        // Time series grow with the run: check the limits again with them counted.
+        if let Err(e) = check_with_samples(file) {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    let mut bar = crate::progress::Bar::new(&world.name);
+    let (sim, report) = report::run_watched(&world, sample, &mut bar);
+    drop(bar);
     if let Some(dir) = out {
         if let Err(e) = report::write_csv(dir, &world, &sim.stats, &report) {
             eprintln!("error: {}: cannot write: {e}", dir.display());
@@ -39,7 +49,24 @@ pub fn run(file: &Path, json: bool, out: Option<&Path>, html: Option<&Path>) -> 
     if report.totals.lossless_drops > 0 {
         eprintln!("warning: {} packets dropped in lossless classes", report.totals.lossless_drops);
     }
+    if let Some(i) = &report.incomplete {
+        eprintln!("cancelled at simulated {}: the figures above cover the run up to then only", units::SimDuration(i.at_ps));
+        return ExitCode::from(crate::progress::EXIT_CANCELLED);
+    }
     ExitCode::SUCCESS
+}
+
+/// The process's limits, with the time series `--out`/`--html` record counted.
+fn check_with_samples(file: &Path) -> Result<(), scenario::ConfigError> {
+    let name = file.display().to_string();
+    let src = std::fs::read_to_string(file).map_err(|e| scenario::ConfigError {
+        file: name.clone(),
+        line: None,
+        field: "-".into(),
+        msg: format!("cannot read: {e}"),
+    })?;
+    let e = scenario::estimate_str(&name, &src, file.parent().unwrap_or(Path::new(".")), true)?;
+    e.check_file(&name, &src, &scenario::Limits::for_process())
 }
 
 /// Writes an HTML report; an error names the path.
@@ -48,4 +75,57 @@ pub fn write_html(path: &Path, page: &str) -> Result<(), ExitCode> {
         eprintln!("error: {}: cannot write the HTML report: {e}", path.display());
         ExitCode::from(1)
     })
+}
+
+/// `run --estimate`: what the run would cost, term by term, without running it.
+pub fn estimate(file: &Path, json: bool, sample: bool) -> ExitCode {
+    let name = file.display().to_string();
+    let src = match std::fs::read_to_string(file) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {name}: cannot read: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let base = file.parent().unwrap_or(Path::new("."));
+    let e = match scenario::estimate_str(&name, &src, base, sample) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if json {
+        let doc = serde_json::json!({
+            "memory_bytes": sat(e.memory()),
+            "memory_terms": e.memory_terms.iter().map(|t| serde_json::json!({"what": t.what, "field": t.field, "bytes": sat(t.bytes)})).collect::<Vec<_>>(),
+            "events": sat(e.events),
+            "events_field": e.events_field,
+            "sim_time_ps": sat(e.sim_time_ps),
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).expect("a JSON value serialises"));
+    } else {
+        println!(
+            "{name}: estimated peak memory {}, {} events, simulated time at least {}",
+            scenario::estimate::human(e.memory()),
+            e.events,
+            units::SimDuration(sat(e.sim_time_ps))
+        );
+        let mut terms = e.memory_terms.clone();
+        terms.sort_by_key(|t| std::cmp::Reverse(t.bytes));
+        for t in terms.iter().filter(|t| t.bytes > 0) {
+            println!("  {:>10}  {} ({})", scenario::estimate::human(t.bytes), t.what, t.field);
+        }
+    }
+    let limits = scenario::Limits::for_process();
+    if let Err(err) = e.check_file(&name, &src, &limits) {
+        eprintln!("error: {err}");
+        return ExitCode::from(2);
+    }
+    ExitCode::SUCCESS
+}
+
+/// A count for JSON, saturated at u64's largest.
+fn sat(x: u128) -> u64 {
+    u64::try_from(x).unwrap_or(u64::MAX)
 }

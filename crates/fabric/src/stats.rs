@@ -175,6 +175,9 @@ pub struct Stats {
     /// packets leave by, from its NIC to the last switch; `None` for a SHARP join, or when
     /// the route is broken or loops.
     pub flow_paths: Vec<Option<Vec<crate::topology::PortId>>>,
+    /// The run was cancelled (Ctrl-C, a web job stopped) at this time, ps: every
+    /// figure covers the run up to then only.
+    pub cancelled: Option<u64>,
 }
 
 /// One timed step of a control plane's reaction, from the fault.

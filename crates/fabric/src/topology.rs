@@ -70,6 +70,21 @@ pub struct Topology {
     pub hosts: u32,
 }
 
+/// How big a topology is, for the memory estimate checked before building one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Size {
+    pub nodes: u128,
+    pub ports: u128,
+    pub endpoints: u128,
+}
+
+impl Size {
+    /// The size of a built topology.
+    pub fn of(t: &Topology) -> Size {
+        Size { nodes: t.nodes.len() as u128, ports: t.ports.len() as u128, endpoints: t.endpoints.len() as u128 }
+    }
+}
+
 /// A link to build: `(node, port index)` on each side.
 #[derive(Clone, Copy, Debug)]
 pub struct LinkSpec {
@@ -231,6 +246,15 @@ impl Topology {
         Ok(())
     }
 
+    /// Nodes, ports and endpoints [`Topology::leaf_spine`] would build, counted without
+    /// building it (`u128`: no input overflows the count).
+    pub fn leaf_spine_size(leaves: u32, spines: u32, hosts_per_leaf: u32, uplinks: u32) -> Size {
+        let (l, s, h, u) = (leaves as u128, spines as u128, hosts_per_leaf as u128, uplinks as u128);
+        // Every leaf has one NIC per host port (rails spread hosts' NICs over leaves).
+        let nics = l * h;
+        Size { nodes: l + s + nics, ports: l * (h + s * u) + s * l * u + nics, endpoints: nics }
+    }
+
     /// 2-tier leaf-spine. `rails` NICs per host, NIC r of a host on leaf `group·rails + r`;
     /// each leaf has `uplinks` parallel links to every spine.
     #[allow(clippy::too_many_arguments)]
@@ -279,6 +303,16 @@ impl Topology {
             }
         }
         Ok(t)
+    }
+
+    /// Nodes, ports and endpoints [`Topology::fat_tree`] would build, counted without
+    /// building it.
+    pub fn fat_tree_size(k: u32) -> Size {
+        let k = k as u128;
+        let h = k / 2;
+        let switches = k * k + h * h;
+        let hosts = k * h * h;
+        Size { nodes: switches + hosts, ports: switches * k + hosts, endpoints: hosts }
     }
 
     /// k-ary fat tree: k pods of k/2 edge and k/2 aggregation switches, (k/2)² cores,
@@ -400,6 +434,19 @@ mod tests {
             assert!(t.ports.iter().all(|p| p.peer.is_some()), "every port cabled");
             t.check().unwrap();
         }
+    }
+
+    #[test]
+    fn sizes_counted_without_building_match_the_built_ones() {
+        for k in [2, 4, 8] {
+            assert_eq!(Topology::fat_tree_size(k), Size::of(&Topology::fat_tree(k, L, L).unwrap()), "k = {k}");
+        }
+        for (l, s, h, r, u) in [(4, 2, 8, 1, 1), (8, 4, 3, 2, 2), (6, 1, 1, 3, 4)] {
+            let t = Topology::leaf_spine(l, s, h, r, u, L, L).unwrap();
+            assert_eq!(Topology::leaf_spine_size(l, s, h, u), Size::of(&t), "{l} leaves, {s} spines, {h} hosts/leaf, {r} rails, {u} uplinks");
+        }
+        // The fuzz-found 65,536-leaf fabric is counted, not built.
+        assert_eq!(Topology::leaf_spine_size(65_536, 65_536, 65_536, 65_536).endpoints, 1 << 32);
     }
 
     #[test]

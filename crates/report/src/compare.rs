@@ -53,6 +53,18 @@ pub const LIMITATIONS: [&str; 5] = [
 /// Compiles `src` for both fabrics (filling a missing `[infiniband]` with stated
 /// defaults), runs both (in parallel), and builds the comparison.
 pub fn run(file: &str, src: &str, sample: bool) -> Result<(Comparison, Side, Side), ConfigError> {
+    run_watched(file, src, sample, &mut fabric::sim::Unwatched, &mut fabric::sim::Unwatched)
+}
+
+/// [`run`], each side under its own watcher (InfiniBand's, RoCEv2's), which sees its
+/// progress and may cancel it (that side's report is then marked incomplete).
+pub fn run_watched(
+    file: &str,
+    src: &str,
+    sample: bool,
+    ib_watch: &mut (dyn fabric::sim::Watch + Send),
+    roce_watch: &mut (dyn fabric::sim::Watch + Send),
+) -> Result<(Comparison, Side, Side), ConfigError> {
     let compile = |tech: Tech| -> Result<World, ConfigError> {
         let (edits, notes) =
             scenario::variant::for_technology(src, tech).map_err(|msg| ConfigError { file: file.to_string(), line: None, field: "-".into(), msg })?;
@@ -69,14 +81,14 @@ pub fn run(file: &str, src: &str, sample: bool) -> Result<(Comparison, Side, Sid
     };
     let ib = compile(Tech::Infiniband)?;
     let roce = compile(Tech::Roce)?;
-    let simulate = |w: World| -> Side {
-        let (mut sim, report) = crate::run(&w, sample);
+    let simulate = |w: World, watch: &mut (dyn fabric::sim::Watch + Send)| -> Side {
+        let (mut sim, report) = crate::run_watched(&w, sample, watch);
         let stats = std::mem::take(&mut sim.stats);
         Side { world: w, report, stats }
     };
     let (ib, roce) = std::thread::scope(|s| {
-        let h = s.spawn(|| simulate(ib));
-        let r = simulate(roce);
+        let h = s.spawn(|| simulate(ib, ib_watch));
+        let r = simulate(roce, roce_watch);
         (h.join().expect("the InfiniBand run panicked"), r)
     });
     let ib_from_defaults = !scenario::variant::sections(src).is_ok_and(|(_, ib)| ib);

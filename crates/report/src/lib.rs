@@ -34,7 +34,14 @@ use scenario::World;
 /// Runs `w` to its end and builds its report. `sample` records time series (for CSV and
 /// HTML output).
 pub fn run(w: &World, sample: bool) -> (Sim, Report) {
-    let sim = w.run(sample);
+    run_watched(w, sample, &mut fabric::sim::Unwatched)
+}
+
+/// [`run`] under a watcher that sees its progress and may cancel it (the report is then
+/// marked incomplete).
+pub fn run_watched(w: &World, sample: bool, watch: &mut dyn fabric::sim::Watch) -> (Sim, Report) {
+    let mut sim = w.simulator(sample);
+    sim.run_watched(watch);
     let r = build(w, &sim.stats);
     (sim, r)
 }

@@ -20,6 +20,9 @@ fn d(ps: u64) -> String {
 /// The readable summary printed by `fabriclab run`.
 pub fn text(r: &Report) -> String {
     let mut s = String::new();
+    if let Some(i) = &r.incomplete {
+        let _ = writeln!(s, "INCOMPLETE: the run was {} at {}; every figure below covers it up to then only", i.reason, units::SimDuration(i.at_ps));
+    }
     header(&mut s, r);
     flows(&mut s, r);
     collectives(&mut s, r);

@@ -30,6 +30,18 @@ pub struct Report {
     /// RC transport's recovery, deadlock.
     pub incidents: Incidents,
     pub notes: Vec<String>,
+    /// Present only when the run was stopped before its end (Ctrl-C, a cancelled web
+    /// job): every figure covers the run up to `at_ps` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<Incomplete>,
+}
+
+/// Why and when a run stopped early.
+#[derive(Serialize, Debug, Clone)]
+pub struct Incomplete {
+    /// "cancelled".
+    pub reason: String,
+    pub at_ps: u64,
 }
 
 /// What went wrong and when, with ports named "node:port".

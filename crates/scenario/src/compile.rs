@@ -15,11 +15,12 @@ use model::switch_latency::SwitchLatency;
 use units::{SimDuration, SimTime};
 
 use crate::error::{ConfigError, Ctx};
+use crate::estimate::{Estimate, Limits};
 use crate::schema::{Auto, ScenarioFile, Traffic};
 use crate::{faults, ib, roce, topology, traffic, World};
 
 /// Parses and validates a scenario file's text; relative paths in it start from `file`'s
-/// directory.
+/// directory. Refuses scenarios beyond the process's limits ([`Limits::for_process`]).
 pub fn load_str(file: &str, src: &str) -> Result<World, ConfigError> {
     load_str_at(file, src, std::path::Path::new(file).parent().unwrap_or(std::path::Path::new(".")))
 }
@@ -27,8 +28,31 @@ pub fn load_str(file: &str, src: &str) -> Result<World, ConfigError> {
 /// [`load_str`] with the directory relative paths start from (a variant's label is not a
 /// path).
 pub fn load_str_at(file: &str, src: &str, base: &std::path::Path) -> Result<World, ConfigError> {
+    load_str_limited(file, src, base, &Limits::for_process())
+}
+
+/// [`load_str_at`] against the given limits.
+pub fn load_str_limited(file: &str, src: &str, base: &std::path::Path, limits: &Limits) -> Result<World, ConfigError> {
+    let cfg = parse(file, src)?;
+    compile(&Ctx { file, src, base }, cfg, limits)
+}
+
+/// What the file would cost, built only as far as its topology (which is checked against
+/// the process's limits first); an error when it does not compile that far.
+pub fn estimate_str(file: &str, src: &str, base: &std::path::Path, sample: bool) -> Result<Estimate, ConfigError> {
+    let c = Ctx { file, src, base };
+    let cfg = parse(file, src)?;
+    crate::estimate::check_topology(&c, &cfg.topology, &Limits::for_process())?;
+    let (topo, layout) = topology::compile(&c, &cfg.topology)?;
+    let tech = technology(&c, &cfg)?;
+    let (topo, _) = sharp_nodes(&c, &cfg.traffic, tech, topo, layout.is_some())?;
+    Ok(crate::estimate::estimate(&cfg, &topo, base, sample))
+}
+
+/// The TOML parsed into the schema; errors name the line and field.
+fn parse(file: &str, src: &str) -> Result<ScenarioFile, ConfigError> {
     let de = toml::Deserializer::new(src);
-    let cfg: ScenarioFile = serde_path_to_error::deserialize(de).map_err(|e| {
+    serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         let mut line = inner.span().map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1);
@@ -42,8 +66,7 @@ pub fn load_str_at(file: &str, src: &str, base: &std::path::Path) -> Result<Worl
             }
         }
         ConfigError { file: file.to_string(), line, field: path, msg }
-    })?;
-    compile(&Ctx { file, src, base }, cfg)
+    })
 }
 
 /// Reads, parses and validates a scenario file.
@@ -68,11 +91,17 @@ pub(crate) struct FabricParams {
     pub switch_latency: SwitchLatency,
 }
 
-/// The steps, in the order their errors are reported.
-fn compile(c: &Ctx, cfg: ScenarioFile) -> Result<World, ConfigError> {
+/// The steps, in the order their errors are reported. The estimate is checked against
+/// `limits` twice: on the topology section before the topology is built, and on
+/// everything before the forwarding tables, flows and simulator are.
+fn compile(c: &Ctx, cfg: ScenarioFile, limits: &Limits) -> Result<World, ConfigError> {
+    crate::estimate::check_topology(c, &cfg.topology, limits)?;
     let (topo, layout) = topology::compile(c, &cfg.topology)?;
     let tech = technology(c, &cfg)?;
     let (topo, sharp_notes) = sharp_nodes(c, &cfg.traffic, tech, topo, layout.is_some())?;
+    // Time series are recorded only for --out/--html, which the limits cannot know: the
+    // check leaves them out, `fabriclab run` checks again with them.
+    crate::estimate::estimate(&cfg, &topo, c.base, false).check(c, limits)?;
     let FabricParams { mut params, headroom_cells, mut notes, lft, sm, switch_latency } = match tech {
         Tech::Roce => {
             let buffer = cfg.buffer.as_ref().ok_or_else(|| c.err("buffer", "a RoCE fabric needs a [buffer] section (the switch MMU)"))?;

@@ -33,6 +33,13 @@ impl Ctx<'_> {
 
 /// The line of `src` where `field` (a dotted path) is most likely written.
 pub fn locate(src: &str, field: &str) -> Option<usize> {
+    // An array-of-tables entry ("traffic[2]"): its `[[traffic]]` header.
+    if let Some((name, i)) = field.strip_suffix(']').and_then(|f| f.split_once('[')).and_then(|(n, i)| Some((n, i.parse::<usize>().ok()?))) {
+        if !name.contains('.') {
+            let header = format!("[[{name}]]");
+            return src.lines().enumerate().filter(|(_, l)| l.trim_start().starts_with(&header)).nth(i).map(|(n, _)| n + 1);
+        }
+    }
     let key = field.rsplit('.').next().unwrap_or(field);
     let key = key.split('[').next().unwrap_or(key);
     src.lines()

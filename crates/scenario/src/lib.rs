@@ -7,6 +7,7 @@
 //! |---|---|
 //! | [`schema`] | the TOML sections as serde structs, and what each field means |
 //! | [`error`] | [`ConfigError`]: file, line, field and what was expected |
+//! | [`estimate`] | memory and events before anything is built; the [`Limits`] a file is refused beyond |
 //! | `compile` | [`load`]: parse, then compile in named steps, in the order errors are reported |
 //! | `topology` | `[topology]`: generated shapes, explicit nodes and links, topology files; port names |
 //! | [`roce`] | `[roce]` and `[buffer]`: classes, ECN, DCQCN, MMU, PFC, headroom ([`auto_headroom`]) |
@@ -25,6 +26,7 @@
 mod compile;
 pub mod driver;
 pub mod error;
+pub mod estimate;
 mod faults;
 pub mod ib;
 pub mod roce;
@@ -36,7 +38,8 @@ pub mod traffic;
 pub mod variant;
 pub mod world;
 
-pub use compile::{load, load_str, load_str_at};
+pub use compile::{estimate_str, load, load_str, load_str_at, load_str_limited};
 pub use error::{locate, ConfigError};
+pub use estimate::{Estimate, Limits};
 pub use roce::auto_headroom;
 pub use world::World;

@@ -16,6 +16,7 @@ use units::{Bytes, SimDuration, SimTime};
 use workload::{Algorithm, Collective};
 
 use crate::error::{ConfigError, Ctx};
+use crate::estimate::MAX_MESSAGE;
 use crate::schema::{CollectiveCfg, ScenarioFile, Traffic};
 
 /// A collective job as compiled: what it is and which flows carry it.
@@ -59,6 +60,7 @@ pub(crate) fn compile(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) 
             Traffic::Collective(j) => jobs.push(e.collective(j, &mut place_rng, &mut flows)?),
             Traffic::Background { .. } => e.background(t, &mut flows)?,
             Traffic::Incast { receiver, senders, size, start, stagger, dscp, sl } => {
+                e.message_size(*size)?;
                 let d = e.host(*receiver, "receiver")?;
                 let class = e.class(dscp, sl)?;
                 if senders.is_empty() {
@@ -77,6 +79,7 @@ pub(crate) fn compile(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) 
                 }
             }
             Traffic::Permutation { size, start, dscp, sl } => {
+                e.message_size(*size)?;
                 let class = e.class(dscp, sl)?;
                 if topo.hosts < 2 {
                     return Err(c.err(&e.f, "a permutation needs at least 2 hosts"));
@@ -93,6 +96,7 @@ pub(crate) fn compile(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) 
                 }
             }
             Traffic::AllToAll { size, start, dscp, sl } => {
+                e.message_size(*size)?;
                 let class = e.class(dscp, sl)?;
                 for s in 0..topo.hosts {
                     for d in (0..topo.hosts).filter(|&d| d != s) {
@@ -101,6 +105,7 @@ pub(crate) fn compile(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) 
                 }
             }
             Traffic::Message { src, dst, size, at, dscp, sl } => {
+                e.message_size(*size)?;
                 if src == dst {
                     return Err(c.err(&format!("{}.dst", e.f), "source and destination are the same host"));
                 }
@@ -174,6 +179,21 @@ impl Entry<'_> {
         }
     }
 
+    /// An RDMA message's size is at most [`MAX_MESSAGE`].
+    fn message_size(&self, size: Bytes) -> Result<(), ConfigError> {
+        self.message_field_size("size", size)
+    }
+
+    fn message_field_size(&self, field: &str, size: Bytes) -> Result<(), ConfigError> {
+        if size.0 > MAX_MESSAGE {
+            return Err(self.c.err(
+                &format!("{}.{field}", self.f),
+                format!("{size} is above the largest RDMA message, 2^31 bytes (2.147GB); send it as several messages or a collective"),
+            ));
+        }
+        Ok(())
+    }
+
     /// One RDMA WRITE of this entry.
     fn flow(&self, src: u32, dst: u32, size: Bytes, start: SimDuration, (dscp, sl): (u8, u8)) -> FlowSpec {
         FlowSpec::new(src, dst, size, SimTime(start.ps()), dscp, sl, self.g)
@@ -245,6 +265,7 @@ impl Entry<'_> {
         let mut spec = workload::Spec::new(op, algorithm, ranks, j.size.0);
         spec.channels = j.channels.unwrap_or(spec.channels);
         spec.chunk = j.chunk.map_or(spec.chunk, |b| b.0);
+        self.message_field_size("chunk", Bytes(spec.chunk))?;
         spec.window = j.window.unwrap_or(spec.window);
         spec.root = j.root.unwrap_or(spec.root);
         spec.iterations = j.iterations.unwrap_or(spec.iterations);

@@ -27,9 +27,11 @@
 mod collective;
 pub mod flowsize;
 mod nccl;
+mod volume;
 
 pub use collective::{build, AggregationTree, Algorithm, Collective, Spec};
 pub use nccl::{bus_factor, parse_nccl_size, size_sweep, NcclRow};
+pub use volume::Volume;
 
 /// One node of a workload graph.
 #[derive(Clone, Debug, PartialEq, Eq)]

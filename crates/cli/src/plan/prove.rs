@@ -230,7 +230,10 @@ fn reverse_traffic(i: &RoceInput, t: &r::TierInput, frames: u64, attempt: u64) -
 
 fn simulate(src: &str) -> Result<Run, String> {
     let w = scenario::load_str("plan-roce-prove.toml", src).map_err(|e| format!("--prove: the generated scenario: {e}"))?;
-    let (_sim, rep) = report::run(&w, false);
+    let (_sim, rep) = report::run_watched(&w, false, &mut crate::progress::CancelOnly);
+    if rep.incomplete.is_some() {
+        return Err("--prove: cancelled (Ctrl-C)".into());
+    }
     let s0_h0 = rep.ports.iter().find(|p| p.node == "s0" && p.peer.starts_with("h0:")).ok_or("--prove: no switch port to h0")?;
     let h0 = rep.ports.iter().find(|p| p.node == "h0").ok_or("--prove: no port of h0")?;
     Ok(Run {

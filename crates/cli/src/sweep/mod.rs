@@ -91,6 +91,9 @@ pub struct SweepArgs {
     /// Print one JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Each point is checked against these (a point beyond them fails with the reason).
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
 }
 
 fn fail(m: impl std::fmt::Display) -> ExitCode {

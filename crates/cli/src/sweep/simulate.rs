@@ -33,12 +33,28 @@ pub(super) fn simulate_all(name: &str, src: &str, tasks: &[Task], workers: usize
     );
     let results = par_map(workers, tasks.len(), |i| {
         let t = &tasks[i];
-        bar.set_message(format!("{} {}", t.fabric.title(), t.label));
+        if crate::progress::cancelled() {
+            return Err("cancelled".to_string());
+        }
+        let label = format!("{} {}", t.fabric.title(), t.label);
+        bar.set_message(label.clone());
+        let mut watch = |p: &fabric::sim::Progress| {
+            bar.set_message(format!("{label}: {}", crate::progress::describe(p)));
+            !crate::progress::cancelled()
+        };
         // Compiled once already; only a topology file changed meanwhile could fail here.
-        let r = load_variant(name, src, &t.edits).map(|w| cells(&report::run(&w, false).1));
+        let r = load_variant(name, src, &t.edits).map_err(|e| e.to_string()).map(|w| report::run_watched(&w, false, &mut watch).1);
         bar.inc(1);
-        r
+        match r {
+            Ok(rep) if rep.incomplete.is_some() => Err("cancelled".to_string()),
+            Ok(rep) => Ok(cells(&rep)),
+            Err(e) => Err(e),
+        }
     });
     bar.finish_and_clear();
-    results.into_iter().collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())
+    if crate::progress::cancelled() {
+        let done = results.iter().filter(|r| r.is_ok()).count();
+        return Err(format!("cancelled after {done} of {} points; nothing was written", tasks.len()));
+    }
+    results.into_iter().collect::<Result<Vec<_>, _>>()
 }

@@ -27,6 +27,8 @@
 //! | `pfc_watchdog.rs` | SONiC's PFC watchdog | `PfcWatchdog` |
 //! | `deadlock.rs` | the deadlock detector | `DeadlockDetector` |
 //! | `observe.rs` | samples, the incident timeline, end-of-run accounting | `Observer` |
+//! | `footprint.rs` | the memory a simulator of a given shape will hold, before it is built | — |
+//! | `watch.rs` | progress and cancel, seen from outside the run | — |
 //! | `invariants.rs` | accounting invariants the tests check | — |
 //!
 //! How a packet flows through these files is drawn in `docs/architecture.md`. Each file's
@@ -38,6 +40,7 @@ mod ecn;
 mod event;
 mod faults;
 mod flows;
+mod footprint;
 mod forward;
 mod ib;
 mod invariants;
@@ -49,6 +52,7 @@ mod packet;
 mod pfc;
 mod pfc_watchdog;
 mod sched;
+mod watch;
 
 use crate::dcqcn::{paced_next_tx, Dcqcn};
 use crate::lft::Lft;
@@ -65,8 +69,10 @@ use units::{serialization, BitRate, Bytes, SimDuration, SimTime};
 
 pub use control_plane::{ControlPlane, EcmpControl, Reaction};
 pub use faults::{Fault, FaultKind};
+pub use footprint::{footprint, SimShape, Term, HEAP_BLOCK};
 pub use forward::Forwarder;
 pub use nic::impaired_rx::RxFault;
+pub use watch::{Progress, Unwatched, Watch, CHECK_EVERY};
 
 use control_plane::Control;
 use deadlock::*;
@@ -210,6 +216,15 @@ impl Sim {
 
     /// Runs until every flow completed (or failed), or the stop time.
     pub fn run(&mut self) {
+        self.run_watched(&mut Unwatched);
+    }
+
+    /// [`Sim::run`], showing `watch` the progress every [`CHECK_EVERY`] events; when it
+    /// answers `false` the run stops there, is finalised at the current time and marked
+    /// cancelled (`stats.cancelled`). Returns whether it ran to its end.
+    pub fn run_watched(&mut self, watch: &mut dyn Watch) -> bool {
+        let started = std::time::Instant::now();
+        let total_bytes: u64 = self.flows.specs.iter().map(|f| f.size.0).sum();
         while let Some(t) = self.q.peek_time() {
             if let Some(stop) = self.stop {
                 if t > stop {
@@ -221,12 +236,32 @@ impl Sim {
             }
             let (now, ev) = self.q.pop().expect("peeked");
             self.dispatch(now.0, ev);
+            if self.q.popped() & (CHECK_EVERY - 1) == 0 && !watch.check(&self.progress(started, total_bytes)) {
+                self.stats.cancelled = Some(self.q.now().0);
+                self.finish(self.q.now().0);
+                return false;
+            }
         }
         let end = match self.stop {
             Some(s) if self.flows.remaining > 0 && !self.halted => s.0.max(self.q.now().0),
             _ => self.q.now().0,
         };
         self.finish(end);
+        true
+    }
+
+    /// Where the run is, for a watcher.
+    fn progress(&self, started: std::time::Instant, total_bytes: u64) -> Progress {
+        Progress {
+            now: self.q.now(),
+            stop: self.stop,
+            events: self.q.popped(),
+            wall: started.elapsed(),
+            delivered_bytes: self.stats.nics.iter().map(|n| n.rx_payload).sum(),
+            total_bytes,
+            flows_left: self.flows.remaining,
+            flows: self.flows.specs.len(),
+        }
     }
 
     fn dispatch(&mut self, now: u64, ev: Ev) {

@@ -9,7 +9,7 @@ use super::*;
 
 /// PFC watchdog state of one (switch egress port, priority).
 #[derive(Default, Clone, Copy)]
-struct WdQueue {
+pub(super) struct WdQueue {
     storm: bool,
     /// A detection check is pending.
     armed: bool,

@@ -1,0 +1,439 @@
+//! What a scenario will cost before anything is built: its peak memory, term by term,
+//! and its events, from the shape of the topology and the volume of its traffic; and
+//! the limits ([`Limits`]) a scenario is refused beyond, with an error naming the
+//! dominant term, its field and the limit.
+//!
+//! The checks run twice while compiling: once on the topology section alone, counted
+//! without building it (`fabric::topology::Topology::leaf_spine_size`), so that a
+//! 65,536-leaf fabric is refused in microseconds; and once with the built topology and
+//! the traffic counted without generating it (`workload::Spec::volume` for collectives),
+//! before the forwarding tables, the flows and the simulator are allocated.
+//!
+//! The model:
+//! * memory = the process's own baseline + the topology + the simulator's terms
+//!   (`fabric::sim::footprint`, sizes of what it stores) + the scenario's flow specs
+//!   (held by the compiled world and by the simulator) + a collective's transfer graph
+//!   while it is turned into flows;
+//! * events = two per frame per link (its transmission ends, it arrives), for every data
+//!   frame on a path of two links per switch tier and for the ACKs coming back (one per
+//!   `ack_every` frames), plus a handful per flow (post, completion, timers). On the
+//!   benches this is within 10 % of the simulator's count (PFC frames, CNPs and
+//!   retransmissions are left out);
+//! * the simulated time, for the sample count and the progress bar: the slowest
+//!   entry's start plus its bottleneck host's bytes at that host's link rate (a lower
+//!   bound: congestion, DCQCN and dependencies only lengthen it).
+//!
+//! `tests/estimate.rs` (crate `fabriclab`) holds the estimate to within 2× of the
+//! measured peak RSS on every bench and example.
+
+use fabric::sim::{footprint, SimShape, HEAP_BLOCK};
+use fabric::topology::{NodeKind, Size, Topology};
+use units::BitRate;
+use workload::{Algorithm, Collective};
+
+use crate::error::{ConfigError, Ctx};
+use crate::schema::{ScenarioFile, TopologySection, Traffic};
+
+/// The largest RDMA message: 2^31 bytes, the architectural maximum (a RETH's DMA length
+/// is 32 bits; ConnectX reports `max_msg_sz` = 2^`log_max_msg` = 2^31, Linux
+/// drivers/infiniband/hw/mlx5/mad.c `props->max_msg_sz = 1 << MLX5_CAP_GEN(mdev,
+/// log_max_msg)`). Larger transfers are several messages (NCCL's chunks).
+pub const MAX_MESSAGE: u64 = 1 << 31;
+
+/// What the process needs before the scenario adds anything: the binary, the allocator
+/// and the standard library's buffers (measured: `fabriclab run` of the smallest example
+/// peaks at 5.5–6 MB on Linux x86-64).
+const PROCESS_BASELINE: u128 = 6 << 20;
+
+/// How many events the simulator runs per second on the machine the default limit was
+/// set on (`docs/speed.md`: 5–15 M/s); used only to say how long a refused run would take.
+const EVENTS_PER_SECOND: u128 = 10_000_000;
+
+/// The limits a scenario is checked against before it is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Refuse scenarios whose memory estimate is above this many bytes.
+    pub max_memory: u64,
+    /// Refuse scenarios whose event estimate is above this.
+    pub max_events: u64,
+    /// Run anyway: the estimates are only reported.
+    pub force: bool,
+}
+
+impl Limits {
+    /// The default event limit: 10^11 events, two to five hours at this machine's 5–15 M
+    /// events/s.
+    pub const DEFAULT_MAX_EVENTS: u64 = 100_000_000_000;
+
+    /// 80 % of this machine's physical memory (`MemTotal` of /proc/meminfo; where that
+    /// cannot be read, 80 % of 8 GiB, said in `memory_source`), and the default event
+    /// limit.
+    pub fn for_this_machine() -> Limits {
+        Limits { max_memory: physical_memory().unwrap_or(8 << 30) / 10 * 8, max_events: Self::DEFAULT_MAX_EVENTS, force: false }
+    }
+
+    /// No limits (for tests of the estimate itself).
+    pub fn none() -> Limits {
+        Limits { max_memory: u64::MAX, max_events: u64::MAX, force: true }
+    }
+
+    /// The limits every load of this process is checked against: those set by
+    /// [`Limits::set_for_process`] (the command line's flags), else this machine's.
+    pub fn for_process() -> Limits {
+        *PROCESS_LIMITS.get_or_init(Limits::for_this_machine)
+    }
+
+    /// Sets [`Limits::for_process`], once, before the first load (a later call, or one
+    /// after a load, is refused).
+    pub fn set_for_process(self) -> Result<(), Limits> {
+        PROCESS_LIMITS.set(self)
+    }
+}
+
+/// The limits of this process: set once from the command line, so that every path that
+/// loads a scenario (`run`, `compare`'s two sides, a sweep's points, a planner's proof)
+/// is checked against the same ones without threading them through each.
+static PROCESS_LIMITS: std::sync::OnceLock<Limits> = std::sync::OnceLock::new();
+
+/// Bytes of physical memory (Linux), if known.
+pub fn physical_memory() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb: u64 = s.lines().find_map(|l| l.strip_prefix("MemTotal:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    kb.checked_mul(1024)
+}
+
+/// One part of the memory estimate: what it is, the field of the scenario that sizes it,
+/// and its bytes.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Term {
+    pub what: String,
+    pub field: String,
+    pub bytes: u128,
+}
+
+/// A scenario's estimated cost.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Estimate {
+    pub memory_terms: Vec<Term>,
+    pub events: u128,
+    /// The field that sizes the event count (the traffic entry with the most).
+    pub events_field: String,
+    /// When the last flow should end, at the earliest (`stop_time` when given).
+    pub sim_time_ps: u128,
+}
+
+impl Estimate {
+    /// Total bytes.
+    pub fn memory(&self) -> u128 {
+        self.memory_terms.iter().map(|t| t.bytes).sum()
+    }
+
+    /// The largest memory term.
+    pub fn dominant(&self) -> Option<&Term> {
+        self.memory_terms.iter().max_by_key(|t| t.bytes)
+    }
+
+    /// An error naming `file` when the estimate is beyond `limits`.
+    pub fn check_file(&self, file: &str, src: &str, limits: &Limits) -> Result<(), ConfigError> {
+        self.check(&Ctx { file, src, base: std::path::Path::new(".") }, limits)
+    }
+
+    /// An error when the estimate is beyond `limits` (none with `force`).
+    pub(crate) fn check(&self, c: &Ctx, limits: &Limits) -> Result<(), ConfigError> {
+        if limits.force {
+            return Ok(());
+        }
+        let mem = self.memory();
+        if mem > limits.max_memory as u128 {
+            let d = self.dominant().expect("a memory over the limit has terms");
+            return Err(c.err(
+                &d.field,
+                format!(
+                    "the scenario needs an estimated {} of memory, above the limit of {} (--max-memory; default 80 % of this machine's); \
+                     most of it is {}: {}. Make it smaller, or raise --max-memory (--force runs it anyway)",
+                    human(mem),
+                    human(limits.max_memory as u128),
+                    d.what,
+                    human(d.bytes)
+                ),
+            ));
+        }
+        if self.events > limits.max_events as u128 {
+            return Err(c.err(
+                &self.events_field,
+                format!(
+                    "the scenario needs an estimated {} events (about {} here at {} M events/s), above the limit of {} (--max-events); \
+                     most of them come from this traffic. Make it smaller, or raise --max-events (--force runs it anyway)",
+                    sci(self.events),
+                    duration(self.events / EVENTS_PER_SECOND),
+                    EVENTS_PER_SECOND / 1_000_000,
+                    sci(limits.max_events as u128)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The topology section's cost, counted without building it: refuses a fabric whose
+/// ports, tables or per-port state alone are beyond the limits. Topology files are read
+/// first (their size bounds what they describe).
+pub(crate) fn check_topology(c: &Ctx, t: &TopologySection, limits: &Limits) -> Result<(), ConfigError> {
+    let (size, field) = match t {
+        TopologySection::LeafSpine { leaves, spines, hosts_per_leaf, uplinks_per_spine, .. } => {
+            (fabric::topology::Topology::leaf_spine_size(*leaves, *spines, *hosts_per_leaf, uplinks_per_spine.unwrap_or(1)), "topology.leaves")
+        }
+        TopologySection::FatTree { k, .. } => (fabric::topology::Topology::fat_tree_size(*k), "topology.k"),
+        TopologySection::Explicit { nodes, .. } => {
+            let ports = nodes.iter().map(|n| if n.kind == "switch" { n.ports.unwrap_or(0) as u128 } else { n.nics.unwrap_or(1) as u128 }).sum();
+            let endpoints = nodes.iter().filter(|n| n.kind == "host").map(|n| n.nics.unwrap_or(1) as u128).sum();
+            (Size { nodes: nodes.len() as u128 + endpoints, ports, endpoints }, "topology.nodes")
+        }
+        TopologySection::File { .. } => return Ok(()),
+    };
+    let switches = size.nodes - size.endpoints;
+    let shape = SimShape { nodes: size.nodes, switches, leaf_switches: switches, ports: size.ports, endpoints: size.endpoints, ..SimShape::default() };
+    let e = Estimate { memory_terms: fabric_terms(&size, &shape, field), ..Estimate::default() };
+    e.check(c, limits)
+}
+
+/// The topology's and the simulator's terms for a fabric of `shape`.
+fn fabric_terms(size: &Size, shape: &SimShape, field: &str) -> Vec<Term> {
+    let node = (std::mem::size_of::<fabric::topology::Node>() + 16) as u128; // its name
+    let port = std::mem::size_of::<fabric::topology::Port>() as u128;
+    // The topology is held by the compiled world and copied into the simulator.
+    let mut terms = vec![
+        Term { what: "the process itself".into(), field: "-".into(), bytes: PROCESS_BASELINE },
+        Term {
+            what: format!("the topology ({} nodes, {} ports)", size.nodes, size.ports),
+            field: field.into(),
+            bytes: 2 * (size.nodes * node + size.ports * port),
+        },
+    ];
+    for t in footprint(shape) {
+        let what = match t.what {
+            "forwarding tables" => format!("forwarding tables ({} switches × {} destinations)", shape.switches, shape.endpoints),
+            w => w.to_string(),
+        };
+        terms.push(Term { what, field: field.into(), bytes: t.bytes });
+    }
+    terms
+}
+
+/// The traffic of one `[[traffic]]` entry, counted.
+#[derive(Clone, Copy, Debug, Default)]
+struct Volume {
+    flows: u128,
+    dependencies: u128,
+    qps: u128,
+    bytes: u128,
+    /// Transfers of a collective's graph (held while it becomes flows).
+    transfers: u128,
+    /// Bytes through its busiest host link, and when it starts.
+    bottleneck_bytes: u128,
+    start_ps: u128,
+}
+
+/// Everything: the built topology (with any SHARP aggregation nodes) and the traffic,
+/// counted without generating it. `sample`: time series will be recorded.
+pub(crate) fn estimate(cfg: &ScenarioFile, topo: &Topology, base: &std::path::Path, sample: bool) -> Estimate {
+    let volumes: Vec<Volume> = cfg.traffic.iter().map(|t| volume(t, topo, base)).collect();
+    let sum = |f: fn(&Volume) -> u128| volumes.iter().map(f).sum::<u128>();
+    let switches = topo.nodes.iter().filter(|n| n.kind == NodeKind::Switch).count() as u128;
+    let leaf_switches = topo.nodes.iter().filter(|n| n.kind == NodeKind::Switch && n.tier <= 1).count().max(1) as u128;
+    let max_tier = topo.nodes.iter().map(|n| n.tier as u128).max().unwrap_or(1).max(1);
+    let host_rate = topo.endpoints.first().map_or(BitRate::from_gbps(100), |&n| topo.port(topo.port_of(n, 0)).rate).0.max(1) as u128;
+    let (mtu, ack_every, infiniband) = match (&cfg.roce, &cfg.infiniband, cfg.scenario.technology.as_deref()) {
+        (Some(r), _, Some("roce")) | (Some(r), None, _) => (r.mtu.0, r.ack_every, false),
+        (_, Some(i), _) => (i.mtu.0, i.ack_every, true),
+        _ => (4096, 1, false),
+    };
+    let mtu = mtu.max(256) as u128;
+    let sim_time_ps = match cfg.scenario.stop_time {
+        Some(s) => s.ps() as u128,
+        None => volumes.iter().map(|v| v.start_ps + v.bottleneck_bytes * 8 * 1_000_000_000_000 / host_rate).max().unwrap_or(0),
+    };
+    // Frames that exist at once: at most what the buffers hold (the shared buffers on
+    // RoCEv2, every VL's credits on InfiniBand), and never more than the traffic has.
+    let buffer_frames = match (&cfg.buffer, infiniband) {
+        (Some(b), false) => switches * b.total.0 as u128 / mtu,
+        _ => topo.ports.len() as u128 * cfg.infiniband.as_ref().map_or(0, |i| i.vl_buffer.0 as u128 * i.data_vls.max(1) as u128) / mtu,
+    };
+    let traffic_frames: u128 = volumes.iter().map(|v| v.bytes / mtu + v.flows).sum();
+    let buffered_frames = buffer_frames.min(traffic_frames);
+    let period = cfg.output.sample_period.ps().max(1) as u128;
+    let size = Size::of(topo);
+    let shape = SimShape {
+        nodes: size.nodes,
+        switches,
+        leaf_switches,
+        ports: size.ports,
+        endpoints: size.endpoints,
+        flows: sum(|v| v.flows),
+        dependencies: sum(|v| v.dependencies),
+        qps: sum(|v| v.qps),
+        buffered_frames,
+        samples: if sample { sim_time_ps / period + 1 } else { 0 },
+        infiniband,
+        pfc_watchdog: cfg.roce.as_ref().is_some_and(|r| r.pfc.watchdog.is_some()),
+    };
+    // Two phases: compiling holds the world's flow specs and a collective's transfer
+    // graph; running holds the specs, the simulator's copy and its state. The peak is
+    // the larger.
+    let mut memory_terms = fabric_terms(&size, &shape, "topology");
+    let running = memory_terms.split_off(2);
+    let spec = std::mem::size_of::<fabric::params::FlowSpec>() as u128;
+    let mut specs = vec![];
+    let mut graphs = vec![];
+    for (i, v) in volumes.iter().enumerate() {
+        let field = format!("traffic[{i}]");
+        if v.flows > 0 {
+            // A flow with dependencies owns a small vector of them.
+            let bytes = v.flows * spec + v.dependencies * 4 + v.flows.min(v.dependencies) * HEAP_BLOCK / 2;
+            specs.push(Term { what: format!("traffic[{i}]'s {} flow specs", v.flows), field: field.clone(), bytes });
+        }
+        if v.transfers > 0 {
+            let node = std::mem::size_of::<workload::Node>() as u128 + HEAP_BLOCK / 2 + 8;
+            graphs.push(Term {
+                what: format!("traffic[{i}]'s transfer graph ({} transfers, while compiling)", v.transfers),
+                field: format!("{field}.size"),
+                bytes: v.transfers * node,
+            });
+        }
+    }
+    let spec_bytes: u128 = specs.iter().map(|t| t.bytes).sum();
+    let run_bytes: u128 = running.iter().map(|t| t.bytes).sum::<u128>() + spec_bytes;
+    memory_terms.extend(specs);
+    if graphs.iter().map(|t| t.bytes).sum::<u128>() > run_bytes {
+        memory_terms.extend(graphs);
+    } else {
+        memory_terms.extend(running);
+        memory_terms.push(Term { what: "the simulator's copy of the flow specs".into(), field: "traffic".into(), bytes: spec_bytes });
+    }
+    // Route the memory a flow's share takes in the simulator to the entry with the most.
+    let busiest = volumes.iter().enumerate().max_by_key(|(_, v)| v.flows).map(|(i, _)| format!("traffic[{i}]"));
+    if let Some(f) = &busiest {
+        for t in memory_terms.iter_mut().filter(|t| t.what.starts_with("flows") || t.what.starts_with("queue pairs")) {
+            t.field = f.clone();
+        }
+    }
+    if sample {
+        for t in memory_terms.iter_mut().filter(|t| t.what.starts_with("time-series")) {
+            t.field = if cfg.scenario.stop_time.is_some() { "scenario.stop_time".into() } else { "output.sample_period".into() };
+        }
+    }
+    // Events: two per frame per link, data out and ACKs back, plus a few per flow.
+    let links = 2 * max_tier;
+    let frames = |v: &Volume| v.bytes / mtu + v.flows;
+    debug_assert_eq!(volumes.iter().map(frames).sum::<u128>(), traffic_frames);
+    let events_of = |v: &Volume| 2 * links * frames(v) * (ack_every.max(1) as u128 + 1) / ack_every.max(1) as u128 + 6 * v.flows;
+    let events = volumes.iter().map(events_of).sum();
+    let events_field = volumes.iter().enumerate().max_by_key(|(_, v)| events_of(v)).map_or("traffic".to_string(), |(i, _)| format!("traffic[{i}].size"));
+    Estimate { memory_terms, events, events_field, sim_time_ps }
+}
+
+/// One entry's traffic, counted from its parameters (hosts and ranks as the compile
+/// step will resolve them; an entry the compile step refuses counts as anything).
+fn volume(t: &Traffic, topo: &Topology, base: &std::path::Path) -> Volume {
+    let hosts = topo.hosts as u128;
+    let ps = |d: Option<units::SimDuration>| d.map_or(0, |d| d.ps() as u128);
+    match t {
+        Traffic::Incast { senders, size, start, stagger, .. } => {
+            let n = senders.len() as u128;
+            let b = size.0 as u128;
+            Volume { flows: n, qps: n, bytes: n * b, bottleneck_bytes: n * b, start_ps: ps(*start) + ps(*stagger) * n, ..Volume::default() }
+        }
+        Traffic::Permutation { size, start, .. } => {
+            let b = size.0 as u128;
+            Volume { flows: hosts, qps: hosts, bytes: hosts * b, bottleneck_bytes: b, start_ps: ps(*start), ..Volume::default() }
+        }
+        Traffic::AllToAll { size, start, .. } => {
+            let n = hosts * hosts.saturating_sub(1);
+            let b = size.0 as u128;
+            Volume { flows: n, qps: n, bytes: n * b, bottleneck_bytes: hosts.saturating_sub(1) * b, start_ps: ps(*start), ..Volume::default() }
+        }
+        Traffic::Message { size, at, .. } => {
+            let b = size.0 as u128;
+            Volume { flows: 1, qps: 1, bytes: b, bottleneck_bytes: b, start_ps: at.ps() as u128, ..Volume::default() }
+        }
+        Traffic::Background { cdf, load, hosts: which, start, duration, .. } => {
+            // Poisson arrivals at `load` of the link: load × rate × time bytes per host,
+            // in flows of the CDF's mean size (an unreadable CDF is the compile step's
+            // error; it counts as 1 KB flows here).
+            let n = which.as_ref().map_or(hosts, |h| h.len() as u128);
+            let rate = topo.endpoints.first().map_or(0, |&e| topo.port(topo.port_of(e, 0)).rate.0) as u128;
+            let per_host = (load.clamp(0.0, 1.0) * (rate * duration.ps() as u128 / 8 / 1_000_000_000_000) as f64) as u128;
+            let mean = std::fs::read_to_string(base.join(cdf)).ok().and_then(|t| workload::flowsize::Cdf::parse(&t).ok()).map_or(1000.0, |d| d.mean());
+            let flows = n * (per_host as f64 / mean.max(1.0)) as u128 + n;
+            Volume { flows, qps: flows, bytes: n * per_host, bottleneck_bytes: per_host, start_ps: ps(*start), ..Volume::default() }
+        }
+        Traffic::Collective(j) => {
+            let nics_per_host = (topo.endpoints.len() as u128).checked_div(hosts).unwrap_or(1).max(1);
+            let job_hosts = j.hosts.as_ref().map_or(hosts, |h| h.len() as u128);
+            let ranks = j.ranks.map_or(job_hosts * nics_per_host, |r| r as u128).clamp(2, u32::MAX as u128) as u32;
+            let op = Collective::parse(&j.op).unwrap_or(Collective::AllReduce);
+            let algorithm = match j.algorithm.as_deref() {
+                Some("tree") => Algorithm::Tree,
+                Some("sharp") => Algorithm::Sharp,
+                _ => Algorithm::Ring,
+            };
+            let mut spec = workload::Spec::new(op, algorithm, ranks, j.size.0);
+            spec.channels = j.channels.unwrap_or(spec.channels);
+            spec.chunk = j.chunk.map_or(spec.chunk, |b| b.0);
+            spec.iterations = j.iterations.unwrap_or(spec.iterations);
+            // SHARP's tree has the ranks and at most every switch's aggregation node.
+            let switches = topo.nodes.iter().filter(|n| n.kind == NodeKind::Switch).count() as u128;
+            let v = spec.volume_with_vertices((algorithm == Algorithm::Sharp).then_some(ranks as u128 + switches));
+            let flows = v.transfers + v.joins;
+            // Each transfer waits on its predecessor and its window slot (two edges).
+            Volume {
+                flows,
+                dependencies: 2 * v.transfers,
+                qps: v.connections,
+                bytes: v.bytes,
+                transfers: flows,
+                bottleneck_bytes: v.bytes / ranks as u128,
+                start_ps: ps(j.start),
+            }
+        }
+    }
+}
+
+/// Bytes in SI units ("85.9 GB").
+pub fn human(b: u128) -> String {
+    let units = [
+        (1u128, "B"),
+        (1_000, "KB"),
+        (1_000_000, "MB"),
+        (1_000_000_000, "GB"),
+        (1_000_000_000_000, "TB"),
+        (1_000_000_000_000_000, "PB"),
+        (1_000_000_000_000_000_000, "EB"),
+    ];
+    let (div, unit) = units.iter().rev().find(|(d, _)| b >= *d).copied().unwrap_or((1, "B"));
+    if div == 1 {
+        format!("{b} B")
+    } else {
+        format!("{:.1} {unit}", b as f64 / div as f64)
+    }
+}
+
+/// A large count, readably ("2.6e13").
+fn sci(n: u128) -> String {
+    if n < 1_000_000 {
+        n.to_string()
+    } else {
+        format!("{:.1e}", n as f64)
+    }
+}
+
+/// Seconds, readably ("3 h", "41 years").
+fn duration(secs: u128) -> String {
+    match secs {
+        s if s < 120 => format!("{s} s"),
+        s if s < 2 * 3600 => format!("{} min", s / 60),
+        s if s < 2 * 86_400 => format!("{} h", s / 3600),
+        s if s < 2 * 31_557_600 => format!("{} days", s / 86_400),
+        s => format!("{} years", s / 31_557_600),
+    }
+}
