@@ -190,18 +190,6 @@ fn refused(seed: &str, from: &str, to: &str, at: &str, want: &[&str]) {
     }
 }
 
-/// Example `seed` (as a seed) with `from` replaced by `to` loads.
-fn loads(seed: &str, from: &str, to: &str) {
-    let seeds = Seeds::load(&root());
-    let src = &seeds.scenarios.iter().find(|s| s.path.ends_with(seed)).expect("the example").text;
-    assert!(src.contains(from), "{seed} has no `{from}`");
-    let file = seeds.examples.join(seed).display().to_string();
-    match check_scenario(&file, &src.replacen(from, to, 1), &seeds.examples) {
-        Ok(Outcome::Loaded) => {}
-        other => panic!("{seed} with `{to}`: {other:?}"),
-    }
-}
-
 /// A cable of 2^64 − 1 mm overflowed the propagation delay and the headroom's sum.
 #[test]
 fn cable_too_long() {
@@ -274,10 +262,18 @@ fn fault_ends_after_time_itself() {
     );
 }
 
-/// A chunk of 2^64 − 1 bytes overflowed the bytes of a ring loop (chunk × ranks).
+/// A chunk of 2^64 − 1 bytes overflowed the bytes of a ring loop (chunk × ranks); the
+/// loader now refuses chunks above the largest RDMA message first, and the workload
+/// builds one loop (`workload`'s `chunk_past_2_pow_64_is_one_loop`).
 #[test]
 fn chunk_of_2_pow_64() {
-    loads("allreduce-compare.toml", "chunk = \"512KiB\"", "chunk = \"18446744073709551615B\"");
+    refused(
+        "allreduce-compare.toml",
+        "chunk = \"512KiB\"",
+        "chunk = \"18446744073709551615B\"",
+        "chunk =",
+        &["traffic[0].chunk: ", "is above the largest RDMA message, 2^31 bytes"],
+    );
 }
 
 /// An incast's stagger × sender, or a background's start + duration, overflowed a start time.

@@ -428,6 +428,15 @@ mod tests {
     }
 
     #[test]
+    fn chunk_past_2_pow_64_is_one_loop() {
+        let mut spec = Spec::new(Collective::AllReduce, Algorithm::Ring, 8, 32 << 20);
+        spec.chunk = u64::MAX;
+        let huge = build(&spec).unwrap();
+        spec.chunk = 32 << 20;
+        assert_eq!(huge.nodes, build(&spec).unwrap().nodes);
+    }
+
+    #[test]
     fn ring_sends_go_to_the_next_rank() {
         let n = 5u32;
         let mut spec = Spec::new(Collective::AllReduce, Algorithm::Ring, n, 5 * 100);

@@ -935,10 +935,15 @@ fn check_message(what: &str, file: &str, src: &str, shown: &str, line: Option<us
     Ok(())
 }
 
+/// What a case may cost: a scenario the loader estimates above it is refused before it
+/// is built (a 65,536-leaf fabric, a 99,999,999,999 MiB collective), so no case aborts
+/// the process and none takes long.
+pub const LIMITS: scenario::Limits = scenario::Limits { max_memory: 512 << 20, max_events: 1_000_000_000, force: false };
+
 /// Loads a scenario file's text (relative paths from `base`); it must load or give an
 /// error that names the file.
 pub fn check_scenario(file: &str, src: &str, base: &Path) -> Result<Outcome, String> {
-    let r = no_panic(|| scenario::load_str_at(file, src, base))?;
+    let r = no_panic(|| scenario::load_str_limited(file, src, base, &LIMITS))?;
     match r {
         Ok(_) => Ok(Outcome::Loaded),
         Err(e) => {
