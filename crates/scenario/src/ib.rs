@@ -19,7 +19,7 @@ use fabric::params::{Buffer, EcnMarking, FlowSpec, Ib, Params, Pfc, Resume, Sche
 use fabric::routing::Routes;
 use fabric::subnet_manager::layout::IbLayout;
 use fabric::subnet_manager::{Engine, SmConfig, SubnetManager};
-use fabric::topology::{NodeKind, PortId, Topology};
+use fabric::topology::{NodeId, NodeKind, PortId, Topology};
 
 use crate::compile::{latency_from_file, FabricParams};
 use crate::error::{ConfigError, Ctx};
@@ -66,6 +66,7 @@ pub(crate) fn compile(c: &Ctx, r: &IbSection, topo: &Topology, layout: Option<&I
     }
     let mut notes = vec![];
     check_speeds(c, topo)?;
+    check_port_counts(c, topo)?;
     let latency = match r.switch_latency {
         Auto::Value(v) => latency_from_file(c, "infiniband.switch_latency", v)?,
         Auto::Auto => {
@@ -108,6 +109,21 @@ fn check_speeds(c: &Ctx, topo: &Topology) -> Result<(), ConfigError> {
         if p.rate.0 > 0 && model::ib::Generation::of(p.rate).is_none() && !topo.is_aggregator_port(PortId(pi as u32)) {
             return Err(
                 c.err("topology", format!("{} is not an InfiniBand 4x speed; expected 100Gbps (EDR), 200Gbps (HDR), 400Gbps (NDR) or 800Gbps (XDR)", p.rate))
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Every switch has at most 254 ports: InfiniBand port numbers are 8 bits, port 0 is the
+/// switch's own (management) port and 255 is reserved (`topofile` reads `Switch N` with
+/// the same bound).
+fn check_port_counts(c: &Ctx, topo: &Topology) -> Result<(), ConfigError> {
+    for (i, n) in topo.nodes.iter().enumerate() {
+        if n.nports > 254 && topo.is_switch(NodeId(i as u32)) {
+            let an = if topo.aggregator_of(NodeId(i as u32)).is_some() { ", its SHARP aggregation node's included" } else { "" };
+            return Err(
+                c.err("topology", format!("switch `{}` has {} ports{an}; an InfiniBand switch has at most 254 (port numbers are 8 bits)", n.name, n.nports))
             );
         }
     }

@@ -295,6 +295,26 @@ fn traffic_starting_after_time_itself() {
     );
 }
 
+/// A 1000-leaf InfiniBand leaf-spine gave its spines 1000 ports, which overflowed the
+/// subnet manager's 8-bit port numbers.
+#[test]
+fn ib_switch_with_more_than_254_ports() {
+    refused(
+        "ib-incast.toml",
+        "leaves = 4",
+        "leaves = 1000",
+        "[topology]",
+        &["topology: switch `spine0` has 1000 ports; an InfiniBand switch has at most 254 (port numbers are 8 bits)"],
+    );
+    refused(
+        "ib-sharp-allreduce.toml",
+        "hosts_per_leaf = 4",
+        "hosts_per_leaf = 250",
+        "[topology]",
+        &["topology: switch `leaf0` has 255 ports, its SHARP aggregation node's included; an InfiniBand switch has at most 254"],
+    );
+}
+
 /// A reserve of 2^64 − 1 bytes per port and PG overflowed the buffer budget's arithmetic.
 #[test]
 fn reserve_larger_than_anything() {
