@@ -315,6 +315,24 @@ fn ib_switch_with_more_than_254_ports() {
     );
 }
 
+/// A fat tree of k = 2^32 − 1 overflowed the memory estimate's products (in u128); a
+/// leaf-spine whose leaves need 2^32 ports overflowed the generator's port numbers
+/// (`--force`, no limits).
+#[test]
+fn fabric_beyond_32_bit_ids() {
+    refused(
+        "roce-permutation.toml",
+        "k = 8",
+        "k = 4294967295",
+        "k =",
+        &["topology.k: the fabric would have ", "ports; at most 4294967295 of each (node and port ids are 32 bits)"],
+    );
+    let seeds = Seeds::load(&root());
+    let src = std::fs::read_to_string(seeds.examples.join("roce-incast.toml")).unwrap().replacen("spines = 2", "spines = 65536\nuplinks_per_spine = 65536", 1);
+    let e = scenario::load_str_limited("x.toml", &src, &seeds.examples, &scenario::Limits::none()).err().expect("refused");
+    assert!(e.to_string().starts_with("x.toml:12: topology.leaves: the fabric would have 65572 nodes and 34359738432 ports"), "{e}");
+}
+
 /// A reserve of 2^64 − 1 bytes per port and PG overflowed the buffer budget's arithmetic.
 #[test]
 fn reserve_larger_than_anything() {
