@@ -21,7 +21,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, Test
 use scenario::topofile::{ibnetdiscover, ibsim, IbTopology, TopoFileError};
 
 /// Cases per target when `FABRICLAB_FUZZ_CASES` is not set: a few seconds in a debug build.
-const DEFAULT_CASES: u32 = 300;
+const DEFAULT_CASES: u32 = 1000;
 const DEFAULT_SEED: u64 = 15;
 
 fn env_u64(name: &str, default: u64) -> u64 {

@@ -14,9 +14,9 @@
 //!
 //! Huge values: a count, a collective's size or chunk or a background duration that is
 //! valid but asks for terabytes (a 65,536-leaf fabric, a 99,999,999,999 MiB collective)
-//! makes the loader build it, and the allocator abort the process, which no test can
-//! catch. Those keys get such values only with [`Policy::huge`] (`FABRICLAB_FUZZ_HUGE=1`)
-//! until the loader refuses what does not fit.
+//! would make the loader build it and the allocator abort the process, which no test can
+//! catch. The cases load under [`LIMITS`], which refuse them first; [`Policy::huge`]
+//! (on unless `FABRICLAB_FUZZ_HUGE=0`) says whether those keys get such values at all.
 
 #![allow(dead_code)] // each target uses a part
 
@@ -122,7 +122,7 @@ impl<'a> Choices<'a> {
 }
 
 /// What the mutations may generate.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct Policy {
     /// Give the keys that multiply the work (counts, collective sizes and chunks,
     /// background durations) huge values too.
@@ -130,8 +130,9 @@ pub struct Policy {
 }
 
 impl Policy {
+    /// Huge values unless `FABRICLAB_FUZZ_HUGE=0`.
     pub fn from_env() -> Policy {
-        Policy { huge: std::env::var("FABRICLAB_FUZZ_HUGE").is_ok_and(|v| !v.is_empty() && v != "0") }
+        Policy { huge: std::env::var("FABRICLAB_FUZZ_HUGE").ok().is_none_or(|v| v.trim() != "0") }
     }
 }
 
