@@ -51,7 +51,8 @@ pub(crate) fn compile(c: &Ctx, r: &IbSection, topo: &Topology, layout: Option<&I
         sched[v as usize] = Sched::Strict;
     }
     let mtu_blocks = model::ib::blocks(model::ib::ib_packet(r.grh, Transport::WriteFirst, r.mtu));
-    let vl_buffer_blocks = (r.vl_buffer.0 / model::ib::BLOCK) as u32;
+    let vl_buffer_blocks = u32::try_from(r.vl_buffer.0 / model::ib::BLOCK)
+        .map_err(|_| c.err("infiniband.vl_buffer", format!("{} is 2^32 blocks of 64 B or more; expected fewer", r.vl_buffer)))?;
     if vl_buffer_blocks < mtu_blocks {
         return Err(c.err("infiniband.vl_buffer", format!("{} holds {vl_buffer_blocks} blocks of 64 B; a maximum packet needs {mtu_blocks}", r.vl_buffer)));
     }

@@ -333,6 +333,19 @@ fn fabric_beyond_32_bit_ids() {
     assert!(e.to_string().starts_with("x.toml:12: topology.leaves: the fabric would have 65572 nodes and 34359738432 ports"), "{e}");
 }
 
+/// A VL buffer of 1 TiB (2^34 blocks) was cut to 32 bits: 0 blocks, "holds 0 blocks"
+/// (found reading the code the fuzzer reached, not by a panic).
+#[test]
+fn vl_buffer_past_32_bit_blocks() {
+    refused(
+        "ib-incast.toml",
+        "vl_buffer = \"128KiB\"",
+        "vl_buffer = \"1TiB\"",
+        "vl_buffer =",
+        &["infiniband.vl_buffer: 1099.512GB is 2^32 blocks of 64 B or more; expected fewer"],
+    );
+}
+
 /// A reserve of 2^64 − 1 bytes per port and PG overflowed the buffer budget's arithmetic.
 #[test]
 fn reserve_larger_than_anything() {
