@@ -391,6 +391,15 @@ fn link_width_not_an_ib_width() {
     assert_eq!(e.msg, "link width `0xHDR`: expected 1x, 2x, 4x, 8x or 12x lanes");
 }
 
+/// ibsim's `w=4294967298` was cut to 32 bits: read as `w=2`, a 4x link (found reading the
+/// code the fuzzer reached).
+#[test]
+fn ibsim_mask_past_32_bits() {
+    let (e, _) =
+        topo_refused("crates/scenario/tests/data/ibsim-2sw.net", "[1]\t\"Switch1\"[1]\tw=2 e=8", "[1]\t\"Switch1\"[1]\tw=4294967298 e=8", ibsim::read_str);
+    assert_eq!(e.msg, "option `w=4294967298`: 4294967298 is above 2^32 − 1; expected a mask");
+}
+
 /// GUIDs near 2^64 overflowed the next GUID (ibsim) or a CA's port GUIDs (both readers).
 #[test]
 fn guids_past_64_bits() {

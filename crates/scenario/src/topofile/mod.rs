@@ -299,7 +299,8 @@ fn port_line(file: &str, ln: usize, t: &str, nports: u8) -> Result<RawPort, Topo
     let mut masks = (None, None, None);
     for tok in opts.split_whitespace() {
         let Some((k, v)) = tok.split_once('=') else { continue };
-        let val = parse_num(v).ok_or_else(|| err(file, ln, format!("option `{tok}`: expected a number")))? as u32;
+        let val = parse_num(v).ok_or_else(|| err(file, ln, format!("option `{tok}`: expected a number")))?;
+        let val = u32::try_from(val).map_err(|_| err(file, ln, format!("option `{tok}`: {val} is above 2^32 − 1; expected a mask")))?;
         match k {
             "w" => {
                 if !(1..=31).contains(&val) {
