@@ -79,8 +79,9 @@ fn generated(c: &Ctx, t: &TopologySection) -> Result<Topology, ConfigError> {
                 (Some(u), None) => *u,
                 (None, None) => 1,
                 (None, Some(o)) => {
-                    if *o <= 0.0 {
-                        return Err(c.err("topology.oversubscription", "expected a positive ratio such as 1 or 2"));
+                    // NaN and infinity too: neither gives a number of uplinks.
+                    if !(*o > 0.0 && o.is_finite()) {
+                        return Err(c.err("topology.oversubscription", format!("{o}; expected a positive ratio such as 1 or 2")));
                     }
                     let down = *hosts_per_leaf as f64 * h.0 .0 as f64;
                     let per_spine = down / o / (*spines as f64 * f.0 .0 as f64);
@@ -89,6 +90,10 @@ fn generated(c: &Ctx, t: &TopologySection) -> Result<Topology, ConfigError> {
                             "topology.oversubscription",
                             format!("{o}:1 needs {per_spine:.3} uplinks per spine; choose values that give a whole number"),
                         ));
+                    }
+                    // A float cast to u32 saturates: more uplinks than that is an error.
+                    if per_spine > u32::MAX as f64 {
+                        return Err(c.err("topology.oversubscription", format!("{o:e}:1 needs {per_spine:.3e} uplinks per spine; at most {}", u32::MAX)));
                     }
                     per_spine.round() as u32
                 }

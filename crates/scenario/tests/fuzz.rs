@@ -346,6 +346,18 @@ fn vl_buffer_past_32_bit_blocks() {
     );
 }
 
+/// `oversubscription = nan` became 0 uplinks ("uplinks must be at least 1"), and a tiny
+/// ratio saturated to 2^32 − 1 uplinks (found reading the code the fuzzer reached).
+#[test]
+fn oversubscription_not_a_ratio() {
+    let topo = "spines = 2\nhosts_per_leaf = 8";
+    let with = |o: &str| format!("{topo}\noversubscription = {o}");
+    let nan = "topology.oversubscription: NaN; expected a positive ratio such as 1 or 2";
+    refused("roce-incast.toml", topo, &with("nan"), "oversubscription", &[nan]);
+    let tiny = "topology.oversubscription: 1e-20:1 needs 4.000e20 uplinks per spine; at most 4294967295";
+    refused("roce-incast.toml", topo, &with("1e-20"), "oversubscription", &[tiny]);
+}
+
 /// A reserve of 2^64 − 1 bytes per port and PG overflowed the buffer budget's arithmetic.
 #[test]
 fn reserve_larger_than_anything() {
