@@ -24,7 +24,7 @@ use fabric::topology::{NodeId, NodeKind, PortId, Topology};
 use crate::compile::{latency_from_file, FabricParams};
 use crate::error::{ConfigError, Ctx};
 use crate::schema::{Auto, IbCcCfg, IbSection};
-use crate::topology::fastest_rate;
+use crate::topology::{fastest_rate, ports_of};
 
 /// OpenSM's defaults (opensm/osm_subnet.c, `osm_subn_set_default_opt`): head_of_queue_lifetime
 /// 0x12 and packet_life_time 0x12, i.e. 4.096 µs × 2^18 ≈ 1.07 s (IBTA Vol. 1 §14.2.5.6,
@@ -328,7 +328,7 @@ fn port_tables(c: &Ctx, r: &IbSection, topo: &Topology, default: &[u8; 16]) -> R
                 let ports = |p: Option<u32>, field: &str| -> Result<Vec<u32>, ConfigError> {
                     match p {
                         Some(x) if x < node.nports => Ok(vec![node.first_port + x]),
-                        Some(x) => Err(c.err(&format!("{f}.{field}"), format!("`{}` has ports 0..{}; {x} does not exist", e.node, node.nports - 1))),
+                        Some(x) => Err(c.err(&format!("{f}.{field}"), format!("`{}` has {}; port {x} does not exist", e.node, ports_of(node.nports)))),
                         None => Ok((node.first_port..node.first_port + node.nports).collect()),
                     }
                 };

@@ -180,13 +180,21 @@ pub(crate) fn named_port(c: &Ctx, field: &str, spec: &str, topo: &Topology) -> R
     let node = topo.nodes.iter().position(|n| n.name == name).ok_or_else(|| c.err(field, format!("no node `{name}` in the topology")))?;
     let n = &topo.nodes[node];
     if port >= n.nports {
-        return Err(c.err(field, format!("`{name}` has {} ports (0..{}); port {port} does not exist", n.nports, n.nports - 1)));
+        return Err(c.err(field, format!("`{name}` has {}; port {port} does not exist", ports_of(n.nports))));
     }
     let pid = PortId(n.first_port + port);
     if topo.port(pid).peer.is_none() {
         return Err(c.err(field, format!("`{spec}` is not cabled")));
     }
     Ok(pid)
+}
+
+/// "3 ports (0..2)", or "no ports": how errors name a node's ports.
+pub(crate) fn ports_of(nports: u32) -> String {
+    match nports {
+        0 => "no ports".into(),
+        n => format!("{n} ports (0..{})", n - 1),
+    }
 }
 
 /// The rate of the fabric's fastest link (aggregation nodes' internal ports left out):

@@ -358,6 +358,25 @@ fn oversubscription_not_a_ratio() {
     refused("roce-incast.toml", topo, &with("1e-20"), "oversubscription", &[tiny]);
 }
 
+/// A port of a switch with no ports ("z:0") panicked naming its range `0..nports − 1`.
+#[test]
+fn port_of_a_switch_without_ports() {
+    let nodes = "  { name = \"s0\", kind = \"switch\", ports = 3 },\n";
+    let with_z = "  { name = \"s0\", kind = \"switch\", ports = 3 },\n  { name = \"z\", kind = \"switch\", ports = 0 },\n";
+    let fault = "[[faults]]\nkind = \"link-down\"\nlink = \"z:0\"\nat = \"1us\"\n";
+    let seeds = Seeds::load(&root());
+    let src = &seeds.scenarios.iter().find(|s| s.path.ends_with("deadlock-ring.toml")).unwrap().text;
+    let text = src.replacen(nodes, with_z, 1).replacen("[roce]\n", "[roce]\nreroute_delay = \"1us\"\n", 1) + fault;
+    let e = scenario::load_str_limited("x.toml", &text, &seeds.examples, &harness::LIMITS).err().expect("refused");
+    assert!(e.to_string().contains("faults[0].link: `z` has no ports; port 0 does not exist"), "{e}");
+    // On InfiniBand, an SL→VL table of a port of it.
+    let src = &seeds.scenarios.iter().filter(|s| s.path.ends_with("deadlock-ring.toml")).nth(1).unwrap().text;
+    let table = "[[infiniband.sl_to_vl_ports]]\nnode = \"z\"\nin_port = 0\nmap = { 0 = 0 }\n";
+    let text = src.replacen(nodes, with_z, 1) + table;
+    let e = scenario::load_str_limited("x.toml", &text, &seeds.examples, &harness::LIMITS).err().expect("refused");
+    assert!(e.to_string().contains("infiniband.sl_to_vl_ports[0].in_port: `z` has no ports; port 0 does not exist"), "{e}");
+}
+
 /// A reserve of 2^64 − 1 bytes per port and PG overflowed the buffer budget's arithmetic.
 #[test]
 fn reserve_larger_than_anything() {
