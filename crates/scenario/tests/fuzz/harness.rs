@@ -31,7 +31,8 @@ pub struct Seed {
     pub text: String,
 }
 
-/// The seeds, from the repository at `root`: every example scenario, and the topology
+/// The seeds, from the repository at `root`: every example scenario and the scenario
+/// crate's fuzz seeds (`tests/data/fuzz/`: settings no example uses), and the topology
 /// files of the examples and the scenario crate's tests.
 pub struct Seeds {
     pub scenarios: Vec<Seed>,
@@ -55,7 +56,9 @@ impl Seeds {
         };
         // A file with both [roce] and [infiniband] (for `compare`) is two seeds, one per
         // technology.
-        let scenarios: Vec<Seed> = list(&examples, &|n| n.ends_with(".toml"))
+        let mut files = list(&examples, &|n| n.ends_with(".toml"));
+        files.extend(list(&data.join("fuzz"), &|n| n.ends_with(".toml")));
+        let scenarios: Vec<Seed> = files
             .into_iter()
             .flat_map(|s| {
                 if s.text.contains("\n[roce]") && s.text.contains("\n[infiniband]") && !s.text.contains("technology =") {
