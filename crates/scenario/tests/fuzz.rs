@@ -377,6 +377,18 @@ fn port_of_a_switch_without_ports() {
     assert!(e.to_string().contains("infiniband.sl_to_vl_ports[0].in_port: `z` has no ports; port 0 does not exist"), "{e}");
 }
 
+/// An error in `faults[1].link` was reported at the first line holding `link =` in the
+/// file: `host_link = …` (a key ending in the name), or `faults[0]`'s link (found by the
+/// fuzz seeds' errors, which named the wrong lines).
+#[test]
+fn error_line_of_a_field_in_an_entry() {
+    let fault = |link: &str| format!("[[faults]]\nkind = \"link-down\"\nlink = \"{link}\"\nat = \"1us\"\n");
+    let one = format!("dscp = 26\n\n{}", fault("leaf0:99"));
+    refused("roce-incast.toml", "dscp = 26\n", &one, "link = \"leaf0:99\"", &["faults[0].link: `leaf0` has 10 ports (0..9); port 99 does not exist"]);
+    let two = format!("dscp = 26\n\n{}\n{}", fault("leaf0:1"), fault("leaf0:98"));
+    refused("roce-incast.toml", "dscp = 26\n", &two, "link = \"leaf0:98\"", &["faults[1].link: `leaf0` has 10 ports (0..9); port 98 does not exist"]);
+}
+
 /// A reserve of 2^64 − 1 bytes per port and PG overflowed the buffer budget's arithmetic.
 #[test]
 fn reserve_larger_than_anything() {
