@@ -389,6 +389,22 @@ fn error_line_of_a_field_in_an_entry() {
     refused("roce-incast.toml", "dscp = 26\n", &two, "link = \"leaf0:98\"", &["faults[1].link: `leaf0` has 10 ports (0..9); port 98 does not exist"]);
 }
 
+/// A flow-size CDF whose sizes are all 0 has mean 0: Poisson arrivals 0 ps apart, and the
+/// background generator never reached the end of its duration (found reading the code
+/// the fuzzer reached: its mutations do not touch CDF files).
+#[test]
+fn background_cdf_of_empty_flows() {
+    let dir = std::env::temp_dir().join(format!("fabriclab-fuzz-{}-cdf", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("zero.cdf"), "0 0\n0 100\n").unwrap();
+    let seeds = Seeds::load(&root());
+    let src = &seeds.scenarios.iter().find(|s| s.path.ends_with("roce-incast-background.toml")).unwrap().text;
+    let text = src.replacen("data/WebSearch_distribution.txt", "zero.cdf", 1).replacen("duration = \"2ms\"", "duration = \"1us\"", 1);
+    let e = scenario::load_str_limited("x.toml", &text, &dir, &harness::LIMITS).err().expect("refused");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(e.to_string().contains("traffic[1].cdf: ") && e.to_string().ends_with("zero.cdf: its flows average 0 bytes; expected at least 1 byte"), "{e}");
+}
+
 /// A reserve of 2^64 − 1 bytes per port and PG overflowed the buffer budget's arithmetic.
 #[test]
 fn reserve_larger_than_anything() {
