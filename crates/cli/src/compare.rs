@@ -33,8 +33,8 @@ pub fn compare(file: &Path, json: bool, html: Option<&Path>) -> ExitCode {
         }
     }
     if json {
-        match serde_json::to_string_pretty(&cmp) {
-            Ok(s) => println!("{s}"),
+        match crate::run::print_json(&cmp) {
+            Ok(()) => {}
             Err(e) => {
                 eprintln!("error: cannot serialise the comparison: {e}");
                 return ExitCode::from(1);

@@ -16,6 +16,7 @@ mod compare;
 mod design;
 mod limits;
 mod nccl;
+mod oom;
 mod par;
 mod plan;
 mod progress;
@@ -23,6 +24,10 @@ mod prove;
 mod run;
 mod sm;
 mod sweep;
+
+/// Out of memory is an error with exit code 2, not an abort (`oom.rs`).
+#[global_allocator]
+static ALLOCATOR: oom::Checked = oom::Checked;
 
 #[derive(Parser)]
 #[command(name = "fabriclab", version, about = "Packet-level InfiniBand vs RoCEv2 fabric simulator")]

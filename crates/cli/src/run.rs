@@ -36,8 +36,9 @@ pub fn run(file: &Path, json: bool, out: Option<&Path>, html: Option<&Path>) -> 
         }
     }
     if json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(s) => println!("{s}"),
+        // Streamed: a report of millions of flows is never held as one string.
+        match print_json(&report) {
+            Ok(()) => {}
             Err(e) => {
                 eprintln!("error: cannot serialise the report: {e}");
                 return ExitCode::from(1);
@@ -128,4 +129,13 @@ pub fn estimate(file: &Path, json: bool, sample: bool) -> ExitCode {
 /// A count for JSON, saturated at u64's largest.
 fn sat(x: u128) -> u64 {
     u64::try_from(x).unwrap_or(u64::MAX)
+}
+
+/// Prints `v` as pretty JSON and a newline, streamed to stdout (the same bytes as
+/// `to_string_pretty` and `println!`, without holding them in memory).
+pub fn print_json<T: serde::Serialize>(v: &T) -> Result<(), serde_json::Error> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    serde_json::to_writer_pretty(&mut out, v)?;
+    writeln!(out).and_then(|()| out.flush()).map_err(serde_json::Error::io)
 }

@@ -290,3 +290,15 @@ pub struct FlowReport {
     pub slowdown: Option<f64>,
     pub failed: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    /// The memory estimate counts the report's flow records at a fixed size per flow
+    /// (`scenario::estimate::REPORT_BYTES_PER_FLOW`): a record twice over (a vector grown
+    /// by doubling) and two short names' heap blocks must fit in it.
+    #[test]
+    fn flow_report_fits_the_estimate() {
+        let per_flow = 2 * std::mem::size_of::<super::FlowReport>() as u128 + 2 * 32;
+        assert!(per_flow <= scenario::estimate::REPORT_BYTES_PER_FLOW, "{per_flow} B per flow");
+    }
+}

@@ -10,10 +10,11 @@
 //! before the forwarding tables, the flows and the simulator are allocated.
 //!
 //! The model:
-//! * memory = the process's own baseline + the topology + the simulator's terms
-//!   (`fabric::sim::footprint`, sizes of what it stores) + the scenario's flow specs
-//!   (held by the compiled world and by the simulator) + a collective's transfer graph
-//!   while it is turned into flows;
+//! * memory = the process's own baseline + the topology + the scenario's flow specs +
+//!   the larger of two phases: compiling (a collective's transfer graph while it is
+//!   turned into flows) and running (the simulator's terms from `fabric::sim::footprint`,
+//!   sizes of what it stores; its copy of the flow specs; the report's flow records).
+//!   `--json` output is streamed, not held;
 //! * events = two per frame per link (its transmission ends, it arrives), for every data
 //!   frame on a path of two links per switch tier and for the ACKs coming back (one per
 //!   `ack_every` frames), plus a handful per flow (post, completion, timers). On the
@@ -41,9 +42,15 @@ use crate::schema::{ScenarioFile, TopologySection, Traffic};
 pub const MAX_MESSAGE: u64 = 1 << 31;
 
 /// What the process needs before the scenario adds anything: the binary, the allocator
-/// and the standard library's buffers (measured: `fabriclab run` of the smallest example
-/// peaks at 5.5–6 MB on Linux x86-64).
-const PROCESS_BASELINE: u128 = 6 << 20;
+/// and the standard library's buffers (measured on Linux x86-64: `fabriclab run` of the
+/// smallest example peaks at 5.5–6.4 MB in a release build and 14–15 MB in a debug one,
+/// whose binary is larger and unoptimised).
+const PROCESS_BASELINE: u128 = if cfg!(debug_assertions) { 14 << 20 } else { 6 << 20 };
+
+/// The report's memory per flow: its `FlowReport` (two endpoint names and a dozen
+/// figures, 112 B), the names' heap blocks, and the vector's growth by doubling
+/// (`report`'s tests hold `FlowReport` to this).
+pub const REPORT_BYTES_PER_FLOW: u128 = 288;
 
 /// How many events the simulator runs per second on the machine the default limit was
 /// set on (`docs/speed.md`: 5–15 M/s); used only to say how long a refused run would take.
@@ -251,9 +258,15 @@ pub(crate) fn estimate(cfg: &ScenarioFile, topo: &Topology, base: &std::path::Pa
         _ => (4096, 1, false),
     };
     let mtu = mtu.max(256) as u128;
+    // A lossy class may drop; the RC transport then waits one local ACK timeout before
+    // it retransmits, which the run's end waits for.
+    let lossy_tail = match &cfg.roce {
+        Some(r) if !infiniband && cfg.traffic.iter().any(|t| lossy(t, r)) => model::ib::local_ack_timeout(r.timeout.min(31)).ps() as u128,
+        _ => 0,
+    };
     let sim_time_ps = match cfg.scenario.stop_time {
         Some(s) => s.ps() as u128,
-        None => volumes.iter().map(|v| v.start_ps + v.bottleneck_bytes * 8 * 1_000_000_000_000 / host_rate).max().unwrap_or(0),
+        None => volumes.iter().map(|v| v.start_ps + v.bottleneck_bytes * 8 * 1_000_000_000_000 / host_rate).max().unwrap_or(0) + lossy_tail,
     };
     // Frames that exist at once: at most what the buffers hold (the shared buffers on
     // RoCEv2, every VL's credits on InfiniBand), and never more than the traffic has.
@@ -304,18 +317,20 @@ pub(crate) fn estimate(cfg: &ScenarioFile, topo: &Topology, base: &std::path::Pa
         }
     }
     let spec_bytes: u128 = specs.iter().map(|t| t.bytes).sum();
-    let run_bytes: u128 = running.iter().map(|t| t.bytes).sum::<u128>() + spec_bytes;
+    let report = Term { what: "the report's flow records".into(), field: "traffic".into(), bytes: shape.flows * REPORT_BYTES_PER_FLOW };
+    let run_bytes: u128 = running.iter().map(|t| t.bytes).sum::<u128>() + spec_bytes + report.bytes;
     memory_terms.extend(specs);
     if graphs.iter().map(|t| t.bytes).sum::<u128>() > run_bytes {
         memory_terms.extend(graphs);
     } else {
         memory_terms.extend(running);
         memory_terms.push(Term { what: "the simulator's copy of the flow specs".into(), field: "traffic".into(), bytes: spec_bytes });
+        memory_terms.push(report);
     }
     // Route the memory a flow's share takes in the simulator to the entry with the most.
     let busiest = volumes.iter().enumerate().max_by_key(|(_, v)| v.flows).map(|(i, _)| format!("traffic[{i}]"));
     if let Some(f) = &busiest {
-        for t in memory_terms.iter_mut().filter(|t| t.what.starts_with("flows") || t.what.starts_with("queue pairs")) {
+        for t in memory_terms.iter_mut().filter(|t| t.what.starts_with("flows") || t.what.starts_with("queue pairs") || t.field == "traffic") {
             t.field = f.clone();
         }
     }
@@ -332,6 +347,21 @@ pub(crate) fn estimate(cfg: &ScenarioFile, topo: &Topology, base: &std::path::Pa
     let events = volumes.iter().map(events_of).sum();
     let events_field = volumes.iter().enumerate().max_by_key(|(_, v)| events_of(v)).map_or("traffic".to_string(), |(i, _)| format!("traffic[{i}].size"));
     Estimate { memory_terms, events, events_field, sim_time_ps }
+}
+
+/// Whether entry `t` runs in a RoCEv2 class without PFC (its DSCP's traffic class is not
+/// a lossless priority).
+fn lossy(t: &Traffic, r: &crate::schema::RoceSection) -> bool {
+    let dscp = match t {
+        Traffic::Incast { dscp, .. }
+        | Traffic::Permutation { dscp, .. }
+        | Traffic::AllToAll { dscp, .. }
+        | Traffic::Message { dscp, .. }
+        | Traffic::Background { dscp, .. } => *dscp,
+        Traffic::Collective(j) => j.dscp,
+    };
+    let tc = dscp.and_then(|d| r.dscp_to_tc.get(&d.to_string()).copied()).unwrap_or(0);
+    !r.lossless_priorities.contains(&tc)
 }
 
 /// One entry's traffic, counted from its parameters (hosts and ranks as the compile
