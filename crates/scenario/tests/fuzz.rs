@@ -1,6 +1,7 @@
 //! Fuzzing the scenario loader and the topology readers: seed files (every example
-//! scenario, the topology files) mutated the way a new user gets them wrong, each case
-//! loaded; nothing may panic, every error must name the file (and a line inside it).
+//! scenario, the seeds in `tests/data/fuzz/`, the topology files) mutated the way a new
+//! user gets them wrong, each case loaded; nothing may panic, every error must name the
+//! file (and a line inside it).
 //! Mutations and checks are in `fuzz/harness.rs`, shared with the `cargo fuzz` targets.
 //!
 //! Deterministic: a fixed number of cases (`FABRICLAB_FUZZ_CASES`, default
