@@ -119,9 +119,6 @@ impl<'a> Choices<'a> {
         }
         xs[0].0
     }
-    pub fn exhausted(&self) -> bool {
-        self.pos >= self.data.len()
-    }
 }
 
 /// What the mutations may generate.
