@@ -56,7 +56,7 @@ impl Bar {
 
     fn styled(bar: ProgressBar, label: &str) -> Bar {
         bar.set_style(
-            ProgressStyle::with_template("{prefix:>12} [{bar:30}] {percent:>3}% {wide_msg}")
+            ProgressStyle::with_template("{prefix:>12} [{bar:30}] {percent:>3}% (eta {eta}) {wide_msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
                 .progress_chars("=> "),
         );

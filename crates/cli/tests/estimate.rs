@@ -13,7 +13,9 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Peak RSS in bytes of `fabriclab ARGS`, which must succeed.
+/// Peak RSS in bytes of `fabriclab ARGS`, which must succeed. The child is reaped by
+/// `wait4` (which also gives its rusage), not by `Child::wait`, hence the allow.
+#[allow(clippy::zombie_processes)]
 fn peak_rss(args: &[&str]) -> u64 {
     let child = Command::new(env!("CARGO_BIN_EXE_fabriclab")).args(args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("runs");
     let mut status = 0;

@@ -125,3 +125,17 @@ fn out_of_memory_is_an_error_not_an_abort() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("error: out of memory: this machine refused an allocation of") && err.contains("--estimate"), "{err}");
 }
+
+#[test]
+fn compare_counts_both_fabrics_at_once() {
+    let f = examples().join("allreduce-compare.toml");
+    let f = f.to_str().unwrap();
+    // The file runs RoCEv2 by itself (`technology = "roce"`).
+    let (_, out, _) = fabriclab(&["run", f, "--estimate", "--json"]);
+    let roce = serde_json::from_str::<serde_json::Value>(&out).unwrap()["memory_bytes"].as_u64().unwrap();
+    // A limit above the RoCEv2 side alone but below both sides together.
+    let limit = format!("{}B", roce * 5 / 4);
+    let (code, _, err) = fabriclab(&["compare", f, "--max-memory", &limit]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("compare runs both fabrics at once") && err.contains("InfiniBand") && err.contains("RoCEv2"), "{err}");
+}

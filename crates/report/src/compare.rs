@@ -81,6 +81,7 @@ pub fn run_watched(
     };
     let ib = compile(Tech::Infiniband)?;
     let roce = compile(Tech::Roce)?;
+    both_fit(file, &ib, &roce)?;
     let simulate = |w: World, watch: &mut (dyn fabric::sim::Watch + Send)| -> Side {
         let (mut sim, report) = crate::run_watched(&w, sample, watch);
         let stats = std::mem::take(&mut sim.stats);
@@ -102,6 +103,31 @@ pub fn run_watched(
         roce: roce.report.clone(),
     };
     Ok((cmp, ib, roce))
+}
+
+/// The two sides run at once: each was checked against the process's memory limit when
+/// it was compiled, and together they must fit too (one process baseline between them).
+fn both_fit(file: &str, ib: &World, roce: &World) -> Result<(), ConfigError> {
+    let limits = scenario::Limits::for_process();
+    let (i, r) = (ib.estimate.memory(), roce.estimate.memory());
+    let base = ib.estimate.memory_terms.first().map_or(0, |t| t.bytes);
+    let both = i + r - base.min(i.min(r));
+    if limits.force || both <= limits.max_memory as u128 {
+        return Ok(());
+    }
+    let h = scenario::estimate::human;
+    Err(ConfigError {
+        file: file.to_string(),
+        line: None,
+        field: "-".into(),
+        msg: format!(
+            "compare runs both fabrics at once: an estimated {} of memory together (InfiniBand {}, RoCEv2 {}), above the limit of {} (--max-memory; --force runs it anyway)",
+            h(both),
+            h(i),
+            h(r),
+            h(limits.max_memory as u128)
+        ),
+    })
 }
 
 /// Link-level flow-control wait of a port: paused time over all priorities (RoCE) or

@@ -101,7 +101,8 @@ fn compile(c: &Ctx, cfg: ScenarioFile, limits: &Limits) -> Result<World, ConfigE
     let (topo, sharp_notes) = sharp_nodes(c, &cfg.traffic, tech, topo, layout.is_some())?;
     // Time series are recorded only for --out/--html, which the limits cannot know: the
     // check leaves them out, `fabriclab run` checks again with them.
-    crate::estimate::estimate(&cfg, &topo, c.base, false).check(c, limits)?;
+    let estimate = crate::estimate::estimate(&cfg, &topo, c.base, false);
+    estimate.check(c, limits)?;
     let FabricParams { mut params, headroom_cells, mut notes, lft, sm, switch_latency } = match tech {
         Tech::Roce => {
             let buffer = cfg.buffer.as_ref().ok_or_else(|| c.err("buffer", "a RoCE fabric needs a [buffer] section (the switch MMU)"))?;
@@ -128,6 +129,7 @@ fn compile(c: &Ctx, cfg: ScenarioFile, limits: &Limits) -> Result<World, ConfigE
     }
     let reroute_delay = reroute_delay(c, &cfg, tech, sm.is_some(), !faults.is_empty())?;
     Ok(World {
+        estimate,
         layout,
         faults,
         reroute_delay,

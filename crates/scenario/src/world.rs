@@ -49,6 +49,8 @@ pub struct World {
     /// The switch latency in `params` and where it comes from (a datasheet, a launch
     /// figure, InfiniBand's for lack of one, or the scenario file).
     pub switch_latency: SwitchLatency,
+    /// What running it costs, estimated before it was built (without time series).
+    pub estimate: crate::Estimate,
 }
 
 impl World {

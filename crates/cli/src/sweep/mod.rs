@@ -137,8 +137,17 @@ fn sweep(a: &SweepArgs) -> Result<(), ExitCode> {
         eprintln!("note: {n}");
     }
     let workers = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let largest = simulate::compile_all(&name, &src, &tasks, workers).map_err(fail)?;
+    let fit = simulate::workers_that_fit(workers, largest);
+    if fit < workers {
+        eprintln!(
+            "note: {fit} simulation{} at a time, not {workers}: a point needs up to an estimated {} of memory (--max-memory)",
+            if fit == 1 { "" } else { "s" },
+            scenario::estimate::human(largest)
+        );
+    }
+    let workers = fit;
     announce(&meta, shard, tasks.len(), workers);
-    simulate::compile_all(&name, &src, &tasks, workers).map_err(fail)?;
     let results = simulate::simulate_all(&name, &src, &tasks, workers).map_err(fail)?;
     let mut rows: Vec<Row> = rows
         .into_iter()

@@ -1,6 +1,8 @@
 //! Running a shard's tasks: every one is compiled before any runs (so a bad value fails
 //! at once, naming its variant, not after hours), then all are simulated on `workers`
-//! threads behind a progress bar (drawn only on a terminal), results in task order.
+//! threads (fewer when the points' memory estimates together would pass `--max-memory`)
+//! behind a progress bar (drawn only on a terminal), results in task order; Ctrl-C
+//! stops the points running and skips the rest.
 //!
 //! Left out: what a task is and which ones a shard owns (`shard.rs`).
 
@@ -11,16 +13,27 @@ use super::shard::Task;
 use crate::par::par_map;
 
 /// Compiles every task; the first that fails is named with its variant and fabric.
-pub(super) fn compile_all(name: &str, src: &str, tasks: &[Task], workers: usize) -> Result<(), String> {
-    let checked = par_map(workers, tasks.len(), |i| load_variant(name, src, &tasks[i].edits).err());
-    if let Some((t, e)) = tasks.iter().zip(&checked).find_map(|(t, e)| e.as_ref().map(|e| (t, e))) {
+/// Returns the largest memory estimate of a task (`scenario::Estimate`).
+pub(super) fn compile_all(name: &str, src: &str, tasks: &[Task], workers: usize) -> Result<u128, String> {
+    let checked = par_map(workers, tasks.len(), |i| load_variant(name, src, &tasks[i].edits).map(|w| w.estimate.memory()));
+    if let Some((t, e)) = tasks.iter().zip(&checked).find_map(|(t, e)| e.as_ref().err().map(|e| (t, e))) {
         let which = match t.variant {
             Some(v) => format!("variant {v} ({})", t.label),
             None => "the reference run".into(),
         };
         return Err(format!("{which} on {}: {e}", t.fabric.title()));
     }
-    Ok(())
+    Ok(checked.into_iter().filter_map(Result::ok).max().unwrap_or(0))
+}
+
+/// How many of `workers` can run at once within the memory limit when a point needs up
+/// to `largest` bytes (at least one: that one was checked against the limit alone).
+pub(super) fn workers_that_fit(workers: usize, largest: u128) -> usize {
+    let limits = scenario::Limits::for_process();
+    if limits.force || largest == 0 {
+        return workers;
+    }
+    workers.min((limits.max_memory as u128 / largest).max(1) as usize)
 }
 
 /// Simulates every task; each one's figures (`figures::cells`), in task order.
