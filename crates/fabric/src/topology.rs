@@ -83,6 +83,19 @@ impl Size {
     pub fn of(t: &Topology) -> Size {
         Size { nodes: t.nodes.len() as u128, ports: t.ports.len() as u128, endpoints: t.endpoints.len() as u128 }
     }
+
+    /// Node and port ids are 32 bits ([`NodeId`], [`PortId`]): a fabric with more nodes or
+    /// ports cannot be built, and is refused before anything counts or multiplies them.
+    pub fn check(&self) -> Result<(), TopoError> {
+        let max = u32::MAX as u128;
+        if self.nodes > max || self.ports > max {
+            return Err(TopoError::Invalid(format!(
+                "the fabric would have {} nodes and {} ports; at most {max} of each (node and port ids are 32 bits)",
+                self.nodes, self.ports
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// A link to build: `(node, port index)` on each side.
@@ -275,6 +288,8 @@ impl Topology {
                 "leaves ({leaves}) must be a multiple of nics_per_host ({rails}): each NIC of a host is cabled to its own leaf"
             )));
         }
+        // Every product below is at most the fabric's port count, which fits 32 bits.
+        Self::leaf_spine_size(leaves, spines, hosts_per_leaf, uplinks).check()?;
         let mut t = Topology::default();
         let leaf_ids: Vec<NodeId> = (0..leaves).map(|l| t.add_switch(format!("leaf{l}"), hosts_per_leaf + spines * uplinks, 1)).collect();
         let spine_ids: Vec<NodeId> = (0..spines).map(|s| t.add_switch(format!("spine{s}"), leaves * uplinks, 2)).collect();
@@ -321,6 +336,8 @@ impl Topology {
         if k < 2 || !k.is_multiple_of(2) {
             return Err(TopoError::Invalid(format!("fat-tree k must be an even number ≥ 2, got {k}")));
         }
+        // Every product below is at most the fabric's port count, which fits 32 bits.
+        Self::fat_tree_size(k).check()?;
         let h = k / 2;
         let mut t = Topology::default();
         let mut edges = vec![];
@@ -447,6 +464,16 @@ mod tests {
         }
         // The fuzz-found 65,536-leaf fabric is counted, not built.
         assert_eq!(Topology::leaf_spine_size(65_536, 65_536, 65_536, 65_536).endpoints, 1 << 32);
+    }
+
+    #[test]
+    fn port_ids_past_32_bits_are_refused() {
+        // 65536 spines × 65536 uplinks: each leaf would have 2^32 + 1 ports.
+        let e = Topology::leaf_spine(1, 65536, 1, 1, 65536, L, L).unwrap_err();
+        assert!(e.to_string().starts_with("the fabric would have 65538 nodes and 8589934594 ports; at most 4294967295 of each"), "{e}");
+        // A k-ary fat tree has 1.5 k³ ports: k = 1420 is the largest that fits.
+        assert!(Topology::fat_tree_size(1420).check().is_ok());
+        assert!(Topology::fat_tree(1422, L, L).unwrap_err().to_string().contains("(node and port ids are 32 bits)"));
     }
 
     #[test]

@@ -211,7 +211,15 @@ fn reroute_delay(c: &Ctx, cfg: &ScenarioFile, tech: Tech, has_sm: bool, has_faul
     Ok(reroute_delay)
 }
 
-/// A switch latency the scenario gives as a time.
-pub(crate) fn latency_from_file(v: SimDuration) -> SwitchLatency {
-    SwitchLatency { latency: v, source: "set in the scenario file".into(), same_as_infiniband: false }
+/// A switch latency the scenario gives as a time (`field`), at most [`MAX_SWITCH_LATENCY`].
+pub(crate) fn latency_from_file(c: &Ctx, field: &str, v: SimDuration) -> Result<SwitchLatency, ConfigError> {
+    if v > MAX_SWITCH_LATENCY {
+        return Err(c.err(field, format!("a switch latency of {v}; expected at most {MAX_SWITCH_LATENCY}")));
+    }
+    Ok(SwitchLatency { latency: v, source: "set in the scenario file".into(), same_as_infiniband: false })
 }
+
+/// The longest switch latency a file may give: 1 ms, a thousand times the slowest
+/// published port-to-port figure (`model::switch_latency`: 90–300 ns). It keeps the
+/// arithmetic on times in range (the headroom's window adds it to the cable delays).
+const MAX_SWITCH_LATENCY: SimDuration = SimDuration::from_ms(1);

@@ -42,11 +42,38 @@ pub fn locate(src: &str, field: &str) -> Option<usize> {
     }
     let key = field.rsplit('.').next().unwrap_or(field);
     let key = key.split('[').next().unwrap_or(key);
-    src.lines()
+    // A field of an array-of-tables entry ("faults[1].link") is written in that entry:
+    // from its `[[faults]]` header to the next header.
+    let lines: Vec<&str> = src.lines().collect();
+    let (from, to) = entry_lines(&lines, field).unwrap_or((0, lines.len()));
+    lines[from..to]
+        .iter()
         .position(|l| {
             // Comments do not count: a key named in one is not where the value is.
             let t = l.split('#').next().unwrap_or("").trim_start();
-            t.starts_with(key) && t[key.len()..].trim_start().starts_with('=') || t.contains(&format!("{key} =")) || t.starts_with(&format!("[{key}"))
+            writes_key(t, key) || t.starts_with(&format!("[{key}"))
         })
+        .map(|i| from + i)
+        .or_else(|| from.checked_sub(1))
         .map(|i| i + 1)
+}
+
+/// The lines of the `[[name]]` entry `field` starts with ("faults[1]..."): after its
+/// header, up to the next header. `None` when the field is not in such an entry.
+fn entry_lines(lines: &[&str], field: &str) -> Option<(usize, usize)> {
+    let first = field.split('.').next()?;
+    let (name, i) = first.strip_suffix(']')?.split_once('[')?;
+    let i: usize = i.parse().ok()?;
+    let header = format!("[[{name}]]");
+    let at = lines.iter().enumerate().filter(|(_, l)| l.trim_start().starts_with(&header)).nth(i)?.0;
+    let end = lines[at + 1..].iter().position(|l| l.trim_start().starts_with('[')).map_or(lines.len(), |e| at + 1 + e);
+    Some((at + 1, end))
+}
+
+/// Whether `t` (a line without its comment) assigns `key`: `key =`, not `host_key =`.
+fn writes_key(t: &str, key: &str) -> bool {
+    t.match_indices(key).any(|(i, _)| {
+        let word_start = t[..i].chars().next_back().is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '-'));
+        word_start && t[i + key.len()..].trim_start().starts_with('=')
+    })
 }

@@ -198,6 +198,8 @@ pub(crate) fn check_topology(c: &Ctx, t: &TopologySection, limits: &Limits) -> R
         }
         TopologySection::File { .. } => return Ok(()),
     };
+    // First: beyond 32-bit ids the footprint's products would overflow even u128.
+    size.check().map_err(|e| c.err(field, e.to_string()))?;
     let switches = size.nodes - size.endpoints;
     let shape = SimShape { nodes: size.nodes, switches, leaf_switches: switches, ports: size.ports, endpoints: size.endpoints, ..SimShape::default() };
     let e = Estimate { memory_terms: fabric_terms(&size, &shape, field), ..Estimate::default() };

@@ -31,7 +31,12 @@ pub(crate) fn compile(c: &Ctx, cfg: &[FaultCfg], topo: &Topology, params: &Param
         let one = One { c, i, f, kind: f.kind.as_str() };
         one.check_fields()?;
         let at = SimTime(f.at.ps());
-        let end = f.duration.map(|d| at + d);
+        let end = match f.duration {
+            None => None,
+            Some(d) => Some(SimTime(f.at.ps().checked_add(d.ps()).ok_or_else(|| {
+                c.err(&one.field("duration"), format!("at {} + duration {d} ends after the last time there is, {}", f.at, SimTime(u64::MAX)))
+            })?)),
+        };
         if one.kind == "link-up" && end.is_some() {
             return Err(c.err(&one.field("duration"), "a link-up has no duration (give the link-down a duration instead)"));
         }

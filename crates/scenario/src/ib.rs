@@ -19,12 +19,12 @@ use fabric::params::{Buffer, EcnMarking, FlowSpec, Ib, Params, Pfc, Resume, Sche
 use fabric::routing::Routes;
 use fabric::subnet_manager::layout::IbLayout;
 use fabric::subnet_manager::{Engine, SmConfig, SubnetManager};
-use fabric::topology::{NodeKind, PortId, Topology};
+use fabric::topology::{NodeId, NodeKind, PortId, Topology};
 
 use crate::compile::{latency_from_file, FabricParams};
 use crate::error::{ConfigError, Ctx};
 use crate::schema::{Auto, IbCcCfg, IbSection};
-use crate::topology::fastest_rate;
+use crate::topology::{fastest_rate, ports_of};
 
 /// OpenSM's defaults (opensm/osm_subnet.c, `osm_subn_set_default_opt`): head_of_queue_lifetime
 /// 0x12 and packet_life_time 0x12, i.e. 4.096 µs × 2^18 ≈ 1.07 s (IBTA Vol. 1 §14.2.5.6,
@@ -51,7 +51,8 @@ pub(crate) fn compile(c: &Ctx, r: &IbSection, topo: &Topology, layout: Option<&I
         sched[v as usize] = Sched::Strict;
     }
     let mtu_blocks = model::ib::blocks(model::ib::ib_packet(r.grh, Transport::WriteFirst, r.mtu));
-    let vl_buffer_blocks = (r.vl_buffer.0 / model::ib::BLOCK) as u32;
+    let vl_buffer_blocks = u32::try_from(r.vl_buffer.0 / model::ib::BLOCK)
+        .map_err(|_| c.err("infiniband.vl_buffer", format!("{} is 2^32 blocks of 64 B or more; expected fewer", r.vl_buffer)))?;
     if vl_buffer_blocks < mtu_blocks {
         return Err(c.err("infiniband.vl_buffer", format!("{} holds {vl_buffer_blocks} blocks of 64 B; a maximum packet needs {mtu_blocks}", r.vl_buffer)));
     }
@@ -66,10 +67,14 @@ pub(crate) fn compile(c: &Ctx, r: &IbSection, topo: &Topology, layout: Option<&I
     }
     let mut notes = vec![];
     check_speeds(c, topo)?;
+    check_port_counts(c, topo)?;
     let latency = match r.switch_latency {
-        Auto::Value(v) => latency_from_file(v),
+        Auto::Value(v) => latency_from_file(c, "infiniband.switch_latency", v)?,
         Auto::Auto => {
-            let g = model::ib::Generation::of(fastest_rate(topo)).expect("checked above");
+            // Every link runs at an IB speed (checked above): no generation means no link.
+            let g = model::ib::Generation::of(fastest_rate(topo)).ok_or_else(|| {
+                c.err("infiniband.switch_latency", "\"auto\" is the datasheet latency of the fastest link's generation, but the fabric has no links")
+            })?;
             let l = model::switch_latency::infiniband(g);
             notes.push(format!("switch latency auto: {} ({})", l.latency, l.source));
             l
@@ -105,6 +110,21 @@ fn check_speeds(c: &Ctx, topo: &Topology) -> Result<(), ConfigError> {
         if p.rate.0 > 0 && model::ib::Generation::of(p.rate).is_none() && !topo.is_aggregator_port(PortId(pi as u32)) {
             return Err(
                 c.err("topology", format!("{} is not an InfiniBand 4x speed; expected 100Gbps (EDR), 200Gbps (HDR), 400Gbps (NDR) or 800Gbps (XDR)", p.rate))
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Every switch has at most 254 ports: InfiniBand port numbers are 8 bits, port 0 is the
+/// switch's own (management) port and 255 is reserved (`topofile` reads `Switch N` with
+/// the same bound).
+fn check_port_counts(c: &Ctx, topo: &Topology) -> Result<(), ConfigError> {
+    for (i, n) in topo.nodes.iter().enumerate() {
+        if n.nports > 254 && topo.is_switch(NodeId(i as u32)) {
+            let an = if topo.aggregator_of(NodeId(i as u32)).is_some() { ", its SHARP aggregation node's included" } else { "" };
+            return Err(
+                c.err("topology", format!("switch `{}` has {} ports{an}; an InfiniBand switch has at most 254 (port numbers are 8 bits)", n.name, n.nports))
             );
         }
     }
@@ -308,7 +328,7 @@ fn port_tables(c: &Ctx, r: &IbSection, topo: &Topology, default: &[u8; 16]) -> R
                 let ports = |p: Option<u32>, field: &str| -> Result<Vec<u32>, ConfigError> {
                     match p {
                         Some(x) if x < node.nports => Ok(vec![node.first_port + x]),
-                        Some(x) => Err(c.err(&format!("{f}.{field}"), format!("`{}` has ports 0..{}; {x} does not exist", e.node, node.nports - 1))),
+                        Some(x) => Err(c.err(&format!("{f}.{field}"), format!("`{}` has {}; port {x} does not exist", e.node, ports_of(node.nports)))),
                         None => Ok((node.first_port..node.first_port + node.nports).collect()),
                     }
                 };

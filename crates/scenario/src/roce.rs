@@ -237,7 +237,20 @@ fn pfc(c: &Ctx, r: &RoceSection) -> Result<Pfc, ConfigError> {
     if pfc.enabled && pfc.quanta == 0 {
         return Err(c.err("roce.pfc.quanta", "pause quanta must be 1..65535 (0 means resume)"));
     }
+    let longest = longest_pause();
+    if let Some(r) = pfc.response.filter(|&r| r > longest) {
+        return Err(c.err(
+            "roce.pfc.response",
+            format!("a response time of {r}; expected at most {longest}, the longest pause (65535 quanta at 10 Gb/s, the slowest link), after which the peer resumes anyway"),
+        ));
+    }
     Ok(pfc)
+}
+
+/// The longest a PFC frame pauses: 65535 quanta of 512 bit times (IEEE 802.3 clause 31B.2)
+/// at the slowest link speed fabriclab models, 10 Gb/s: 3.355 ms.
+fn longest_pause() -> SimDuration {
+    quantum(BitRate::from_gbps(10)) * 65535
 }
 
 /// Headroom per port, in cells: configured, or the IEEE 802.1Qbb worst case of that
@@ -273,19 +286,25 @@ fn headroom(
     }
 }
 
-/// Reserved plus headroom cells must leave a shared part in every switch's buffer.
+/// Reserved plus headroom cells must leave a shared part in every switch's buffer. Counted
+/// in 128 bits: a reserve or headroom of up to 2^64 − 1 bytes per port is refused here,
+/// not wrapped.
 fn check_budget(c: &Ctx, b: &BufferSection, topo: &Topology, headroom_cells: &[u64], tc_to_pg: &[u8; 8], lossless: &[bool; 8]) -> Result<(), ConfigError> {
-    let cells = |x: Bytes| x.cells(b.cell);
+    let cells = |x: Bytes| x.cells(b.cell) as u128;
     let total_cells = cells(b.total);
-    let lossless_pgs = (0..8u8).filter(|&pg| (0..8).any(|tc| lossless[tc] && tc_to_pg[tc] == pg)).count() as u64;
+    let lossless_pgs = (0..8u8).filter(|&pg| (0..8).any(|tc| lossless[tc] && tc_to_pg[tc] == pg)).count() as u128;
+    let bytes = |cells: u128| match u64::try_from(cells * b.cell.0 as u128) {
+        Ok(x) => Bytes(x).to_string(),
+        Err(_) => format!("{}B", cells * b.cell.0 as u128),
+    };
     for n in &topo.nodes {
         if !matches!(n.kind, NodeKind::Switch) {
             continue;
         }
-        let reserved = cells(b.reserved) * 8 * n.nports as u64;
-        let hdrm: u64 = match b.shared_headroom_pool {
+        let reserved = cells(b.reserved) * 8 * n.nports as u128;
+        let hdrm: u128 = match b.shared_headroom_pool {
             Some(p) => cells(p),
-            None => (n.first_port..n.first_port + n.nports).map(|p| headroom_cells[p as usize] * lossless_pgs).sum(),
+            None => (n.first_port..n.first_port + n.nports).map(|p| headroom_cells[p as usize] as u128 * lossless_pgs).sum(),
         };
         if reserved + hdrm >= total_cells {
             return Err(c.err(
@@ -293,8 +312,8 @@ fn check_budget(c: &Ctx, b: &BufferSection, topo: &Topology, headroom_cells: &[u
                 format!(
                     "switch `{}`: reserved ({}) + headroom ({}) leave no shared buffer in {} ({} ports)",
                     n.name,
-                    b.cell * reserved,
-                    b.cell * hdrm,
+                    bytes(reserved),
+                    bytes(hdrm),
                     b.total,
                     n.nports
                 ),
@@ -316,7 +335,7 @@ fn switch_latency(c: &Ctx, r: &RoceSection, topo: &Topology) -> Result<SwitchLat
         })?),
     };
     match r.switch_latency.unwrap_or(Auto::Auto) {
-        Auto::Value(v) => Ok(latency_from_file(v)),
+        Auto::Value(v) => latency_from_file(c, "roce.switch_latency", v),
         Auto::Auto => model::switch_latency::roce(switch, fastest_rate(topo)).map_err(|m| c.err("roce.switch_latency", m)),
     }
 }

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use fabric::subnet_manager::layout::IbLayout;
 use fabric::topology::{LinkSpec, NodeId, PortId, Topology};
-use units::{propagation, BitRate, SimDuration, DEFAULT_PROPAGATION_PS_PER_M};
+use units::{propagation, BitRate, Length, SimDuration, DEFAULT_PROPAGATION_PS_PER_M};
 
 use crate::error::{ConfigError, Ctx};
 use crate::schema::{ExplicitLink, LinkCfg, NodeCfg, TopologySection};
@@ -21,7 +21,7 @@ pub(crate) fn compile(c: &Ctx, t: &TopologySection) -> Result<(Topology, Option<
         TopologySection::File { path, cable } => {
             let full = c.base.join(path);
             let mut ibt = crate::topofile::read_any(&full).map_err(|e| c.err("topology.path", e.to_string()))?;
-            let prop = propagation(*cable, DEFAULT_PROPAGATION_PS_PER_M);
+            let prop = cable_propagation(c, "topology.cable", *cable)?;
             for p in &mut ibt.topo.ports {
                 p.prop = prop;
             }
@@ -35,11 +35,29 @@ pub(crate) fn compile(c: &Ctx, t: &TopologySection) -> Result<(Topology, Option<
 fn link(c: &Ctx, field: &str, l: &LinkCfg) -> Result<(BitRate, SimDuration), ConfigError> {
     check_speed(c, &format!("{field}.speed"), l.speed)?;
     let prop = match (l.cable, l.delay) {
-        (Some(len), None) => propagation(len, DEFAULT_PROPAGATION_PS_PER_M),
+        (Some(len), None) => cable_propagation(c, &format!("{field}.cable"), len)?,
+        (None, Some(d)) if d > MAX_PROPAGATION => {
+            return Err(c.err(&format!("{field}.delay"), format!("a propagation delay of {d}; expected at most {MAX_PROPAGATION} (1000 km of fibre)")))
+        }
         (None, Some(d)) => d,
         _ => return Err(c.err(field, "give exactly one of `cable` (a length) or `delay` (a propagation time)")),
     };
     Ok((l.speed, prop))
+}
+
+/// The longest cable a link may have: 1000 km, 5 ms one way at 5 ns/m. Far beyond any
+/// fabric's (InfiniBand and Ethernet data-centre links run metres to a few km), it keeps
+/// the arithmetic on times and bytes in flight in range (headroom, bandwidth-delay).
+const MAX_CABLE: Length = Length::from_m(1_000_000);
+/// [`MAX_CABLE`]'s propagation delay.
+const MAX_PROPAGATION: SimDuration = SimDuration::from_ms(5);
+
+/// A cable's one-way propagation delay, checked against [`MAX_CABLE`].
+fn cable_propagation(c: &Ctx, field: &str, len: Length) -> Result<SimDuration, ConfigError> {
+    if len > MAX_CABLE {
+        return Err(c.err(field, format!("a cable of {len}; expected at most {MAX_CABLE}")));
+    }
+    Ok(propagation(len, DEFAULT_PROPAGATION_PS_PER_M))
 }
 
 /// Link speeds fabriclab models: 10 to 800 Gb/s.
@@ -61,8 +79,9 @@ fn generated(c: &Ctx, t: &TopologySection) -> Result<Topology, ConfigError> {
                 (Some(u), None) => *u,
                 (None, None) => 1,
                 (None, Some(o)) => {
-                    if *o <= 0.0 {
-                        return Err(c.err("topology.oversubscription", "expected a positive ratio such as 1 or 2"));
+                    // NaN and infinity too: neither gives a number of uplinks.
+                    if !(*o > 0.0 && o.is_finite()) {
+                        return Err(c.err("topology.oversubscription", format!("{o}; expected a positive ratio such as 1 or 2")));
                     }
                     let down = *hosts_per_leaf as f64 * h.0 .0 as f64;
                     let per_spine = down / o / (*spines as f64 * f.0 .0 as f64);
@@ -71,6 +90,10 @@ fn generated(c: &Ctx, t: &TopologySection) -> Result<Topology, ConfigError> {
                             "topology.oversubscription",
                             format!("{o}:1 needs {per_spine:.3} uplinks per spine; choose values that give a whole number"),
                         ));
+                    }
+                    // A float cast to u32 saturates: more uplinks than that is an error.
+                    if per_spine > u32::MAX as f64 {
+                        return Err(c.err("topology.oversubscription", format!("{o:e}:1 needs {per_spine:.3e} uplinks per spine; at most {}", u32::MAX)));
                     }
                     per_spine.round() as u32
                 }
@@ -157,13 +180,21 @@ pub(crate) fn named_port(c: &Ctx, field: &str, spec: &str, topo: &Topology) -> R
     let node = topo.nodes.iter().position(|n| n.name == name).ok_or_else(|| c.err(field, format!("no node `{name}` in the topology")))?;
     let n = &topo.nodes[node];
     if port >= n.nports {
-        return Err(c.err(field, format!("`{name}` has {} ports (0..{}); port {port} does not exist", n.nports, n.nports - 1)));
+        return Err(c.err(field, format!("`{name}` has {}; port {port} does not exist", ports_of(n.nports))));
     }
     let pid = PortId(n.first_port + port);
     if topo.port(pid).peer.is_none() {
         return Err(c.err(field, format!("`{spec}` is not cabled")));
     }
     Ok(pid)
+}
+
+/// "3 ports (0..2)", or "no ports": how errors name a node's ports.
+pub(crate) fn ports_of(nports: u32) -> String {
+    match nports {
+        0 => "no ports".into(),
+        n => format!("{n} ports (0..{})", n - 1),
+    }
 }
 
 /// The rate of the fabric's fastest link (aggregation nodes' internal ports left out):

@@ -70,8 +70,12 @@ pub(crate) fn compile(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) 
                     if s == *receiver {
                         return Err(c.err(&format!("{}.senders", e.f), format!("host {s} is also the receiver")));
                     }
-                    let st = start.unwrap_or_default() + stagger.unwrap_or_default() * i as u64;
-                    flows.push(e.flow(e.host(s, "senders")?, d, *size, st, class));
+                    let (t0, gap) = (start.unwrap_or_default().ps(), stagger.unwrap_or_default().ps());
+                    let st = gap.checked_mul(i as u64).and_then(|x| x.checked_add(t0)).ok_or_else(|| {
+                        let last = SimTime(u64::MAX);
+                        c.err(&format!("{}.stagger", e.f), format!("sender {i} would start at start + {i} × stagger, after the last time there is, {last}"))
+                    })?;
+                    flows.push(e.flow(e.host(s, "senders")?, d, *size, SimDuration(st), class));
                 }
             }
             Traffic::Permutation { size, start, dscp, sl } => {
@@ -226,6 +230,9 @@ impl Entry<'_> {
         let rate = eps.iter().map(|&e| self.topo.port(self.topo.ep_port(e)).rate.0).min().unwrap_or(0);
         let mut bg = engine::Rng::new(self.seed, engine::stream::BACKGROUND + self.g as u64);
         let t0 = start.unwrap_or_default();
+        if t0.ps().checked_add(duration.ps()).is_none() {
+            return Err(c.err(&format!("{f}.duration"), format!("start {t0} + duration {duration} ends after the last time there is, {}", SimTime(u64::MAX))));
+        }
         for a in workload::flowsize::poisson(&dist, eps.len() as u32, *load, rate, duration.ps(), &mut || bg.f64()) {
             flows.push(self.flow(eps[a.src as usize], eps[a.dst as usize], Bytes(a.bytes), t0 + SimDuration(a.at_ps), class));
         }

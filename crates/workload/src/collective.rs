@@ -217,7 +217,8 @@ pub fn build(spec: &Spec) -> Result<Dag, String> {
 
 /// Transfer sizes of one channel's data: loops of `n` blocks of at most `chunk` bytes.
 fn loops(bytes: u64, n: u32, chunk: u64) -> Vec<Vec<u64>> {
-    let per_loop = chunk * n as u64;
+    // Past 2^64 − 1 bytes a loop holds more than any channel has: saturating is exact.
+    let per_loop = chunk.saturating_mul(n as u64);
     let count = bytes.div_ceil(per_loop).max(1);
     (0..count)
         .map(|l| {
@@ -424,6 +425,15 @@ mod tests {
             let total: u64 = sent(&d).iter().sum();
             assert_eq!(total, 2 * (n as u64 - 1) * s, "n = {n}");
         }
+    }
+
+    #[test]
+    fn chunk_past_2_pow_64_is_one_loop() {
+        let mut spec = Spec::new(Collective::AllReduce, Algorithm::Ring, 8, 32 << 20);
+        spec.chunk = u64::MAX;
+        let huge = build(&spec).unwrap();
+        spec.chunk = 32 << 20;
+        assert_eq!(huge.nodes, build(&spec).unwrap().nodes);
     }
 
     #[test]

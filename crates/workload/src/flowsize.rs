@@ -37,10 +37,16 @@ impl Cdf {
             }
             points.push((size, pct));
         }
-        match (points.first(), points.last()) {
-            (Some(_), Some(&(_, last))) if points.len() >= 2 && last == 100.0 => Ok(Cdf { points }),
-            _ => Err("a CDF needs at least two points and must end at 100 %".into()),
+        let cdf = match (points.first(), points.last()) {
+            (Some(_), Some(&(_, last))) if points.len() >= 2 && last == 100.0 => Cdf { points },
+            _ => return Err("a CDF needs at least two points and must end at 100 %".into()),
+        };
+        // Flows arrive a mean size apart in time (`poisson`): a mean of 0 would never
+        // reach the end of the duration, and `sample` gives every flow 1 byte at least.
+        if cdf.mean() < 1.0 {
+            return Err(format!("its flows average {} bytes; expected at least 1 byte", cdf.mean()));
         }
+        Ok(cdf)
     }
 
     /// The size at uniform draw `u` in [0, 1): linear between the points around it.
@@ -139,5 +145,8 @@ mod tests {
         assert!(Cdf::parse("0 0\n100 60\n50 100\n").unwrap_err().contains("line 3"));
         assert!(Cdf::parse("0 0\nx 100\n").unwrap_err().contains("line 2"));
         assert!(Cdf::parse("0 0 1\n").unwrap_err().contains("line 1"));
+        // Flows of 0 bytes only: Poisson arrivals 0 ps apart, which never end.
+        assert_eq!(Cdf::parse("0 0\n0 100\n").unwrap_err(), "its flows average 0 bytes; expected at least 1 byte");
+        assert!(Cdf::parse("0 0\n1e-300 100\n").is_err());
     }
 }

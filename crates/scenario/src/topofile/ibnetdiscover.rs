@@ -45,7 +45,8 @@ pub fn read_str(file: &str, src: &str) -> Result<IbTopology, TopoFileError> {
     }
     let mut node = vec![];
     let mut sys = vec![];
-    for n in &raw.nodes {
+    let mut owner: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    for (i, n) in raw.nodes.iter().enumerate() {
         let from_line = n.guid_lines.iter().rev().find(|g| g.0 == n.switch).map(|g| g.1);
         let g = from_line.or_else(|| guid_id(&n.id)).ok_or_else(|| {
             err(
@@ -59,6 +60,19 @@ pub fn read_str(file: &str, src: &str) -> Result<IbTopology, TopoFileError> {
                 ),
             )
         })?;
+        // NodeGUIDs are unique (each node's own EUI-64); the subnet manager keys nodes by them.
+        if let Some(&j) = owner.get(&g) {
+            let first = &raw.nodes[j];
+            return Err(err(
+                &n.file,
+                n.line,
+                format!("\"{}\" has GUID {g:#x}, already the GUID of \"{}\" (line {}); node GUIDs are unique", n.id, first.id, first.line),
+            ));
+        }
+        if !n.switch && g.checked_add(n.nports as u64).is_none() {
+            return Err(err(&n.file, n.line, format!("\"{}\" has GUID {g:#x}: its port GUIDs (GUID + port) pass 0xffffffffffffffff", n.id)));
+        }
+        owner.insert(g, i);
         node.push(g);
         sys.push(n.sysimgguid.unwrap_or(g));
     }

@@ -49,6 +49,9 @@ fn include(dir: &Path, from: &str, line: usize, name: &str, depth: usize) -> Res
     if !p.exists() {
         return Err(err(from, line, format!("include: cannot find \"{}\"", p.display())));
     }
+    if p.is_dir() {
+        return Err(err(from, line, format!("include: \"{}\" is a directory; expected a net file", p.display())));
+    }
     parse_file(&p, depth)
 }
 
@@ -56,25 +59,30 @@ fn finish(file: &str, raw: RawFile) -> Result<IbTopology, TopoFileError> {
     if raw.nodes.is_empty() {
         return Err(err(file, 1, "no Switch, Hca or Ca records found; expected an ibsim net file"));
     }
-    let (mut abs, mut next) = ([IBSIM_CA_GUID_BASE, IBSIM_SWITCH_GUID_BASE], [IBSIM_CA_GUID_BASE, IBSIM_SWITCH_GUID_BASE]);
+    // The next GUID of each kind; `None` once it would pass 2^64 − 1.
+    let mut abs = [IBSIM_CA_GUID_BASE, IBSIM_SWITCH_GUID_BASE];
+    let mut next = [Some(IBSIM_CA_GUID_BASE), Some(IBSIM_SWITCH_GUID_BASE)];
     let (mut node, mut port, mut sys) = (vec![], vec![], vec![]);
     let mut seen = std::collections::HashSet::new();
     for n in &raw.nodes {
         for &(for_sw, v, relative) in &n.guid_lines {
             let k = for_sw as usize;
             if relative {
-                next[k] = abs[k] + v;
+                next[k] = abs[k].checked_add(v);
             } else {
                 abs[k] = v;
-                next[k] = v;
+                next[k] = Some(v);
             }
         }
         let k = n.switch as usize;
-        let g = next[k];
+        let g = next[k].ok_or_else(|| err(&n.file, n.line, format!("no GUID for \"{}\": the one it would get passes 0xffffffffffffffff", n.id)))?;
         if !seen.insert(g) {
             return Err(err(&n.file, n.line, format!("GUID {g:#x} of \"{}\" is already taken (ibsim: \"guid already exists\")", n.id)));
         }
-        next[k] += if n.switch { 1 } else { n.nports as u64 + 1 };
+        if !n.switch && g.checked_add(n.nports as u64).is_none() {
+            return Err(err(&n.file, n.line, format!("\"{}\" has GUID {g:#x}: its port GUIDs (GUID + port) pass 0xffffffffffffffff", n.id)));
+        }
+        next[k] = g.checked_add(if n.switch { 1 } else { n.nports as u64 + 1 });
         node.push(g);
         sys.push(n.sysimgguid.unwrap_or(g));
         port.push((0..=n.nports as u64).map(|p| if n.switch { g } else { g + p }).collect());

@@ -299,7 +299,8 @@ fn port_line(file: &str, ln: usize, t: &str, nports: u8) -> Result<RawPort, Topo
     let mut masks = (None, None, None);
     for tok in opts.split_whitespace() {
         let Some((k, v)) = tok.split_once('=') else { continue };
-        let val = parse_num(v).ok_or_else(|| err(file, ln, format!("option `{tok}`: expected a number")))? as u32;
+        let val = parse_num(v).ok_or_else(|| err(file, ln, format!("option `{tok}`: expected a number")))?;
+        let val = u32::try_from(val).map_err(|_| err(file, ln, format!("option `{tok}`: {val} is above 2^32 − 1; expected a mask")))?;
         match k {
             "w" => {
                 if !(1..=31).contains(&val) {
@@ -321,7 +322,13 @@ fn port_line(file: &str, ln: usize, t: &str, nports: u8) -> Result<RawPort, Topo
     let (mut width, mut lane) = (None, None);
     for tok in comment.split_whitespace() {
         if let Some((w, sp)) = tok.split_once('x') {
-            if let (Ok(w), Some(r)) = (w.parse::<u32>(), lane_rate(sp)) {
+            if let (true, Some(r)) = (!w.is_empty() && w.bytes().all(|c| c.is_ascii_digit()), lane_rate(sp)) {
+                // The widths InfiniBand defines (the same as ibsim's `w=` mask, `masks_rate`).
+                let w = w
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|w| [1, 2, 4, 8, 12].contains(w))
+                    .ok_or_else(|| err(file, ln, format!("link width `{tok}`: expected 1x, 2x, 4x, 8x or 12x lanes")))?;
                 width = Some(w);
                 lane = Some(r);
             }
