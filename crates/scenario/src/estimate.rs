@@ -187,8 +187,9 @@ impl Estimate {
 /// first (their size bounds what they describe).
 pub(crate) fn check_topology(c: &Ctx, t: &TopologySection, limits: &Limits) -> Result<(), ConfigError> {
     let (size, field) = match t {
-        TopologySection::LeafSpine { leaves, spines, hosts_per_leaf, uplinks_per_spine, .. } => {
-            (fabric::topology::Topology::leaf_spine_size(*leaves, *spines, *hosts_per_leaf, uplinks_per_spine.unwrap_or(1)), "topology.leaves")
+        TopologySection::LeafSpine { leaves, spines, hosts_per_leaf, .. } => {
+            let uplinks = crate::topology::uplinks_per_spine_of(c, t)?;
+            (fabric::topology::Topology::leaf_spine_size(*leaves, *spines, *hosts_per_leaf, uplinks), "topology.leaves")
         }
         TopologySection::FatTree { k, .. } => (fabric::topology::Topology::fat_tree_size(*k), "topology.k"),
         TopologySection::Explicit { nodes, .. } => {

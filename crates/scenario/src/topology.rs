@@ -68,36 +68,44 @@ fn check_speed(c: &Ctx, field: &str, s: BitRate) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Uplinks from each leaf to each spine of a leaf-spine: `uplinks_per_spine`, or what
+/// `oversubscription` implies (hosts' bandwidth down over the spines' up), or 1.
+pub(crate) fn uplinks_per_spine_of(c: &Ctx, t: &TopologySection) -> Result<u32, ConfigError> {
+    let TopologySection::LeafSpine { spines, hosts_per_leaf, uplinks_per_spine, oversubscription, host_link, fabric_link, .. } = t else {
+        return Ok(1);
+    };
+    let h = link(c, "topology.host_link", host_link)?;
+    let f = link(c, "topology.fabric_link", fabric_link)?;
+    Ok(match (uplinks_per_spine, oversubscription) {
+        (Some(_), Some(_)) => return Err(c.err("topology.oversubscription", "give either uplinks_per_spine or oversubscription, not both")),
+        (Some(u), None) => *u,
+        (None, None) => 1,
+        (None, Some(o)) => {
+            // NaN and infinity too: neither gives a number of uplinks.
+            if !(*o > 0.0 && o.is_finite()) {
+                return Err(c.err("topology.oversubscription", format!("{o}; expected a positive ratio such as 1 or 2")));
+            }
+            let down = *hosts_per_leaf as f64 * h.0 .0 as f64;
+            let per_spine = down / o / (*spines as f64 * f.0 .0 as f64);
+            if (per_spine - per_spine.round()).abs() > 1e-9 || per_spine.round() < 1.0 {
+                return Err(c.err("topology.oversubscription", format!("{o}:1 needs {per_spine:.3} uplinks per spine; choose values that give a whole number")));
+            }
+            // A float cast to u32 saturates: more uplinks than that is an error.
+            if per_spine > u32::MAX as f64 {
+                return Err(c.err("topology.oversubscription", format!("{o:e}:1 needs {per_spine:.3e} uplinks per spine; at most {}", u32::MAX)));
+            }
+            per_spine.round() as u32
+        }
+    })
+}
+
 /// A leaf-spine or fat tree from its parameters, or an explicit topology.
 fn generated(c: &Ctx, t: &TopologySection) -> Result<Topology, ConfigError> {
     let topo = match t {
-        TopologySection::LeafSpine { leaves, spines, hosts_per_leaf, nics_per_host, uplinks_per_spine, oversubscription, host_link, fabric_link } => {
+        TopologySection::LeafSpine { leaves, spines, hosts_per_leaf, nics_per_host, host_link, fabric_link, .. } => {
             let h = link(c, "topology.host_link", host_link)?;
             let f = link(c, "topology.fabric_link", fabric_link)?;
-            let uplinks = match (uplinks_per_spine, oversubscription) {
-                (Some(_), Some(_)) => return Err(c.err("topology.oversubscription", "give either uplinks_per_spine or oversubscription, not both")),
-                (Some(u), None) => *u,
-                (None, None) => 1,
-                (None, Some(o)) => {
-                    // NaN and infinity too: neither gives a number of uplinks.
-                    if !(*o > 0.0 && o.is_finite()) {
-                        return Err(c.err("topology.oversubscription", format!("{o}; expected a positive ratio such as 1 or 2")));
-                    }
-                    let down = *hosts_per_leaf as f64 * h.0 .0 as f64;
-                    let per_spine = down / o / (*spines as f64 * f.0 .0 as f64);
-                    if (per_spine - per_spine.round()).abs() > 1e-9 || per_spine.round() < 1.0 {
-                        return Err(c.err(
-                            "topology.oversubscription",
-                            format!("{o}:1 needs {per_spine:.3} uplinks per spine; choose values that give a whole number"),
-                        ));
-                    }
-                    // A float cast to u32 saturates: more uplinks than that is an error.
-                    if per_spine > u32::MAX as f64 {
-                        return Err(c.err("topology.oversubscription", format!("{o:e}:1 needs {per_spine:.3e} uplinks per spine; at most {}", u32::MAX)));
-                    }
-                    per_spine.round() as u32
-                }
-            };
+            let uplinks = uplinks_per_spine_of(c, t)?;
             Topology::leaf_spine(*leaves, *spines, *hosts_per_leaf, *nics_per_host, uplinks, h, f)
         }
         TopologySection::FatTree { k, host_link, fabric_link } => {
