@@ -215,3 +215,26 @@ fn bad_input_names_file_and_place() {
         assert!(e.to_string().starts_with(&format!("{FDB}: not valid JSON")), "{e}");
     }
 }
+
+#[test]
+fn lossless_pg_without_headroom_profile() {
+    // COUNTERPOLL's lossless PGs use pg_lossless_40000_*_profile, which have xoff.
+    let counterpoll_with = |edit: &dyn Fn(&mut Value)| {
+        let mut v: Value = serde_json::from_str(&data(COUNTERPOLL)).unwrap();
+        edit(&mut v);
+        run(&[(COUNTERPOLL, v.to_string())], &dscp3()).unwrap()
+    };
+    let r = counterpoll_with(&|v| v["BUFFER_PG"]["Ethernet56|3-4"]["profile"] = json!("ingress_lossy_profile"));
+    let f = only(&r, "pg-headroom-profile", Severity::Error, "BUFFER_PG|Ethernet56|3-4|profile");
+    assert_eq!(f.ports, ["Ethernet56"]);
+    assert!(f.what.contains("no xoff"), "{}", f.what);
+    // Ethernet56: 40000 Mb/s, CABLE_LENGTH 5m.
+    assert!(f.fix.contains("\"pg_lossless_40000_5m_profile\""), "{}", f.fix);
+
+    let r = counterpoll_with(&|v| v["BUFFER_PG"]["Ethernet56|3-4"]["profile"] = json!("[BUFFER_PROFILE|pg_lossless_nope]"));
+    assert!(only(&r, "pg-headroom-profile", Severity::Error, "BUFFER_PG|Ethernet56|3-4|profile").what.contains("\"pg_lossless_nope\""));
+
+    // The dynamic model's NULL profile and the old bracketed reference form are fine.
+    assert!(counterpoll_with(&|v| v["BUFFER_PG"]["Ethernet56|3-4"]["profile"] = json!("NULL")).findings.is_empty());
+    assert!(counterpoll_with(&|v| v["BUFFER_PG"]["Ethernet56|3-4"]["profile"] = json!("[BUFFER_PROFILE|pg_lossless_40000_5m_profile]")).findings.is_empty());
+}

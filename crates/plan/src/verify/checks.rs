@@ -33,7 +33,8 @@ pub enum Severity {
 pub struct Finding {
     pub severity: Severity,
     /// Stable identifier of the check (`dscp-chain`, `cnp-class`, `pfc-peer-mismatch`,
-    /// `port-mtu`, `cable-length-missing`, `ecn-missing`, `pfc-watchdog-missing`).
+    /// `port-mtu`, `cable-length-missing`, `pg-headroom-profile`, `ecn-missing`,
+    /// `pfc-watchdog-missing`).
     pub id: &'static str,
     pub switch: String,
     pub place: Place,
@@ -69,6 +70,7 @@ pub(super) fn run(switches: &[Switch], opts: &Options) -> Result<Out, ReadError>
         dscp_chain(sw, &lossless, opts, &mut found, &mut not_checked)?;
         port_mtu(sw, &lossless, opts, &mut found, &mut not_checked)?;
         cable_length(sw, &lossless, &mut found, &mut not_checked)?;
+        pg_profile(sw, &lossless, &mut found, &mut not_checked)?;
         ecn(sw, &lossless, &mut found, &mut not_checked)?;
         pfc_watchdog(sw, &lossless, &mut found, &mut not_checked);
     }
@@ -411,6 +413,71 @@ fn cable_length(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, found: 
             failure: "buffermgrd (sonic-swss cfgmgr/buffermgr.cpp) cannot look the port up in pg_profile_lookup.ini without it, so the lossless PG gets no headroom profile: drops in the lossless class".into(),
             fix: format!("CABLE_LENGTH|{table_key}|{port} = the longest cable on the port in metres, e.g. \"5m\" for a rack-local host link"),
         });
+    }
+    Ok(())
+}
+
+/// The name buffermgrd gives the lossless profile it creates for a port in the traditional
+/// model: `pg_lossless_<speed>_<cable>_profile` (sonic-swss `cfgmgr/buffermgr.cpp`; e.g.
+/// `pg_lossless_40000_5m_profile` in sonic-utilities' `tests/counterpoll_input/config_db.json`),
+/// when the port's speed and cable length are known.
+fn traditional_profile_name(sw: &Switch, port: &str) -> Option<String> {
+    let speed = sw.field("PORT", port, "speed")?;
+    let cable = sw.table("CABLE_LENGTH")?.values().find_map(|e| e.fields.get(port))?;
+    Some(format!("pg_lossless_{speed}_{cable}_profile"))
+}
+
+/// (c, part) A lossless PG's BUFFER_PG entry must name a profile with headroom (`xoff`).
+///
+/// A lossless PG without a BUFFER_PG entry is not flagged: in the traditional model
+/// buffermgrd creates it from pg_profile_lookup.ini at run time (provided the port has a
+/// cable length, see [`cable_length`]), and in the dynamic model from the Lua. An entry with
+/// profile `NULL` is the dynamic model's "computed at run time". Not checked yet: whether
+/// pg_profile_lookup.ini has a row for the port's speed and cable length.
+fn pg_profile(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, found: &mut Vec<Finding>, nc: &mut Vec<NotChecked>) -> Result<(), ReadError> {
+    let Some(pgs) = sw.table("BUFFER_PG") else {
+        not(nc, sw, "pg-headroom-profile", "BUFFER_PG", "which profile each lossless PG uses is unknown");
+        return Ok(());
+    };
+    let profiles = sw.table("BUFFER_PROFILE");
+    let mut by_pg: BTreeMap<(String, u32), &str> = BTreeMap::new();
+    for key in pgs.keys() {
+        let (ports, idx) = split_port_key(key).ok_or_else(|| shape(sw.place("BUFFER_PG", key, ""), "expected a key PORT|PGS such as Ethernet0|3-4".into()))?;
+        for p in ports {
+            for &i in &idx {
+                by_pg.insert((p.to_string(), i), key);
+            }
+        }
+    }
+    const FAIL: &str = "the lossless PG has no headroom above its pause point: frames in flight after XOFF are dropped in the lossless class";
+    for (port, pfc) in lossless {
+        for &pg in pfc {
+            let Some(&key) = by_pg.get(&(port.clone(), pg)) else { continue };
+            let Some(raw) = sw.field("BUFFER_PG", key, "profile") else { continue };
+            // Older configs write references as "[BUFFER_PROFILE|name]".
+            let name = raw.trim().trim_start_matches('[').trim_end_matches(']').trim_start_matches("BUFFER_PROFILE|");
+            if name == "NULL" {
+                continue;
+            }
+            let would = traditional_profile_name(sw, port).map(|n| format!(" (buffermgrd's name for this port's lossless profile: {n:?})")).unwrap_or_default();
+            let mut push = |what: String| {
+                found.push(Finding {
+                    severity: Severity::Error,
+                    id: "pg-headroom-profile",
+                    switch: sw.name().to_string(),
+                    place: sw.place("BUFFER_PG", key, "profile"),
+                    ports: vec![port.clone()],
+                    what,
+                    failure: FAIL.into(),
+                    fix: format!("BUFFER_PG|{key}|profile = a lossless profile with xon and xoff{would}, or delete the entry so buffermgrd creates it"),
+                })
+            };
+            match profiles.and_then(|t| t.get(name)) {
+                None => push(format!("lossless PG {pg} names BUFFER_PROFILE {name:?}, which no file of this switch defines")),
+                Some(e) if !e.fields.contains_key("xoff") => push(format!("lossless PG {pg} uses profile {name:?}, which has no xoff (headroom)")),
+                Some(_) => {}
+            }
+        }
     }
     Ok(())
 }

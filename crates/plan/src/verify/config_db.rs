@@ -111,8 +111,11 @@ impl Switch {
     }
 }
 
-/// Parses one file's text into `(hostname, tables, ignored tables)`.
-fn parse_file(file: &str, text: &str) -> Result<(Option<String>, BTreeMap<String, Table>, Vec<String>), ReadError> {
+/// One file's hostname, known tables and the names of the tables it ignored.
+type Parsed = (Option<String>, BTreeMap<String, Table>, Vec<String>);
+
+/// Parses one file's text.
+fn parse_file(file: &str, text: &str) -> Result<Parsed, ReadError> {
     let v: Value = serde_json::from_str(text).map_err(|e| ReadError::Json { file: file.into(), msg: e.to_string() })?;
     let shape = |place: String, msg: String| ReadError::Shape { file: file.into(), place, msg };
     let Value::Object(top) = v else {

@@ -5,10 +5,11 @@
 //!
 //! Implemented: the DSCP → TC → PG → queue chain of the RoCE DSCP and the class of CNPs,
 //! PFC priorities differing between link peers (DEVICE_NEIGHBOR), port MTU below the RoCE
-//! path MTU plus its headers, cable length missing for a lossless port, ECN/WRED missing
-//! on a lossless queue, and the PFC watchdog missing on a lossless port or queue.
+//! path MTU plus its headers, cable length missing for a lossless port, a lossless PG whose
+//! BUFFER_PG entry names a profile without headroom (or no profile that exists), ECN/WRED
+//! missing on a lossless queue, and the PFC watchdog missing on a lossless port or queue.
 //!
-//! Left out (see docs/verify.md): headroom profiles (pg_profile_lookup and the IEEE
+//! Left out (see docs/verify.md): headroom values (pg_profile_lookup rows and the IEEE
 //! 802.1Qbb bound), NIC settings, buffer accounting against the ASIC, dynamic_th ranges,
 //! ECN thresholds against the PFC point, the watchdog against the NIC's retry budget, and
 //! `--simulate`.
