@@ -144,6 +144,9 @@ fn port_map<'a>(sw: &'a Switch, port: &str, field: &str) -> Option<(&'a str, Pla
 /// One step of the chain: the value `TABLE|map|from`, parsed, or a finding.
 enum Step {
     To(u32),
+    /// The map has no entry for the value (the ASIC default, 0, applies).
+    Missing,
+    /// The port's map is absent or undefined (already reported).
     Broken,
 }
 
@@ -181,7 +184,7 @@ fn map_step(sw: &Switch, port: &str, qos_field: &str, table: &'static str, from:
     };
     let key = from.to_string();
     let Some(v) = entries.fields.get(&key) else {
-        return Ok(Step::To(u32::MAX));
+        return Ok(Step::Missing);
     };
     let to: u32 = v.trim().parse().map_err(|_| shape(sw.place(table, name, &key), format!("{v:?} is not a whole number")))?;
     Ok(Step::To(to))
@@ -218,7 +221,7 @@ fn dscp_chain(
         let dmap = name_of(port, "dscp_to_tc_map");
         let tc = match map_step(sw, port, "dscp_to_tc_map", "DSCP_TO_TC_MAP", d, "DSCP", found)? {
             Step::Broken => continue,
-            Step::To(u32::MAX) => {
+            Step::Missing => {
                 found.push(err(
                     sw.place("DSCP_TO_TC_MAP", &dmap, &d.to_string()),
                     format!("RoCE DSCP {d} has no entry, so it lands in TC 0, not in pfc_enable {{{}}}", fmt_set(pfc)),
@@ -253,12 +256,12 @@ fn dscp_chain(
             ),
         ] {
             let map = name_of(port, field);
-            let to = match map_step(sw, port, field, table, tc, "TC", found)? {
+            let (to, got) = match map_step(sw, port, field, table, tc, "TC", found)? {
                 Step::Broken => break,
-                Step::To(t) => t,
+                Step::Missing => (0, "has no entry (default 0)".to_string()),
+                Step::To(t) => (t, format!("maps to {what} {t}")),
             };
             if !pfc.contains(&to) {
-                let got = if to == u32::MAX { "has no entry (default 0)".to_string() } else { format!("maps to {what} {to}") };
                 found.push(err(
                     sw.place(table, &map, &tc.to_string()),
                     format!("the RoCE TC {tc} {got}, which is not in pfc_enable {{{}}}", fmt_set(pfc)),
@@ -270,7 +273,8 @@ fn dscp_chain(
         }
         // CNPs: not in a paused class, not unmapped.
         let c = u32::from(opts.cnp_dscp);
-        if let Step::To(ctc) = map_step(sw, port, "dscp_to_tc_map", "DSCP_TO_TC_MAP", c, "DSCP", &mut vec![])? {
+        let cnp = map_step(sw, port, "dscp_to_tc_map", "DSCP_TO_TC_MAP", c, "DSCP", &mut vec![])?;
+        if !matches!(cnp, Step::Broken) {
             let free_tc = if !pfc.contains(&6) { 6 } else { (0..8).rev().find(|t| !pfc.contains(t)).unwrap_or(0) };
             let warn = |what: String, failure: &str| {
                 Finding {
@@ -284,16 +288,16 @@ fn dscp_chain(
                 fix: format!("DSCP_TO_TC_MAP|{dmap}|{c} = \"{free_tc}\" (a class outside pfc_enable; NVIDIA's default CNP priority is 6) with a strict-priority scheduler"),
             }
             };
-            if ctc == u32::MAX {
-                found.push(warn(
+            match cnp {
+                Step::Missing => found.push(warn(
                     format!("CNP DSCP {c} has no entry, so CNPs land in TC 0 with bulk traffic"),
                     "CNPs queue behind best-effort traffic: DCQCN senders slow down late, queues reach the PFC point and pause",
-                ));
-            } else if pfc.contains(&ctc) {
-                found.push(warn(
+                )),
+                Step::To(ctc) if pfc.contains(&ctc) => found.push(warn(
                     format!("CNP DSCP {c} maps to TC {ctc}, a lossless (paused) class"),
                     "CNPs stop whenever that class is paused, exactly when the sender must slow down: congestion control starves and pauses spread",
-                ));
+                )),
+                Step::To(_) | Step::Broken => {}
             }
         }
     }
