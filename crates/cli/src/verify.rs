@@ -26,6 +26,10 @@ pub struct VerifyArgs {
     /// RoCE path MTU in bytes (256, 512, 1024, 2048 or 4096).
     #[arg(long, default_value_t = 4096)]
     pub path_mtu: u64,
+    /// The switch buffer's cell size in bytes (config_db does not hold it); with it, each
+    /// lossless profile's xoff is checked against the IEEE 802.1Qbb worst case.
+    #[arg(long, value_name = "BYTES")]
+    pub cell: Option<u64>,
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
@@ -46,7 +50,11 @@ pub fn run(a: VerifyArgs) -> ExitCode {
             }
         }
     }
-    let opts = Options { roce_dscp: a.roce_dscp, cnp_dscp: a.cnp_dscp, path_mtu: Bytes(a.path_mtu) };
+    if a.cell == Some(0) {
+        eprintln!("error: --cell 0: expected a cell size in bytes, such as 256");
+        return ExitCode::from(2);
+    }
+    let opts = Options { roce_dscp: a.roce_dscp, cnp_dscp: a.cnp_dscp, path_mtu: Bytes(a.path_mtu), cell: a.cell.map(Bytes) };
     let r = match v::verify(&sources, &opts) {
         Ok(r) => r,
         Err(e) => {

@@ -24,8 +24,10 @@ fn data(name: &str) -> String {
     std::fs::read_to_string(format!("{}/tests/data/sonic/{name}", env!("CARGO_MANIFEST_DIR"))).expect("test data")
 }
 
+/// DSCP 3 (lossless under AZURE) and a 256 B cell: an assumption of these tests (as in
+/// `plan roce`'s examples), since config_db does not hold the ASIC's cell size.
 fn dscp3() -> Options {
-    Options { roce_dscp: 3, ..Options::default() }
+    Options { roce_dscp: 3, cell: Some(units::Bytes(256)), ..Options::default() }
 }
 
 fn run(files: &[(&str, String)], o: &Options) -> Result<Report, ReadError> {
@@ -67,8 +69,14 @@ fn real_configs_verify_clean() {
     let r = run(&[(QOS_4600C, data(QOS_4600C)), (BUFFERS_4600C, data(BUFFERS_4600C))], &dscp3()).unwrap();
     assert_eq!(r.switches.len(), 1);
     assert!(r.findings.is_empty(), "{:#?}", r.findings);
-    let nc: Vec<_> = r.not_checked.iter().map(|n| n.missing_table).collect();
-    assert_eq!(nc, ["PORT", "PFC_WD"]);
+    let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
+    assert_eq!(nc, [("port-mtu", "PORT"), ("headroom-below-ieee", "PORT"), ("pfc-watchdog-missing", "PFC_WD")]);
+
+    // Without a cell size the IEEE headroom check does not run, and says so.
+    let r = run(&[(FDB, data(FDB))], &Options { roce_dscp: 3, ..Options::default() }).unwrap();
+    assert!(r.findings.is_empty());
+    let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
+    assert_eq!(nc, [("headroom-below-ieee", "(cell size)")]);
 }
 
 #[test]
@@ -237,4 +245,32 @@ fn lossless_pg_without_headroom_profile() {
     // The dynamic model's NULL profile and the old bracketed reference form are fine.
     assert!(counterpoll_with(&|v| v["BUFFER_PG"]["Ethernet56|3-4"]["profile"] = json!("NULL")).findings.is_empty());
     assert!(counterpoll_with(&|v| v["BUFFER_PG"]["Ethernet56|3-4"]["profile"] = json!("[BUFFER_PROFILE|pg_lossless_40000_5m_profile]")).findings.is_empty());
+}
+
+#[test]
+fn xoff_below_the_ieee_worst_case() {
+    // COUNTERPOLL's Ethernet112..124 are 40000 Mb/s ports with 40 m cables, MTU 9100, using
+    // pg_lossless_40000_40m_profile (xoff 55120). IEEE 802.1Qbb worst case by hand, 256 B
+    // cells, path MTU 4096:
+    //   reverse frame 9100 + 14 + 4 + 4 = 9122 B, on the wire 9142 B: 1828.4 ns at 40 Gb/s
+    //   PFC frame 64 + 20 B: 16.8 ns; cable 40 m at 5 ns/m, both ways: 400 ns
+    //   peer response 118 quanta x 12.8 ns = 1510.4 ns (IEEE 802.3 Annex 31B, 40G)
+    //   W = 3755.6 ns; lossless frame 4174 B (4096 + 78), 4194 B on the wire: 838.8 ns
+    //   frames = ceil(3755.6 / 838.8) = 5, each 17 cells: 85 cells = 21760 B.
+    let counterpoll_xoff = |xoff: &str| {
+        let mut v: Value = serde_json::from_str(&data(COUNTERPOLL)).unwrap();
+        v["BUFFER_PROFILE"]["pg_lossless_40000_40m_profile"]["xoff"] = json!(xoff);
+        run(&[(COUNTERPOLL, v.to_string())], &dscp3()).unwrap()
+    };
+    assert!(counterpoll_xoff("21760").findings.is_empty());
+    let r = counterpoll_xoff("21759");
+    let f = only(&r, "headroom-below-ieee", Severity::Error, "BUFFER_PROFILE|pg_lossless_40000_40m_profile|xoff");
+    assert_eq!(f.ports, ["Ethernet112", "Ethernet116", "Ethernet120", "Ethernet124"]);
+    assert!(f.what.contains("worst case 21760 B") && f.what.contains("5 frames of 4174 B x 17 cells of 256 B"), "{}", f.what);
+    assert_eq!(f.fix, "BUFFER_PROFILE|pg_lossless_40000_40m_profile|xoff >= \"21760\" (and size grown by as much)");
+
+    let mut v: Value = serde_json::from_str(&data(COUNTERPOLL)).unwrap();
+    v["BUFFER_PROFILE"]["pg_lossless_40000_40m_profile"]["xoff"] = json!("lots");
+    let e = run(&[(COUNTERPOLL, v.to_string())], &dscp3()).unwrap_err();
+    assert_eq!(e.to_string(), format!("{COUNTERPOLL}: BUFFER_PROFILE|pg_lossless_40000_40m_profile|xoff: \"lots\" is not a whole number"));
 }

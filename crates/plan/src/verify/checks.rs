@@ -33,7 +33,7 @@ pub enum Severity {
 pub struct Finding {
     pub severity: Severity,
     /// Stable identifier of the check (`dscp-chain`, `cnp-class`, `pfc-peer-mismatch`,
-    /// `port-mtu`, `cable-length-missing`, `pg-headroom-profile`, `ecn-missing`,
+    /// `port-mtu`, `cable-length-missing`, `pg-headroom-profile`, `headroom-below-ieee`, `ecn-missing`,
     /// `pfc-watchdog-missing`).
     pub id: &'static str,
     pub switch: String,
@@ -71,6 +71,7 @@ pub(super) fn run(switches: &[Switch], opts: &Options) -> Result<Out, ReadError>
         port_mtu(sw, &lossless, opts, &mut found, &mut not_checked)?;
         cable_length(sw, &lossless, &mut found, &mut not_checked)?;
         pg_profile(sw, &lossless, &mut found, &mut not_checked)?;
+        headroom_ieee(sw, &lossless, opts, &mut found, &mut not_checked)?;
         ecn(sw, &lossless, &mut found, &mut not_checked)?;
         pfc_watchdog(sw, &lossless, &mut found, &mut not_checked);
     }
@@ -439,27 +440,19 @@ fn traditional_profile_name(sw: &Switch, port: &str) -> Option<String> {
 /// profile `NULL` is the dynamic model's "computed at run time". Not checked yet: whether
 /// pg_profile_lookup.ini has a row for the port's speed and cable length.
 fn pg_profile(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, found: &mut Vec<Finding>, nc: &mut Vec<NotChecked>) -> Result<(), ReadError> {
-    let Some(pgs) = sw.table("BUFFER_PG") else {
+    if sw.table("BUFFER_PG").is_none() {
         not(nc, sw, "pg-headroom-profile", "BUFFER_PG", "which profile each lossless PG uses is unknown");
         return Ok(());
-    };
-    let profiles = sw.table("BUFFER_PROFILE");
-    let mut by_pg: BTreeMap<(String, u32), &str> = BTreeMap::new();
-    for key in pgs.keys() {
-        let (ports, idx) = split_port_key(key).ok_or_else(|| shape(sw.place("BUFFER_PG", key, ""), "expected a key PORT|PGS such as Ethernet0|3-4".into()))?;
-        for p in ports {
-            for &i in &idx {
-                by_pg.insert((p.to_string(), i), key);
-            }
-        }
     }
+    let profiles = sw.table("BUFFER_PROFILE");
+    let by_pg = pg_keys(sw)?;
     const FAIL: &str = "the lossless PG has no headroom above its pause point: frames in flight after XOFF are dropped in the lossless class";
     for (port, pfc) in lossless {
         for &pg in pfc {
-            let Some(&key) = by_pg.get(&(port.clone(), pg)) else { continue };
+            let Some(key) = by_pg.get(&(port.clone(), pg)) else { continue };
             let Some(raw) = sw.field("BUFFER_PG", key, "profile") else { continue };
             // Older configs write references as "[BUFFER_PROFILE|name]".
-            let name = raw.trim().trim_start_matches('[').trim_end_matches(']').trim_start_matches("BUFFER_PROFILE|");
+            let name = profile_name(raw);
             if name == "NULL" {
                 continue;
             }
@@ -482,6 +475,116 @@ fn pg_profile(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, found: &m
                 Some(_) => {}
             }
         }
+    }
+    Ok(())
+}
+
+/// BUFFER_PG entries by (port, PG): the key each came from.
+fn pg_keys(sw: &Switch) -> Result<BTreeMap<(String, u32), String>, ReadError> {
+    let mut out = BTreeMap::new();
+    for key in sw.table("BUFFER_PG").into_iter().flat_map(|t| t.keys()) {
+        let (ports, idx) = split_port_key(key).ok_or_else(|| shape(sw.place("BUFFER_PG", key, ""), "expected a key PORT|PGS such as Ethernet0|3-4".into()))?;
+        for p in ports {
+            for &i in &idx {
+                out.insert((p.to_string(), i), key.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A BUFFER_PG `profile` value without the old `[BUFFER_PROFILE|...]` wrapping.
+fn profile_name(raw: &str) -> &str {
+    raw.trim().trim_start_matches('[').trim_end_matches(']').trim_start_matches("BUFFER_PROFILE|")
+}
+
+/// (d, first half) A lossless PG's `xoff` must cover the IEEE 802.1Qbb worst case in cells
+/// ([`model::headroom::ieee_8021qbb`] with [`crate::roce::ieee_port_input`], the
+/// planner's `ieee` model): the port's speed (PORT `speed`, Mb/s) and cable (CABLE_LENGTH),
+/// the RoCE path MTU's largest frame (an RDMA WRITE first packet, IPv4, no VLAN tag) in the
+/// lossless class, the port MTU's frame (PORT `mtu` + MAC header, VLAN tag, FCS) on the
+/// reverse direction, no interface delay. Reported once per profile, with the largest need
+/// among the ports that use it.
+///
+/// Left out: the comparison with SONiC's own value (pg_profile_lookup, the Lua) and the
+/// shared headroom pool (a profile's xoff then draws on BUFFER_POOL `xoff`).
+fn headroom_ieee(
+    sw: &Switch,
+    lossless: &BTreeMap<String, BTreeSet<u32>>,
+    opts: &Options,
+    found: &mut Vec<Finding>,
+    nc: &mut Vec<NotChecked>,
+) -> Result<(), ReadError> {
+    use crate::roce::{ieee_port_input, reverse_frame_for, ENCAP};
+    use model::frame::{roce_frame, Transport};
+    use model::headroom::ieee_8021qbb;
+    use units::{BitRate, Bytes, Length, SimDuration};
+
+    let Some(cell) = opts.cell else {
+        not(nc, sw, "headroom-below-ieee", "(cell size)", "config_db has no buffer cell size: pass --cell");
+        return Ok(());
+    };
+    for t in ["BUFFER_PG", "BUFFER_PROFILE", "PORT", "CABLE_LENGTH"] {
+        if sw.table(t).is_none() {
+            not(nc, sw, "headroom-below-ieee", t, "a lossless PG's headroom or its inputs are unknown");
+            return Ok(());
+        }
+    }
+    let pgs = pg_keys(sw)?;
+    let lossless_frame = roce_frame(ENCAP, Transport::WriteFirst, opts.path_mtu);
+    // profile -> (need, port giving it, its terms, ports short)
+    let mut short: BTreeMap<String, (u64, u64, String, String, Vec<String>)> = BTreeMap::new();
+    for (port, pfc) in lossless {
+        let Some(speed) = sw.field("PORT", port, "speed") else { continue };
+        let speed_mbps = num(sw, "PORT", port, "speed", speed)?;
+        let Some(cable) = sw.table("CABLE_LENGTH").and_then(|t| t.values().find_map(|e| e.fields.get(port))).and_then(|c| metres(c)) else { continue };
+        let port_mtu = match sw.field("PORT", port, "mtu") {
+            Some(v) => Bytes(num(sw, "PORT", port, "mtu", v)?),
+            None => DEFAULT_PORT_MTU,
+        };
+        let Some(rate) = speed_mbps.checked_mul(1_000_000).filter(|&r| r > 0).map(BitRate) else {
+            return Err(shape(sw.place("PORT", port, "speed"), format!("{speed:?} is not a positive speed in Mb/s")));
+        };
+        let inp = ieee_port_input(rate, Length::from_m(cable), lossless_frame, reverse_frame_for(lossless_frame, Some(port_mtu)), SimDuration::ZERO, cell, 0);
+        let d = ieee_8021qbb(&inp);
+        for &pg in pfc {
+            let Some(key) = pgs.get(&(port.clone(), pg)) else { continue };
+            let Some(raw) = sw.field("BUFFER_PG", key, "profile") else { continue };
+            let name = profile_name(raw);
+            let Some(xoff) = sw.field("BUFFER_PROFILE", name, "xoff") else { continue };
+            let xoff = num(sw, "BUFFER_PROFILE", name, "xoff", xoff)?;
+            if xoff >= d.bytes.0 {
+                continue;
+            }
+            let why = format!(
+                "{port}: {speed_mbps} Mb/s, {cable} m, port MTU {} B: {} frames of {} B x {} cells of {} B",
+                port_mtu.0,
+                d.frames,
+                lossless_frame.0,
+                lossless_frame.cells(cell),
+                cell.0
+            );
+            let e = short.entry(name.to_string()).or_insert((0, xoff, String::new(), String::new(), vec![]));
+            if d.bytes.0 > e.0 {
+                (e.0, e.2) = (d.bytes.0, why);
+                e.3 = key.clone();
+            }
+            if !e.4.contains(port) {
+                e.4.push(port.clone());
+            }
+        }
+    }
+    for (name, (need, xoff, why, _key, ports)) in short {
+        found.push(Finding {
+            severity: Severity::Error,
+            id: "headroom-below-ieee",
+            switch: sw.name().to_string(),
+            place: sw.place("BUFFER_PROFILE", &name, "xoff"),
+            ports,
+            what: format!("xoff {xoff} B is below the IEEE 802.1Qbb worst case {need} B ({why})"),
+            failure: "when the PG pauses its peer, more can still arrive than the headroom holds: drops in the lossless class".into(),
+            fix: format!("BUFFER_PROFILE|{name}|xoff >= \"{need}\" (and size grown by as much)"),
+        });
     }
     Ok(())
 }

@@ -7,10 +7,11 @@
 //! PFC priorities differing between link peers (DEVICE_NEIGHBOR), port MTU below the RoCE
 //! path MTU plus its headers, cable length missing for a lossless port, a lossless PG whose
 //! BUFFER_PG entry names a profile without headroom (or no profile that exists), ECN/WRED
-//! missing on a lossless queue, and the PFC watchdog missing on a lossless port or queue.
+//! missing on a lossless queue, a profile's xoff below the IEEE 802.1Qbb worst case (given
+//! the cell size), and the PFC watchdog missing on a lossless port or queue.
 //!
-//! Left out (see docs/verify.md): headroom values (pg_profile_lookup rows and the IEEE
-//! 802.1Qbb bound), NIC settings, buffer accounting against the ASIC, dynamic_th ranges,
+//! Left out (see docs/verify.md): pg_profile_lookup rows and SONiC's own headroom values,
+//! NIC settings, buffer accounting against the ASIC, dynamic_th ranges,
 //! ECN thresholds against the PFC point, the watchdog against the NIC's retry budget, and
 //! `--simulate`.
 
@@ -33,11 +34,14 @@ pub struct Options {
     /// RoCE (IB) path MTU: 4096 B, the largest IBTA MTU and what ConnectX uses on a 9000+ B
     /// Ethernet MTU.
     pub path_mtu: Bytes,
+    /// The switch buffer's cell size, which config_db does not hold; without it the IEEE
+    /// 802.1Qbb headroom check is not run.
+    pub cell: Option<Bytes>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { roce_dscp: 26, cnp_dscp: 48, path_mtu: Bytes(4096) }
+        Options { roce_dscp: 26, cnp_dscp: 48, path_mtu: Bytes(4096), cell: None }
     }
 }
 
