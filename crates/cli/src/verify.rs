@@ -84,7 +84,8 @@ pub fn run(a: VerifyArgs) -> ExitCode {
 fn text(r: &Report, o: &Options) -> String {
     use std::fmt::Write;
     let mut s = String::new();
-    let _ = writeln!(s, "assuming RoCE DSCP {}, CNP DSCP {}, path MTU {} B", o.roce_dscp, o.cnp_dscp, o.path_mtu.0);
+    let cell = o.cell.map_or("not given".to_string(), |c| format!("{} B", c.0));
+    let _ = writeln!(s, "assuming RoCE DSCP {}, CNP DSCP {}, path MTU {} B, buffer cell {cell}", o.roce_dscp, o.cnp_dscp, o.path_mtu.0);
     for (name, files) in &r.switches {
         let _ = writeln!(s, "switch {name}: {}", files.join(", "));
     }
@@ -105,7 +106,9 @@ fn text(r: &Report, o: &Options) -> String {
     if !r.not_checked.is_empty() {
         let _ = writeln!(s, "\nnot checked ({}):", r.not_checked.len());
         for n in &r.not_checked {
-            let _ = writeln!(s, "  {} {}: no {} table ({})", n.switch, n.check, n.missing_table, n.note);
+            let missing =
+                if n.missing_table.starts_with('(') { n.missing_table.trim_matches(['(', ')']).to_string() } else { format!("{} table", n.missing_table) };
+            let _ = writeln!(s, "  {} {}: no {missing} ({})", n.switch, n.check, n.note);
         }
     }
     if !r.ignored_tables.is_empty() {

@@ -19,10 +19,11 @@ const COUNTERPOLL: &str = "sonic-utilities__tests__counterpoll_input__config_db.
 
 #[test]
 fn clean_config_exits_0() {
-    let o = verify(&[&data(FDB), "--roce-dscp", "3"]);
+    let o = verify(&[&data(FDB), "--roce-dscp", "3", "--cell", "256"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}");
-    assert!(out.contains("switch str-s6000-acs-14:") && out.contains("0 error(s), 0 warning(s)"), "{out}");
+    assert!(out.contains("buffer cell 256 B") && out.contains("switch str-s6000-acs-14:") && out.contains("0 error(s), 0 warning(s)"), "{out}");
+    assert!(!out.contains("not checked"), "{out}");
 }
 
 #[test]
@@ -34,14 +35,19 @@ fn error_exits_1_with_place_and_fix() {
     assert!(out.contains("errors (1):"), "{out}");
     assert!(out.contains(&format!("[dscp-chain] str-s6000-acs-14 {}: DSCP_TO_TC_MAP|AZURE|26", data(COUNTERPOLL))), "{out}");
     assert!(out.contains("fix:     DSCP_TO_TC_MAP|AZURE|26 = \"3\""), "{out}");
-    assert!(out.contains("not checked (1):") && out.contains("no PFC_WD table"), "{out}");
+    assert!(
+        out.contains("not checked (2):")
+            && out.contains("no PFC_WD table")
+            && out.contains("headroom-below-ieee: no cell size (config_db has no buffer cell size: pass --cell)"),
+        "{out}"
+    );
 
     let o = verify(&[&data(COUNTERPOLL), "--json"]);
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(v["findings"][0]["severity"], "error");
     assert_eq!(v["findings"][0]["place"]["path"], "DSCP_TO_TC_MAP|AZURE|26");
-    assert_eq!(v["not_checked"][0]["missing_table"], "PFC_WD");
+    assert_eq!(v["not_checked"][1]["missing_table"], "PFC_WD");
 }
 
 #[test]
@@ -71,5 +77,7 @@ fn unreadable_input_exits_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).starts_with("error: /nonexistent/config_db.json: "));
     let o = verify(&[&data(FDB), "--path-mtu", "4000"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = verify(&[&data(FDB), "--cell", "0"]);
     assert_eq!(o.status.code(), Some(2));
 }
