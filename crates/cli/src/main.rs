@@ -24,6 +24,7 @@ mod prove;
 mod run;
 mod sm;
 mod sweep;
+mod verify;
 
 /// Out of memory is an error with exit code 2, not an abort (`oom.rs`).
 #[global_allocator]
@@ -85,6 +86,8 @@ enum Cmd {
     Burst(burst::BurstArgs),
     /// Planners for a fabric's settings (`plan roce`: the RoCEv2 lossless planner).
     Plan(plan::PlanArgs),
+    /// Check SONiC config_db.json files for a lossless RoCE fabric: findings by severity.
+    Verify(verify::VerifyArgs),
     /// Run one scenario on InfiniBand and on RoCEv2 and print the results side by side.
     Compare {
         /// Scenario file (TOML) with a [roce] section; [infiniband] is optional (defaults).
@@ -125,6 +128,7 @@ fn main() -> ExitCode {
         Cmd::Design(a) => design::run(a),
         Cmd::Burst(a) => burst::run(a),
         Cmd::Plan(a) => plan::run(a),
+        Cmd::Verify(a) => verify::run(a),
         Cmd::Compare { file, json, html, .. } => compare::compare(&file, json, html.as_deref()),
         Cmd::Run { file, json, minbytes: Some(b), maxbytes: Some(e), stepfactor, .. } => nccl::run(&file, &b, &e, &stepfactor, json),
         Cmd::Run { file, json, out, html, estimate: true, .. } => run::estimate(&file, json, out.is_some() || html.is_some()),

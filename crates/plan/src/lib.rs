@@ -7,7 +7,12 @@
 //! * [`burst`]: the microburst buffer planner (`fabriclab burst`).
 //! * [`roce`]: the RoCEv2 lossless planner (`fabriclab plan roce`): PFC headroom (IEEE
 //!   802.1Qbb or SONiC's Spectrum model), buffer budget, ECN, DCQCN and risk flags.
+//! * [`verify`]: the configuration verifier (`fabriclab verify`): SONiC `config_db.json`
+//!   files read into typed tables and checked for a lossless RoCE fabric. It lives here
+//!   because it checks the same things the RoCE planner plans, with the same `model`
+//!   formulas (docs/layout.md: planners and the verifier are pure functions over inputs).
 
 pub mod burst;
 pub mod design;
 pub mod roce;
+pub mod verify;

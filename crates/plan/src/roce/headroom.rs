@@ -10,7 +10,7 @@
 use model::headroom::{all_short_cells, ieee_8021qbb, pause_response_quanta, quantum, HeadroomInput};
 use model::sonic::{self, DynamicHeadroomInput, Spectrum};
 use serde::Serialize;
-use units::{propagation, Bytes, SimDuration, DEFAULT_PROPAGATION_PS_PER_M};
+use units::{propagation, BitRate, Bytes, Length, SimDuration, DEFAULT_PROPAGATION_PS_PER_M};
 
 use super::{lossless_frame, reverse_frame, HeadroomModel, InputError, RoceInput, TierInput, SRC_QBB};
 
@@ -54,17 +54,32 @@ pub struct TierPlan {
 
 /// The IEEE model's input for one tier (also what `--prove`'s scenario reproduces).
 pub fn ieee_input(i: &RoceInput, t: &TierInput) -> HeadroomInput {
+    ieee_port_input(t.speed, t.cable, lossless_frame(i), reverse_frame(i), i.interface_delay, i.buffer.cell, i.short_frames)
+}
+
+/// The IEEE model's input for one port (the planner's tiers and the verifier's ports alike):
+/// the cable at [`DEFAULT_PROPAGATION_PS_PER_M`], the peer's response in pause quanta
+/// ([`pause_response_quanta`]), no trigger delay, a static trigger.
+pub fn ieee_port_input(
+    speed: BitRate,
+    cable: Length,
+    max_frame_lossless: Bytes,
+    max_frame_reverse: Bytes,
+    interface_delay: SimDuration,
+    cell: Bytes,
+    short_frames: u64,
+) -> HeadroomInput {
     HeadroomInput {
-        rate: t.speed,
-        cable: propagation(t.cable, DEFAULT_PROPAGATION_PS_PER_M),
-        max_frame_reverse: reverse_frame(i),
-        max_frame_lossless: lossless_frame(i),
-        response: SimDuration(pause_response_quanta(t.speed) * quantum(t.speed).ps()),
+        rate: speed,
+        cable: propagation(cable, DEFAULT_PROPAGATION_PS_PER_M),
+        max_frame_reverse,
+        max_frame_lossless,
+        response: SimDuration(pause_response_quanta(speed) * quantum(speed).ps()),
         trigger_delay: SimDuration::ZERO,
-        interface_delay: i.interface_delay,
-        cell: i.buffer.cell,
+        interface_delay,
+        cell,
         trigger_frame_in_headroom: false,
-        short_frames: i.short_frames,
+        short_frames,
     }
 }
 

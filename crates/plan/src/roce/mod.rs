@@ -59,7 +59,7 @@ pub use config::{BufferConfig, LinkConfig, OperatorConfig, RoceConfig, SonicConf
 pub use dcqcn::DcqcnPlan;
 pub use ecn::EcnPlan;
 pub use explain::explain;
-pub use headroom::{ieee_input, sonic_input, PlanTerm, TierPlan};
+pub use headroom::{ieee_input, ieee_port_input, sonic_input, PlanTerm, TierPlan};
 pub use input::{validate, BufferInput, HeadroomModel, InputError, Nic, Operator, RoceInput, TierInput, Topo};
 pub use risks::Risk;
 
@@ -93,8 +93,13 @@ pub fn lossless_frame(i: &RoceInput) -> Bytes {
 /// Largest frame of any class on the links: the port MTU's frame if given, else the
 /// lossless frame.
 pub fn reverse_frame(i: &RoceInput) -> Bytes {
-    let l = lossless_frame(i);
-    i.port_mtu.map_or(l, |m| Bytes(m.0 + ETH_HEADER + VLAN_TAG + FCS).max(l))
+    reverse_frame_for(lossless_frame(i), i.port_mtu)
+}
+
+/// Largest frame on a link whose lossless frame is `lossless` and whose ports carry IP
+/// packets up to `port_mtu` (plus a 14-byte MAC header, a VLAN tag and the FCS).
+pub fn reverse_frame_for(lossless: Bytes, port_mtu: Option<Bytes>) -> Bytes {
+    port_mtu.map_or(lossless, |m| Bytes(m.0 + ETH_HEADER + VLAN_TAG + FCS).max(lossless))
 }
 
 /// Plans the fabric: headroom per tier, budget, ECN, DCQCN, the CDG check and the risks.

@@ -1,0 +1,699 @@
+//! The findings, one function per check, in the order they are reported.
+//!
+//! A port is *lossless* when `PORT_QOS_MAP|port|pfc_enable` lists a priority. SONiC uses
+//! the same numbers for the lossless priorities, their priority groups (buffermgrd creates
+//! `BUFFER_PG|port|3-4` from `pfc_enable "3,4"`) and, through the identity
+//! `MAP_PFC_PRIORITY_TO_QUEUE`, the queues a PFC frame pauses; so the RoCE DSCP's TC, its
+//! PG and its queue must each be in `pfc_enable` (sonic-buildimage
+//! `files/build_templates/qos_config.j2`, sonic-swss `cfgmgr/buffermgr.cpp`).
+//!
+//! Map-level findings (a DSCP_TO_TC_MAP entry, a WRED_PROFILE) are reported once, with every
+//! lossless port that uses them.
+//!
+//! Left out: the MAP_PFC_PRIORITY_TO_QUEUE map (assumed identity, SONiC's default), the
+//! scheduler class of CNPs (SCHEDULER), per-port global maps other than `PORT_QOS_MAP|global`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use model::frame::{BTH, ICRC, IPV4_HEADER, RETH, UDP_HEADER};
+use model::sonic::DEFAULT_PORT_MTU;
+use serde::Serialize;
+
+use super::config_db::{parse_list, split_port_key, Place, ReadError, Switch};
+use super::{NotChecked, Options};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub severity: Severity,
+    /// Stable identifier of the check (`dscp-chain`, `cnp-class`, `pfc-peer-mismatch`,
+    /// `port-mtu`, `cable-length-missing`, `pg-headroom-profile`, `headroom-below-ieee`, `ecn-missing`,
+    /// `pfc-watchdog-missing`).
+    pub id: &'static str,
+    pub switch: String,
+    pub place: Place,
+    /// The lossless ports this finding affects.
+    pub ports: Vec<String>,
+    pub what: String,
+    pub failure: String,
+    pub fix: String,
+}
+
+/// RoCEv2 bytes above the IB payload that an IP MTU must hold: IPv4 20, UDP 8, BTH 12,
+/// RETH 16, immediate data 4, ICRC 4 = 64 (IBTA Annex A17 RoCEv2; the largest header set,
+/// an RDMA WRITE first-or-only packet with immediate). PORT `mtu` is an IP MTU: orchagent
+/// adds the 22 B of L2 header itself.
+pub const ROCE_IP_OVERHEAD: u64 = IPV4_HEADER + UDP_HEADER + BTH + RETH + IMM_DT + ICRC;
+/// The Immediate Data extended transport header (ImmDt, IBTA InfiniBand Architecture
+/// Specification Vol. 1): 4 bytes.
+const IMM_DT: u64 = 4;
+
+/// SONiC's PFC watchdog defaults (`pfcwd start_default`, sonic-utilities `pfcwd/main.py`:
+/// detection and restoration 200 ms, action drop); also in the sonic-utilities test
+/// configuration `tests/filter_fdb_input/config_db.json`.
+const PFCWD_DEFAULT_FIX: &str = "action \"drop\", detection_time \"200\", restoration_time \"200\" (SONiC's `pfcwd start_default`)";
+
+type Out = (Vec<Finding>, Vec<NotChecked>);
+
+/// Runs every check on every switch.
+pub(super) fn run(switches: &[Switch], opts: &Options) -> Result<Out, ReadError> {
+    let mut found: Vec<Finding> = vec![];
+    let mut not_checked = vec![];
+    for sw in switches {
+        let Some(lossless) = lossless_ports(sw, &mut not_checked)? else { continue };
+        dscp_chain(sw, &lossless, opts, &mut found, &mut not_checked)?;
+        port_mtu(sw, &lossless, opts, &mut found, &mut not_checked)?;
+        cable_length(sw, &lossless, &mut found, &mut not_checked)?;
+        pg_profile(sw, &lossless, &mut found, &mut not_checked)?;
+        headroom_ieee(sw, &lossless, opts, &mut found, &mut not_checked)?;
+        ecn(sw, &lossless, &mut found, &mut not_checked)?;
+        pfc_watchdog(sw, &lossless, &mut found, &mut not_checked);
+    }
+    pfc_peers(switches, &mut found)?;
+    // One finding per place; errors first (stable, so check order holds within each).
+    let mut merged: Vec<Finding> = vec![];
+    for f in found {
+        match merged.iter_mut().find(|m| m.id == f.id && m.place == f.place && m.switch == f.switch) {
+            Some(m) => {
+                for p in f.ports {
+                    if !m.ports.contains(&p) {
+                        m.ports.push(p);
+                    }
+                }
+            }
+            None => merged.push(f),
+        }
+    }
+    merged.sort_by_key(|f| f.severity);
+    Ok((merged, not_checked))
+}
+
+fn not(out: &mut Vec<NotChecked>, sw: &Switch, check: &'static str, missing_table: &'static str, note: &str) {
+    out.push(NotChecked { switch: sw.name().to_string(), check, missing_table, note: note.to_string() });
+}
+
+fn shape(p: Place, msg: String) -> ReadError {
+    ReadError::Shape { file: p.file, place: p.path, msg }
+}
+
+fn num(sw: &Switch, t: &str, key: &str, field: &str, v: &str) -> Result<u64, ReadError> {
+    v.trim().parse().map_err(|_| shape(sw.place(t, key, field), format!("{v:?} is not a whole number")))
+}
+
+/// Lossless ports and their `pfc_enable` priorities; `None` (all checks "not checked")
+/// without PORT_QOS_MAP.
+fn lossless_ports(sw: &Switch, nc: &mut Vec<NotChecked>) -> Result<Option<BTreeMap<String, BTreeSet<u32>>>, ReadError> {
+    let Some(t) = sw.table("PORT_QOS_MAP") else {
+        not(nc, sw, "all checks", "PORT_QOS_MAP", "without pfc_enable no port is known to be lossless");
+        return Ok(None);
+    };
+    let mut out = BTreeMap::new();
+    for (port, e) in t {
+        let Some(v) = e.fields.get("pfc_enable") else { continue };
+        let set =
+            parse_list(v).ok_or_else(|| shape(sw.place("PORT_QOS_MAP", port, "pfc_enable"), format!("{v:?} is not a list of priorities such as \"3,4\"")))?;
+        if let Some(bad) = set.iter().find(|&&p| p > 7) {
+            return Err(shape(sw.place("PORT_QOS_MAP", port, "pfc_enable"), format!("priority {bad} is not 0..7")));
+        }
+        if !set.is_empty() {
+            out.insert(port.clone(), set);
+        }
+    }
+    Ok(Some(out))
+}
+
+fn fmt_set(s: &BTreeSet<u32>) -> String {
+    s.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// The map a port uses: its own `PORT_QOS_MAP|port|field`, else `PORT_QOS_MAP|global|field`.
+fn port_map<'a>(sw: &'a Switch, port: &str, field: &str) -> Option<(&'a str, Place)> {
+    for key in [port, "global"] {
+        if let Some(v) = sw.field("PORT_QOS_MAP", key, field) {
+            return Some((v, sw.place("PORT_QOS_MAP", key, field)));
+        }
+    }
+    None
+}
+
+/// One step of the chain: the value `TABLE|map|from`, parsed, or a finding.
+enum Step {
+    To(u32),
+    /// The map has no entry for the value (the ASIC default, 0, applies).
+    Missing,
+    /// The port's map is absent or undefined (already reported).
+    Broken,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn map_step(sw: &Switch, port: &str, qos_field: &str, table: &'static str, from: u32, what_from: &str, found: &mut Vec<Finding>) -> Result<Step, ReadError> {
+    let f = |severity, place, what: String, failure: &str, fix: String| Finding {
+        severity,
+        id: "dscp-chain",
+        switch: sw.name().to_string(),
+        place,
+        ports: vec![port.to_string()],
+        what,
+        failure: failure.to_string(),
+        fix,
+    };
+    let Some((name, qplace)) = port_map(sw, port, qos_field) else {
+        found.push(f(
+            Severity::Error,
+            sw.place("PORT_QOS_MAP", port, qos_field),
+            format!("lossless port has no {qos_field}, so {what_from} {from} follows the ASIC default"),
+            "RoCE traffic may leave the lossless class: drops under congestion",
+            format!("set PORT_QOS_MAP|{port}|{qos_field} to the {table} map of the other lossless ports"),
+        ));
+        return Ok(Step::Broken);
+    };
+    let Some(entries) = sw.table(table).and_then(|t| t.get(name)) else {
+        found.push(f(
+            Severity::Error,
+            qplace,
+            format!("names {table} map {name:?}, which no file of this switch defines"),
+            "orchagent cannot bind the map: the port keeps the ASIC default mapping and RoCE traffic may be lossy",
+            format!("define {table}|{name} or name an existing map"),
+        ));
+        return Ok(Step::Broken);
+    };
+    let key = from.to_string();
+    let Some(v) = entries.fields.get(&key) else {
+        return Ok(Step::Missing);
+    };
+    let to: u32 = v.trim().parse().map_err(|_| shape(sw.place(table, name, &key), format!("{v:?} is not a whole number")))?;
+    Ok(Step::To(to))
+}
+
+/// (a) The RoCE DSCP's TC, PG and queue must be lossless; CNPs must not share a paused class.
+fn dscp_chain(
+    sw: &Switch,
+    lossless: &BTreeMap<String, BTreeSet<u32>>,
+    opts: &Options,
+    found: &mut Vec<Finding>,
+    nc: &mut Vec<NotChecked>,
+) -> Result<(), ReadError> {
+    for t in ["DSCP_TO_TC_MAP", "TC_TO_PRIORITY_GROUP_MAP", "TC_TO_QUEUE_MAP"] {
+        if sw.table(t).is_none() {
+            not(nc, sw, "dscp-chain", t, "the RoCE DSCP's path to a lossless PG and queue is unknown");
+            return Ok(());
+        }
+    }
+    let name_of = |port: &str, f: &str| port_map(sw, port, f).map(|(n, _)| n.to_string()).unwrap_or_default();
+    for (port, pfc) in lossless {
+        let lossless_tc = *pfc.iter().next().expect("lossless ports have a priority");
+        let err = |place: Place, what: String, failure: &str, fix: String| Finding {
+            severity: Severity::Error,
+            id: "dscp-chain",
+            switch: sw.name().to_string(),
+            place,
+            ports: vec![port.clone()],
+            what,
+            failure: failure.to_string(),
+            fix,
+        };
+        let d = u32::from(opts.roce_dscp);
+        let dmap = name_of(port, "dscp_to_tc_map");
+        let tc = match map_step(sw, port, "dscp_to_tc_map", "DSCP_TO_TC_MAP", d, "DSCP", found)? {
+            Step::Broken => continue,
+            Step::Missing => {
+                found.push(err(
+                    sw.place("DSCP_TO_TC_MAP", &dmap, &d.to_string()),
+                    format!("RoCE DSCP {d} has no entry, so it lands in TC 0, not in pfc_enable {{{}}}", fmt_set(pfc)),
+                    "RoCE packets travel in a lossy class: dropped under congestion, and go-back-N retransmission collapses throughput",
+                    format!("DSCP_TO_TC_MAP|{dmap}|{d} = \"{lossless_tc}\""),
+                ));
+                continue;
+            }
+            Step::To(tc) => tc,
+        };
+        if !pfc.contains(&tc) {
+            found.push(err(
+                sw.place("DSCP_TO_TC_MAP", &dmap, &d.to_string()),
+                format!("RoCE DSCP {d} maps to TC {tc}, which is not in pfc_enable {{{}}}", fmt_set(pfc)),
+                "RoCE packets travel in a lossy class: dropped under congestion, and go-back-N retransmission collapses throughput",
+                format!("DSCP_TO_TC_MAP|{dmap}|{d} = \"{lossless_tc}\""),
+            ));
+            continue;
+        }
+        for (field, table, what, failure) in [
+            (
+                "tc_to_pg_map",
+                "TC_TO_PRIORITY_GROUP_MAP",
+                "priority group",
+                "RoCE packets are admitted to a PG without lossless headroom and XOFF: ingress drops once the buffer fills",
+            ),
+            (
+                "tc_to_queue_map",
+                "TC_TO_QUEUE_MAP",
+                "queue",
+                "RoCE packets wait in a queue the peer's PFC frames do not pause and egress admission treats as lossy: drops, and pauses that stop the wrong queue",
+            ),
+        ] {
+            let map = name_of(port, field);
+            let (to, got) = match map_step(sw, port, field, table, tc, "TC", found)? {
+                Step::Broken => break,
+                Step::Missing => (0, "has no entry (default 0)".to_string()),
+                Step::To(t) => (t, format!("maps to {what} {t}")),
+            };
+            if !pfc.contains(&to) {
+                found.push(err(
+                    sw.place(table, &map, &tc.to_string()),
+                    format!("the RoCE TC {tc} {got}, which is not in pfc_enable {{{}}}", fmt_set(pfc)),
+                    failure,
+                    format!("{table}|{map}|{tc} = \"{tc}\""),
+                ));
+                break;
+            }
+        }
+        // CNPs: not in a paused class, not unmapped.
+        let c = u32::from(opts.cnp_dscp);
+        let cnp = map_step(sw, port, "dscp_to_tc_map", "DSCP_TO_TC_MAP", c, "DSCP", &mut vec![])?;
+        if !matches!(cnp, Step::Broken) {
+            let free_tc = if !pfc.contains(&6) { 6 } else { (0..8).rev().find(|t| !pfc.contains(t)).unwrap_or(0) };
+            let warn = |what: String, failure: &str| {
+                Finding {
+                severity: Severity::Warning,
+                id: "cnp-class",
+                switch: sw.name().to_string(),
+                place: sw.place("DSCP_TO_TC_MAP", &dmap, &c.to_string()),
+                ports: vec![port.clone()],
+                what,
+                failure: failure.to_string(),
+                fix: format!("DSCP_TO_TC_MAP|{dmap}|{c} = \"{free_tc}\" (a class outside pfc_enable; NVIDIA's default CNP priority is 6) with a strict-priority scheduler"),
+            }
+            };
+            match cnp {
+                Step::Missing => found.push(warn(
+                    format!("CNP DSCP {c} has no entry, so CNPs land in TC 0 with bulk traffic"),
+                    "CNPs queue behind best-effort traffic: DCQCN senders slow down late, queues reach the PFC point and pause",
+                )),
+                Step::To(ctc) if pfc.contains(&ctc) => found.push(warn(
+                    format!("CNP DSCP {c} maps to TC {ctc}, a lossless (paused) class"),
+                    "CNPs stop whenever that class is paused, exactly when the sender must slow down: congestion control starves and pauses spread",
+                )),
+                Step::To(_) | Step::Broken => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// (b) Both ends of a link between two given switches must agree on `pfc_enable`.
+fn pfc_peers(switches: &[Switch], found: &mut Vec<Finding>) -> Result<(), ReadError> {
+    let pfc_of = |sw: &Switch, port: &str| -> Result<BTreeSet<u32>, ReadError> {
+        match sw.field("PORT_QOS_MAP", port, "pfc_enable") {
+            Some(v) => parse_list(v).ok_or_else(|| shape(sw.place("PORT_QOS_MAP", port, "pfc_enable"), format!("{v:?} is not a list of priorities"))),
+            None => Ok(BTreeSet::new()),
+        }
+    };
+    for sw in switches {
+        let (Some(me), Some(nb)) = (&sw.hostname, sw.table("DEVICE_NEIGHBOR")) else { continue };
+        if sw.table("PORT_QOS_MAP").is_none() {
+            continue;
+        }
+        for (port, e) in nb {
+            let (Some(peer_name), Some(peer_port)) = (e.fields.get("name"), e.fields.get("port")) else { continue };
+            let Some(peer) = switches.iter().find(|s| s.hostname.as_ref() == Some(peer_name)) else { continue };
+            if peer.table("PORT_QOS_MAP").is_none() || (peer_name.as_str(), peer_port.as_str()) < (me.as_str(), port.as_str()) {
+                continue; // the peer reports the link (or cannot be compared)
+            }
+            let (mine, theirs) = (pfc_of(sw, port)?, pfc_of(peer, peer_port)?);
+            if mine == theirs {
+                continue;
+            }
+            let union: BTreeSet<u32> = mine.union(&theirs).copied().collect();
+            let peer_place = peer.place("PORT_QOS_MAP", peer_port, "pfc_enable");
+            found.push(Finding {
+                severity: Severity::Error,
+                id: "pfc-peer-mismatch",
+                switch: me.clone(),
+                place: sw.place("PORT_QOS_MAP", port, "pfc_enable"),
+                ports: vec![port.clone()],
+                what: format!("pfc_enable {{{}}} here, {{{}}} on the link peer {peer_name} {peer_port} ({peer_place})", fmt_set(&mine), fmt_set(&theirs)),
+                failure:
+                    "a priority lossless on one end only: that end's PFC frames are ignored by the other, so its headroom overflows and lossless packets drop"
+                        .into(),
+                fix: format!("pfc_enable \"{}\" on both ends", fmt_set(&union)),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// (e) A lossless port's IP MTU must hold a full RoCE packet: path MTU + 64 B.
+fn port_mtu(
+    sw: &Switch,
+    lossless: &BTreeMap<String, BTreeSet<u32>>,
+    opts: &Options,
+    found: &mut Vec<Finding>,
+    nc: &mut Vec<NotChecked>,
+) -> Result<(), ReadError> {
+    let Some(ports) = sw.table("PORT") else {
+        not(nc, sw, "port-mtu", "PORT", "port MTUs unknown");
+        return Ok(());
+    };
+    let need = opts.path_mtu.0 + ROCE_IP_OVERHEAD;
+    for port in lossless.keys() {
+        let Some(e) = ports.get(port) else { continue };
+        let mtu = match e.fields.get("mtu") {
+            Some(v) => num(sw, "PORT", port, "mtu", v)?,
+            None => DEFAULT_PORT_MTU.0,
+        };
+        if mtu < need {
+            found.push(Finding {
+                severity: Severity::Error,
+                id: "port-mtu",
+                switch: sw.name().to_string(),
+                place: sw.place("PORT", port, "mtu"),
+                ports: vec![port.clone()],
+                what: format!(
+                    "IP MTU {mtu} B is below the RoCE path MTU {} B + {ROCE_IP_OVERHEAD} B of IPv4/UDP/BTH/RETH/ImmDt/ICRC = {need} B",
+                    opts.path_mtu.0
+                ),
+                failure: "full-size RoCE packets are dropped at this port: transfers stall in retransmission until the QP fails".into(),
+                fix: format!("PORT|{port}|mtu >= \"{need}\" (SONiC's default is \"9100\")"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Cable length in metres as SONiC writes it (`"5m"`).
+fn metres(s: &str) -> Option<u64> {
+    s.trim().strip_suffix('m')?.parse().ok()
+}
+
+/// (f) buffermgrd needs each lossless port's cable length to create its headroom profile.
+fn cable_length(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, found: &mut Vec<Finding>, nc: &mut Vec<NotChecked>) -> Result<(), ReadError> {
+    let Some(t) = sw.table("CABLE_LENGTH") else {
+        not(nc, sw, "cable-length-missing", "CABLE_LENGTH", "cable lengths unknown");
+        return Ok(());
+    };
+    for (key, e) in t {
+        for (port, v) in &e.fields {
+            if metres(v).is_none() {
+                return Err(shape(sw.place("CABLE_LENGTH", key, port), format!("{v:?} is not a length in metres such as \"5m\"")));
+            }
+        }
+    }
+    let table_key = t.keys().next().cloned().unwrap_or_else(|| "AZURE".into());
+    for port in lossless.keys() {
+        if t.values().any(|e| e.fields.contains_key(port)) {
+            continue;
+        }
+        found.push(Finding {
+            severity: Severity::Error,
+            id: "cable-length-missing",
+            switch: sw.name().to_string(),
+            place: sw.place("CABLE_LENGTH", &table_key, port),
+            ports: vec![port.clone()],
+            what: "lossless port without a cable length".into(),
+            failure: "buffermgrd (sonic-swss cfgmgr/buffermgr.cpp) cannot look the port up in pg_profile_lookup.ini without it, so the lossless PG gets no headroom profile: drops in the lossless class".into(),
+            fix: format!("CABLE_LENGTH|{table_key}|{port} = the longest cable on the port in metres, e.g. \"5m\" for a rack-local host link"),
+        });
+    }
+    Ok(())
+}
+
+/// The name buffermgrd gives the lossless profile it creates for a port in the traditional
+/// model: `pg_lossless_<speed>_<cable>_profile` (sonic-swss `cfgmgr/buffermgr.cpp`; e.g.
+/// `pg_lossless_40000_5m_profile` in sonic-utilities' `tests/counterpoll_input/config_db.json`),
+/// when the port's speed and cable length are known.
+fn traditional_profile_name(sw: &Switch, port: &str) -> Option<String> {
+    let speed = sw.field("PORT", port, "speed")?;
+    let cable = sw.table("CABLE_LENGTH")?.values().find_map(|e| e.fields.get(port))?;
+    Some(format!("pg_lossless_{speed}_{cable}_profile"))
+}
+
+/// (c, part) A lossless PG's BUFFER_PG entry must name a profile with headroom (`xoff`).
+///
+/// A lossless PG without a BUFFER_PG entry is not flagged: in the traditional model
+/// buffermgrd creates it from pg_profile_lookup.ini at run time (provided the port has a
+/// cable length, see [`cable_length`]), and in the dynamic model from the Lua. An entry with
+/// profile `NULL` is the dynamic model's "computed at run time". Not checked yet: whether
+/// pg_profile_lookup.ini has a row for the port's speed and cable length.
+fn pg_profile(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, found: &mut Vec<Finding>, nc: &mut Vec<NotChecked>) -> Result<(), ReadError> {
+    if sw.table("BUFFER_PG").is_none() {
+        not(nc, sw, "pg-headroom-profile", "BUFFER_PG", "which profile each lossless PG uses is unknown");
+        return Ok(());
+    }
+    let profiles = sw.table("BUFFER_PROFILE");
+    let by_pg = pg_keys(sw)?;
+    const FAIL: &str = "the lossless PG has no headroom above its pause point: frames in flight after XOFF are dropped in the lossless class";
+    for (port, pfc) in lossless {
+        for &pg in pfc {
+            let Some(key) = by_pg.get(&(port.clone(), pg)) else { continue };
+            let Some(raw) = sw.field("BUFFER_PG", key, "profile") else { continue };
+            // Older configs write references as "[BUFFER_PROFILE|name]".
+            let name = profile_name(raw);
+            if name == "NULL" {
+                continue;
+            }
+            let would = traditional_profile_name(sw, port).map(|n| format!(" (buffermgrd's name for this port's lossless profile: {n:?})")).unwrap_or_default();
+            let mut push = |what: String| {
+                found.push(Finding {
+                    severity: Severity::Error,
+                    id: "pg-headroom-profile",
+                    switch: sw.name().to_string(),
+                    place: sw.place("BUFFER_PG", key, "profile"),
+                    ports: vec![port.clone()],
+                    what,
+                    failure: FAIL.into(),
+                    fix: format!("BUFFER_PG|{key}|profile = a lossless profile with xon and xoff{would}, or delete the entry so buffermgrd creates it"),
+                })
+            };
+            match profiles.and_then(|t| t.get(name)) {
+                None => push(format!("lossless PG {pg} names BUFFER_PROFILE {name:?}, which no file of this switch defines")),
+                Some(e) if !e.fields.contains_key("xoff") => push(format!("lossless PG {pg} uses profile {name:?}, which has no xoff (headroom)")),
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// BUFFER_PG entries by (port, PG): the key each came from.
+fn pg_keys(sw: &Switch) -> Result<BTreeMap<(String, u32), String>, ReadError> {
+    let mut out = BTreeMap::new();
+    for key in sw.table("BUFFER_PG").into_iter().flat_map(|t| t.keys()) {
+        let (ports, idx) = split_port_key(key).ok_or_else(|| shape(sw.place("BUFFER_PG", key, ""), "expected a key PORT|PGS such as Ethernet0|3-4".into()))?;
+        for p in ports {
+            for &i in &idx {
+                out.insert((p.to_string(), i), key.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A BUFFER_PG `profile` value without the old `[BUFFER_PROFILE|...]` wrapping.
+fn profile_name(raw: &str) -> &str {
+    raw.trim().trim_start_matches('[').trim_end_matches(']').trim_start_matches("BUFFER_PROFILE|")
+}
+
+/// (d, first half) A lossless PG's `xoff` must cover the IEEE 802.1Qbb worst case in cells
+/// ([`model::headroom::ieee_8021qbb`] with [`crate::roce::ieee_port_input`], the
+/// planner's `ieee` model): the port's speed (PORT `speed`, Mb/s) and cable (CABLE_LENGTH),
+/// the RoCE path MTU's largest frame (an RDMA WRITE first packet, IPv4, no VLAN tag) in the
+/// lossless class, the port MTU's frame (PORT `mtu` + MAC header, VLAN tag, FCS) on the
+/// reverse direction, no interface delay. Reported once per profile, with the largest need
+/// among the ports that use it.
+///
+/// Left out: the comparison with SONiC's own value (pg_profile_lookup, the Lua) and the
+/// shared headroom pool (a profile's xoff then draws on BUFFER_POOL `xoff`).
+fn headroom_ieee(
+    sw: &Switch,
+    lossless: &BTreeMap<String, BTreeSet<u32>>,
+    opts: &Options,
+    found: &mut Vec<Finding>,
+    nc: &mut Vec<NotChecked>,
+) -> Result<(), ReadError> {
+    use crate::roce::{ieee_port_input, reverse_frame_for, ENCAP};
+    use model::frame::{roce_frame, Transport};
+    use model::headroom::ieee_8021qbb;
+    use units::{BitRate, Bytes, Length, SimDuration};
+
+    let Some(cell) = opts.cell else {
+        not(nc, sw, "headroom-below-ieee", "(cell size)", "config_db has no buffer cell size: pass --cell");
+        return Ok(());
+    };
+    for t in ["BUFFER_PG", "BUFFER_PROFILE", "PORT", "CABLE_LENGTH"] {
+        if sw.table(t).is_none() {
+            not(nc, sw, "headroom-below-ieee", t, "a lossless PG's headroom or its inputs are unknown");
+            return Ok(());
+        }
+    }
+    let pgs = pg_keys(sw)?;
+    let lossless_frame = roce_frame(ENCAP, Transport::WriteFirst, opts.path_mtu);
+    // profile -> (need, port giving it, its terms, ports short)
+    let mut short: BTreeMap<String, (u64, u64, String, String, Vec<String>)> = BTreeMap::new();
+    for (port, pfc) in lossless {
+        let Some(speed) = sw.field("PORT", port, "speed") else { continue };
+        let speed_mbps = num(sw, "PORT", port, "speed", speed)?;
+        let Some(cable) = sw.table("CABLE_LENGTH").and_then(|t| t.values().find_map(|e| e.fields.get(port))).and_then(|c| metres(c)) else { continue };
+        let port_mtu = match sw.field("PORT", port, "mtu") {
+            Some(v) => Bytes(num(sw, "PORT", port, "mtu", v)?),
+            None => DEFAULT_PORT_MTU,
+        };
+        let Some(rate) = speed_mbps.checked_mul(1_000_000).filter(|&r| r > 0).map(BitRate) else {
+            return Err(shape(sw.place("PORT", port, "speed"), format!("{speed:?} is not a positive speed in Mb/s")));
+        };
+        let inp = ieee_port_input(rate, Length::from_m(cable), lossless_frame, reverse_frame_for(lossless_frame, Some(port_mtu)), SimDuration::ZERO, cell, 0);
+        let d = ieee_8021qbb(&inp);
+        for &pg in pfc {
+            let Some(key) = pgs.get(&(port.clone(), pg)) else { continue };
+            let Some(raw) = sw.field("BUFFER_PG", key, "profile") else { continue };
+            let name = profile_name(raw);
+            let Some(xoff) = sw.field("BUFFER_PROFILE", name, "xoff") else { continue };
+            let xoff = num(sw, "BUFFER_PROFILE", name, "xoff", xoff)?;
+            if xoff >= d.bytes.0 {
+                continue;
+            }
+            let why = format!(
+                "{port}: {speed_mbps} Mb/s, {cable} m, port MTU {} B: {} frames of {} B x {} cells of {} B",
+                port_mtu.0,
+                d.frames,
+                lossless_frame.0,
+                lossless_frame.cells(cell),
+                cell.0
+            );
+            let e = short.entry(name.to_string()).or_insert((0, xoff, String::new(), String::new(), vec![]));
+            if d.bytes.0 > e.0 {
+                (e.0, e.2) = (d.bytes.0, why);
+                e.3 = key.clone();
+            }
+            if !e.4.contains(port) {
+                e.4.push(port.clone());
+            }
+        }
+    }
+    for (name, (need, xoff, why, _key, ports)) in short {
+        found.push(Finding {
+            severity: Severity::Error,
+            id: "headroom-below-ieee",
+            switch: sw.name().to_string(),
+            place: sw.place("BUFFER_PROFILE", &name, "xoff"),
+            ports,
+            what: format!("xoff {xoff} B is below the IEEE 802.1Qbb worst case {need} B ({why})"),
+            failure: "when the PG pauses its peer, more can still arrive than the headroom holds: drops in the lossless class".into(),
+            fix: format!("BUFFER_PROFILE|{name}|xoff >= \"{need}\" (and size grown by as much)"),
+        });
+    }
+    Ok(())
+}
+
+/// QUEUE entries by (port, queue): the key they came from and their fields.
+fn queues(sw: &Switch) -> Result<BTreeMap<(String, u32), String>, ReadError> {
+    let mut out = BTreeMap::new();
+    for key in sw.table("QUEUE").into_iter().flat_map(|t| t.keys()) {
+        let (ports, idx) = split_port_key(key).ok_or_else(|| shape(sw.place("QUEUE", key, ""), "expected a key PORT|QUEUES such as Ethernet0|3-4".into()))?;
+        for p in ports {
+            for &q in &idx {
+                out.insert((p.to_string(), q), key.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// (g) Every lossless queue needs a WRED profile with ECN marking on.
+fn ecn(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, found: &mut Vec<Finding>, nc: &mut Vec<NotChecked>) -> Result<(), ReadError> {
+    if sw.table("QUEUE").is_none() {
+        not(nc, sw, "ecn-missing", "QUEUE", "which WRED profile each queue uses is unknown");
+        return Ok(());
+    }
+    let q = queues(sw)?;
+    let profiles = sw.table("WRED_PROFILE");
+    const FAIL: &str = "no ECN marks on the lossless queue, so DCQCN never slows senders: PFC becomes the only brake, with head-of-line blocking and pause storms under incast";
+    for (port, pfc) in lossless {
+        for &queue in pfc {
+            let key = q.get(&(port.clone(), queue)).cloned().unwrap_or_else(|| format!("{port}|{queue}"));
+            let mut w = |severity, place, what: String, fix: String| {
+                found.push(Finding {
+                    severity,
+                    id: "ecn-missing",
+                    switch: sw.name().to_string(),
+                    place,
+                    ports: vec![port.clone()],
+                    what,
+                    failure: FAIL.into(),
+                    fix,
+                })
+            };
+            let Some(name) = sw.field("QUEUE", &key, "wred_profile") else {
+                let fix = match profiles.and_then(|t| t.keys().find(|n| n.contains("LOSSLESS")).or(t.keys().next())) {
+                    Some(n) => format!("QUEUE|{key}|wred_profile = \"{n}\""),
+                    None => format!("define a WRED_PROFILE with ecn \"ecn_all\" and set QUEUE|{key}|wred_profile to it"),
+                };
+                w(Severity::Warning, sw.place("QUEUE", &key, "wred_profile"), format!("lossless queue {queue} has no WRED/ECN profile"), fix);
+                continue;
+            };
+            let Some(p) = profiles.and_then(|t| t.get(name)) else {
+                w(
+                    Severity::Error,
+                    sw.place("QUEUE", &key, "wred_profile"),
+                    format!("names WRED_PROFILE {name:?}, which no file of this switch defines"),
+                    format!("define WRED_PROFILE|{name} with ecn \"ecn_all\", or name an existing profile"),
+                );
+                continue;
+            };
+            let ecn = p.fields.get("ecn").map(String::as_str).unwrap_or("ecn_none");
+            if ecn == "ecn_none" {
+                w(
+                    Severity::Warning,
+                    sw.place("WRED_PROFILE", name, "ecn"),
+                    format!("WRED profile {name:?} used by lossless queue {queue} has ECN off ({ecn:?})"),
+                    format!("WRED_PROFILE|{name}|ecn = \"ecn_all\""),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// (h) Every lossless port needs a PFC watchdog, covering each lossless queue.
+fn pfc_watchdog(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, found: &mut Vec<Finding>, nc: &mut Vec<NotChecked>) {
+    let Some(wd) = sw.table("PFC_WD") else {
+        let status = sw.field("DEVICE_METADATA", "localhost", "default_pfcwd_status").unwrap_or("not set");
+        not(nc, sw, "pfc-watchdog-missing", "PFC_WD", &format!("DEVICE_METADATA|localhost|default_pfcwd_status is {status}"));
+        return;
+    };
+    const FAIL: &str = "a peer that keeps pausing (a stuck NIC, a deadlock) holds the lossless queue forever: the pause spreads upstream as a pause storm";
+    for (port, pfc) in lossless {
+        if !wd.contains_key(port) {
+            found.push(Finding {
+                severity: Severity::Warning,
+                id: "pfc-watchdog-missing",
+                switch: sw.name().to_string(),
+                place: sw.place("PFC_WD", port, ""),
+                ports: vec![port.clone()],
+                what: "lossless port without a PFC watchdog".into(),
+                failure: FAIL.into(),
+                fix: format!("PFC_WD|{port}: {PFCWD_DEFAULT_FIX}"),
+            });
+            continue;
+        }
+        let Some(v) = sw.field("PORT_QOS_MAP", port, "pfcwd_sw_enable") else { continue };
+        let covered = parse_list(v).unwrap_or_default();
+        let missing: BTreeSet<u32> = pfc.difference(&covered).copied().collect();
+        if !missing.is_empty() {
+            found.push(Finding {
+                severity: Severity::Warning,
+                id: "pfc-watchdog-missing",
+                switch: sw.name().to_string(),
+                place: sw.place("PORT_QOS_MAP", port, "pfcwd_sw_enable"),
+                ports: vec![port.clone()],
+                what: format!("the watchdog covers queues {{{}}} but not lossless {{{}}}", fmt_set(&covered), fmt_set(&missing)),
+                failure: FAIL.into(),
+                fix: format!("PORT_QOS_MAP|{port}|pfcwd_sw_enable = \"{}\"", fmt_set(&covered.union(pfc).copied().collect())),
+            });
+        }
+    }
+}

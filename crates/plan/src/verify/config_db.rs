@@ -1,0 +1,295 @@
+//! Reading SONiC `config_db.json` files into typed tables, one [`Switch`] per hostname.
+//!
+//! A `config_db.json` is one JSON object of tables, each an object of keys, each an object
+//! of fields whose values are strings (sonic-swss-common `ConfigDBConnector` writes every
+//! field as a string; lists such as `pfc_enable` are comma-separated strings). Files are
+//! merged by `DEVICE_METADATA|localhost|hostname`; files without that field are merged into
+//! one switch without a name (the sonic-buildimage sample outputs split one switch's
+//! buffers and QoS tables this way). The same `TABLE|key|field` given two different values
+//! by two files of one switch is an error naming both.
+//!
+//! Only the tables the verifier reads ([`KNOWN_TABLES`]) are checked for shape; any other
+//! table is ignored with a note. A table absent from every file of a switch is reported as
+//! "not checked" by the findings that need it, never assumed empty.
+//!
+//! Left out: MAP_PFC_PRIORITY_TO_QUEUE, SCHEDULER, BUFFER_PORT_*_PROFILE_LIST,
+//! DEFAULT_LOSSLESS_BUFFER_PARAMETER and LOSSLESS_TRAFFIC_PATTERN are read as raw tables
+//! only (no finding uses them yet).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde_json::Value;
+
+/// The tables read, shape-checked and kept.
+pub const KNOWN_TABLES: [&str; 15] = [
+    "PORT",
+    "PORT_QOS_MAP",
+    "DSCP_TO_TC_MAP",
+    "TC_TO_PRIORITY_GROUP_MAP",
+    "TC_TO_QUEUE_MAP",
+    "BUFFER_POOL",
+    "BUFFER_PROFILE",
+    "BUFFER_PG",
+    "BUFFER_QUEUE",
+    "CABLE_LENGTH",
+    "WRED_PROFILE",
+    "QUEUE",
+    "PFC_WD",
+    "DEVICE_METADATA",
+    "DEVICE_NEIGHBOR",
+];
+
+/// Why input cannot be read; every variant names the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    #[error("{file}: not valid JSON: {msg}")]
+    Json { file: String, msg: String },
+    #[error("{file}: {place}: {msg}")]
+    Shape { file: String, place: String, msg: String },
+    #[error("{place}: {first} says {a:?}, {second} says {b:?}")]
+    Conflict { place: String, first: String, a: String, second: String, b: String },
+}
+
+/// Where a value lives: the file it was read from and its `TABLE|key|field`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct Place {
+    pub file: String,
+    /// `TABLE|key|field` (or `TABLE|key`, or `TABLE`).
+    pub path: String,
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.file, self.path)
+    }
+}
+
+/// One entry of a table: its fields and the file it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Entry {
+    pub file: String,
+    pub fields: BTreeMap<String, String>,
+}
+
+/// One table: key → entry, in key order.
+pub type Table = BTreeMap<String, Entry>;
+
+/// One switch: every known table its files hold, merged.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Switch {
+    /// `DEVICE_METADATA|localhost|hostname`, `None` for files that have none.
+    pub hostname: Option<String>,
+    pub files: Vec<String>,
+    pub tables: BTreeMap<String, Table>,
+    /// Tables present in the files but not read, with the file (notes for the report).
+    pub ignored: BTreeSet<(String, String)>,
+}
+
+impl Switch {
+    /// The name shown in findings.
+    pub fn name(&self) -> &str {
+        self.hostname.as_deref().unwrap_or("(no hostname)")
+    }
+
+    /// The table, if any file of this switch has it.
+    pub fn table(&self, t: &str) -> Option<&Table> {
+        self.tables.get(t)
+    }
+
+    /// One field of one entry.
+    pub fn field(&self, t: &str, key: &str, field: &str) -> Option<&str> {
+        self.tables.get(t)?.get(key)?.fields.get(field).map(String::as_str)
+    }
+
+    /// The place of `TABLE|key|field`, in the file that holds the key (or the switch's
+    /// first file when the key is missing).
+    pub fn place(&self, t: &str, key: &str, field: &str) -> Place {
+        let file = self.tables.get(t).and_then(|tb| tb.get(key)).map(|e| e.file.clone()).or_else(|| self.files.first().cloned()).unwrap_or_default();
+        let path = if field.is_empty() { format!("{t}|{key}") } else { format!("{t}|{key}|{field}") };
+        Place { file, path }
+    }
+}
+
+/// One file's hostname, known tables and the names of the tables it ignored.
+type Parsed = (Option<String>, BTreeMap<String, Table>, Vec<String>);
+
+/// Parses one file's text.
+fn parse_file(file: &str, text: &str) -> Result<Parsed, ReadError> {
+    let v: Value = serde_json::from_str(text).map_err(|e| ReadError::Json { file: file.into(), msg: e.to_string() })?;
+    let shape = |place: String, msg: String| ReadError::Shape { file: file.into(), place, msg };
+    let Value::Object(top) = v else {
+        return Err(shape("(top level)".into(), "expected a JSON object of tables".into()));
+    };
+    let mut tables = BTreeMap::new();
+    let mut ignored = vec![];
+    for (tname, tval) in top {
+        if !KNOWN_TABLES.contains(&tname.as_str()) {
+            ignored.push(tname);
+            continue;
+        }
+        let Value::Object(keys) = tval else {
+            return Err(shape(tname.clone(), format!("expected an object of keys, found {}", kind(&tval))));
+        };
+        let mut table = Table::new();
+        for (key, kval) in keys {
+            let Value::Object(fields) = kval else {
+                return Err(shape(format!("{tname}|{key}"), format!("expected an object of fields, found {}", kind(&kval))));
+            };
+            let mut entry = Entry { file: file.into(), fields: BTreeMap::new() };
+            for (field, fval) in fields {
+                let s = match fval {
+                    Value::String(s) => s,
+                    other => {
+                        return Err(shape(
+                            format!("{tname}|{key}|{field}"),
+                            format!("expected a string (config_db stores every field as one), found {}", kind(&other)),
+                        ))
+                    }
+                };
+                entry.fields.insert(field, s);
+            }
+            table.insert(key, entry);
+        }
+        tables.insert(tname, table);
+    }
+    let hostname = tables.get("DEVICE_METADATA").and_then(|t| t.get("localhost")).and_then(|e| e.fields.get("hostname")).cloned();
+    Ok((hostname, tables, ignored))
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Reads `(file name, text)` pairs into switches, merged by hostname, in hostname order
+/// (files without a hostname last, as one switch).
+pub fn read(sources: &[(String, String)]) -> Result<Vec<Switch>, ReadError> {
+    let mut by_name: BTreeMap<Option<String>, Switch> = BTreeMap::new();
+    for (file, text) in sources {
+        let (hostname, tables, ignored) = parse_file(file, text)?;
+        let sw = by_name.entry(hostname.clone()).or_insert_with(|| Switch { hostname, ..Switch::default() });
+        sw.files.push(file.clone());
+        sw.ignored.extend(ignored.into_iter().map(|t| (file.clone(), t)));
+        for (tname, table) in tables {
+            let dst = sw.tables.entry(tname.clone()).or_default();
+            for (key, entry) in table {
+                let Some(have) = dst.get_mut(&key) else {
+                    dst.insert(key, entry);
+                    continue;
+                };
+                for (field, value) in entry.fields {
+                    match have.fields.get(&field) {
+                        Some(old) if *old != value => {
+                            return Err(ReadError::Conflict {
+                                place: format!("{tname}|{key}|{field}"),
+                                first: have.file.clone(),
+                                a: old.clone(),
+                                second: file.clone(),
+                                b: value,
+                            })
+                        }
+                        Some(_) => {}
+                        None => {
+                            have.fields.insert(field, value);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // None sorts first in a BTreeMap; put the unnamed switch last.
+    let mut v: Vec<Switch> = by_name.into_values().collect();
+    v.sort_by_key(|s| s.hostname.is_none());
+    Ok(v)
+}
+
+/// A list of small numbers as SONiC writes them: `"3,4"`, `"0-2"`, `"3-4,6"`.
+pub fn parse_list(s: &str) -> Option<BTreeSet<u32>> {
+    let mut out = BTreeSet::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u32, u32) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                if a > b || b - a > 64 {
+                    return None;
+                }
+                out.extend(a..=b);
+            }
+            None => {
+                out.insert(part.parse().ok()?);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Splits a `PORTS|INDICES` key (`Ethernet0,Ethernet4|3-4`) into its ports and indices.
+pub fn split_port_key(key: &str) -> Option<(Vec<&str>, BTreeSet<u32>)> {
+    let (ports, idx) = key.split_once('|')?;
+    Some((ports.split(',').map(str::trim).collect(), parse_list(idx)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn src(name: &str, text: &str) -> (String, String) {
+        (name.into(), text.into())
+    }
+
+    #[test]
+    fn lists_and_keys() {
+        assert_eq!(parse_list("3,4"), Some([3, 4].into()));
+        assert_eq!(parse_list("0-2,6"), Some([0, 1, 2, 6].into()));
+        assert_eq!(parse_list(""), Some(BTreeSet::new()));
+        assert_eq!(parse_list("3,x"), None);
+        assert_eq!(parse_list("4-3"), None);
+        let (p, i) = split_port_key("Ethernet0,Ethernet4|3-4").unwrap();
+        assert_eq!((p, i), (vec!["Ethernet0", "Ethernet4"], [3, 4].into()));
+        assert_eq!(split_port_key("Ethernet0"), None);
+    }
+
+    #[test]
+    fn merges_by_hostname_and_notes_unknown_tables() {
+        let a = src("a.json", r#"{"DEVICE_METADATA":{"localhost":{"hostname":"leaf1"}},"PORT":{"Ethernet0":{"mtu":"9100"}},"VLAN":{}}"#);
+        let b = src("b.json", r#"{"DEVICE_METADATA":{"localhost":{"hostname":"leaf1"}},"CABLE_LENGTH":{"AZURE":{"Ethernet0":"5m"}}}"#);
+        let c = src("c.json", r#"{"PORT":{"Ethernet8":{}}}"#);
+        let s = read(&[a, b, c]).unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].name(), "leaf1");
+        assert_eq!(s[0].files, ["a.json", "b.json"]);
+        assert_eq!(s[0].field("CABLE_LENGTH", "AZURE", "Ethernet0"), Some("5m"));
+        assert_eq!(s[0].place("PORT", "Ethernet0", "mtu").to_string(), "a.json: PORT|Ethernet0|mtu");
+        assert!(s[0].ignored.contains(&("a.json".into(), "VLAN".into())));
+        assert_eq!(s[1].hostname, None);
+    }
+
+    #[test]
+    fn bad_input_names_file_and_place() {
+        let e = read(&[src("x.json", r#"{"PORT":{"Ethernet0":{"mtu":9100}}}"#)]).unwrap_err();
+        assert_eq!(e.to_string(), "x.json: PORT|Ethernet0|mtu: expected a string (config_db stores every field as one), found a number");
+        let e = read(&[src("t.json", r#"{"PORT":{"Ethernet0":{"mtu":"91"#)]).unwrap_err();
+        assert!(matches!(e, ReadError::Json { .. }) && e.to_string().starts_with("t.json: not valid JSON"), "{e}");
+        let e = read(&[src("l.json", "[1,2]")]).unwrap_err();
+        assert_eq!(e.to_string(), "l.json: (top level): expected a JSON object of tables");
+        let e = read(&[src("k.json", r#"{"QUEUE":{"Ethernet0|3":"x"}}"#)]).unwrap_err();
+        assert_eq!(e.to_string(), "k.json: QUEUE|Ethernet0|3: expected an object of fields, found a string");
+        let e = read(&[src("e.json", "")]).unwrap_err();
+        assert!(e.to_string().starts_with("e.json: not valid JSON"));
+    }
+
+    #[test]
+    fn conflicting_values_name_both_files() {
+        let a = src("a.json", r#"{"PORT":{"Ethernet0":{"mtu":"9100"}}}"#);
+        let b = src("b.json", r#"{"PORT":{"Ethernet0":{"mtu":"1500"}}}"#);
+        let e = read(&[a, b]).unwrap_err();
+        assert_eq!(e.to_string(), r#"PORT|Ethernet0|mtu: a.json says "9100", b.json says "1500""#);
+    }
+}

@@ -1,0 +1,91 @@
+//! `fabriclab verify`: reads a fabric's SONiC `config_db.json` files ([`config_db`]) and
+//! reports where the lossless RoCE configuration is wrong ([`checks`]): each finding with
+//! its severity, the file and `TABLE|key|field` to change, what is wrong, the failure it
+//! leads to and the fix with its value.
+//!
+//! Implemented: the DSCP → TC → PG → queue chain of the RoCE DSCP and the class of CNPs,
+//! PFC priorities differing between link peers (DEVICE_NEIGHBOR), port MTU below the RoCE
+//! path MTU plus its headers, cable length missing for a lossless port, a lossless PG whose
+//! BUFFER_PG entry names a profile without headroom (or no profile that exists), ECN/WRED
+//! missing on a lossless queue, a profile's xoff below the IEEE 802.1Qbb worst case (given
+//! the cell size), and the PFC watchdog missing on a lossless port or queue.
+//!
+//! Left out (see docs/verify.md): pg_profile_lookup rows and SONiC's own headroom values,
+//! NIC settings, buffer accounting against the ASIC, dynamic_th ranges,
+//! ECN thresholds against the PFC point, the watchdog against the NIC's retry budget, and
+//! `--simulate`.
+
+pub mod checks;
+pub mod config_db;
+
+use serde::Serialize;
+use units::Bytes;
+
+pub use checks::{Finding, Severity};
+pub use config_db::{Place, ReadError, Switch};
+
+/// What the verifier assumes about the RoCE traffic (the NIC side, which config_db lacks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// DSCP of RoCE data packets. NVIDIA ConnectX default 26 (as `plan roce`'s default).
+    pub roce_dscp: u8,
+    /// DSCP of CNPs. NVIDIA ConnectX default 48 (as `plan roce`'s default).
+    pub cnp_dscp: u8,
+    /// RoCE (IB) path MTU: 4096 B, the largest IBTA MTU and what ConnectX uses on a 9000+ B
+    /// Ethernet MTU.
+    pub path_mtu: Bytes,
+    /// The switch buffer's cell size, which config_db does not hold; without it the IEEE
+    /// 802.1Qbb headroom check is not run.
+    pub cell: Option<Bytes>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { roce_dscp: 26, cnp_dscp: 48, path_mtu: Bytes(4096), cell: None }
+    }
+}
+
+/// A check that could not run on a switch because a table it reads is absent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NotChecked {
+    pub switch: String,
+    pub check: &'static str,
+    pub missing_table: &'static str,
+    pub note: String,
+}
+
+/// A table in the files that the verifier does not read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Ignored {
+    pub file: String,
+    pub table: String,
+}
+
+/// Everything `verify` found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// Switch names with their files, in the order checked.
+    pub switches: Vec<(String, Vec<String>)>,
+    /// Errors first, then warnings; in check order within each.
+    pub findings: Vec<Finding>,
+    pub not_checked: Vec<NotChecked>,
+    pub ignored_tables: Vec<Ignored>,
+}
+
+impl Report {
+    pub fn errors(&self) -> usize {
+        self.findings.iter().filter(|f| f.severity == Severity::Error).count()
+    }
+
+    pub fn warnings(&self) -> usize {
+        self.findings.iter().filter(|f| f.severity == Severity::Warning).count()
+    }
+}
+
+/// Verifies the `(file name, text)` sources; an error means unreadable input.
+pub fn verify(sources: &[(String, String)], opts: &Options) -> Result<Report, ReadError> {
+    let switches = config_db::read(sources)?;
+    let (findings, not_checked) = checks::run(&switches, opts)?;
+    let ignored_tables = switches.iter().flat_map(|s| s.ignored.iter().map(|(file, table)| Ignored { file: file.clone(), table: table.clone() })).collect();
+    Ok(Report { switches: switches.iter().map(|s| (s.name().to_string(), s.files.clone())).collect(), findings, not_checked, ignored_tables })
+}

@@ -1,0 +1,276 @@
+//! `plan::verify` on real SONiC configurations and on broken variants of them: each broken
+//! variant must be flagged at exactly one place (file, `TABLE|key|field`) and nowhere else.
+//!
+//! Data (verbatim, see tests/data/sonic/SOURCE.md):
+//! * FDB: sonic-utilities `tests/filter_fdb_input/config_db.json` at 691b1bbc4fd2b71657d1b0b334c37136deb51526
+//!   (Force10-S6000, pfc_enable "3,4", PFC_WD on every lossless port).
+//! * COUNTERPOLL: sonic-utilities `tests/counterpoll_input/config_db.json` at the same commit
+//!   (no PFC_WD table).
+//! * QOS_4600C / BUFFERS_4600C: sonic-buildimage `src/sonic-config-engine/tests/sample_output/py3/
+//!   qos-mellanox4600c-c64.json` and `buffers-mellanox4600c-t1.json` at
+//!   086b03bd70f9e211aaaf5f6aefe0790b508d2a94 (the templates' output, no hostname, no PORT).
+//!
+//! SONiC's AZURE maps make DSCP 3 and 4 lossless, so the clean runs pass `roce_dscp` 3.
+
+use plan::verify::{verify, Finding, Options, ReadError, Report, Severity};
+use serde_json::{json, Value};
+
+const FDB: &str = "sonic-utilities__tests__filter_fdb_input__config_db.json";
+const COUNTERPOLL: &str = "sonic-utilities__tests__counterpoll_input__config_db.json";
+const QOS_4600C: &str = "sonic-buildimage__sample_output__qos-mellanox4600c-c64.json";
+const BUFFERS_4600C: &str = "sonic-buildimage__sample_output__buffers-mellanox4600c-t1.json";
+
+fn data(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/data/sonic/{name}", env!("CARGO_MANIFEST_DIR"))).expect("test data")
+}
+
+/// DSCP 3 (lossless under AZURE) and a 256 B cell: an assumption of these tests (as in
+/// `plan roce`'s examples), since config_db does not hold the ASIC's cell size.
+fn dscp3() -> Options {
+    Options { roce_dscp: 3, cell: Some(units::Bytes(256)), ..Options::default() }
+}
+
+fn run(files: &[(&str, String)], o: &Options) -> Result<Report, ReadError> {
+    let s: Vec<(String, String)> = files.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
+    verify(&s, o)
+}
+
+/// FDB with `edit` applied to its JSON.
+fn fdb_with(edit: impl FnOnce(&mut Value)) -> Report {
+    let mut v: Value = serde_json::from_str(&data(FDB)).unwrap();
+    edit(&mut v);
+    run(&[(FDB, v.to_string())], &dscp3()).unwrap()
+}
+
+/// The report has exactly one finding: this check, severity and place.
+fn only<'a>(r: &'a Report, id: &str, sev: Severity, path: &str) -> &'a Finding {
+    let got: Vec<_> = r.findings.iter().map(|f| (f.id, f.severity, f.place.path.as_str())).collect();
+    assert_eq!(got, vec![(id, sev, path)], "{:#?}", r.findings);
+    &r.findings[0]
+}
+
+const LOSSLESS_PORTS: usize = 28;
+
+#[test]
+fn real_configs_verify_clean() {
+    let r = run(&[(FDB, data(FDB))], &dscp3()).unwrap();
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    assert!(r.not_checked.is_empty(), "{:#?}", r.not_checked);
+    assert!(r.ignored_tables.iter().any(|i| i.table == "ACL_TABLE" && i.file == FDB));
+    assert_eq!(r.switches, vec![("str-s6000-acs-14".to_string(), vec![FDB.to_string()])]);
+
+    let r = run(&[(COUNTERPOLL, data(COUNTERPOLL))], &dscp3()).unwrap();
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
+    assert_eq!(nc, [("pfc-watchdog-missing", "PFC_WD")]);
+    assert!(r.not_checked[0].note.contains("default_pfcwd_status is disable"));
+
+    // The template outputs: one switch without a hostname, in two files.
+    let r = run(&[(QOS_4600C, data(QOS_4600C)), (BUFFERS_4600C, data(BUFFERS_4600C))], &dscp3()).unwrap();
+    assert_eq!(r.switches.len(), 1);
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
+    assert_eq!(nc, [("port-mtu", "PORT"), ("headroom-below-ieee", "PORT"), ("pfc-watchdog-missing", "PFC_WD")]);
+
+    // Without a cell size the IEEE headroom check does not run, and says so.
+    let r = run(&[(FDB, data(FDB))], &Options { roce_dscp: 3, ..Options::default() }).unwrap();
+    assert!(r.findings.is_empty());
+    let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
+    assert_eq!(nc, [("headroom-below-ieee", "(cell size)")]);
+}
+
+#[test]
+fn nvidia_default_dscp_is_lossy_under_azure_maps() {
+    // DSCP 26 (ConnectX's default) maps to TC 1 in SONiC's AZURE map: one finding, at the
+    // map entry, for every lossless port.
+    let r = run(&[(COUNTERPOLL, data(COUNTERPOLL))], &Options::default()).unwrap();
+    let f = only(&r, "dscp-chain", Severity::Error, "DSCP_TO_TC_MAP|AZURE|26");
+    assert_eq!(f.place.file, COUNTERPOLL);
+    assert_eq!(f.ports.len(), LOSSLESS_PORTS);
+    assert_eq!(f.fix, "DSCP_TO_TC_MAP|AZURE|26 = \"3\"");
+    assert!(f.what.contains("TC 1"), "{}", f.what);
+}
+
+#[test]
+fn dscp_chain_breaks_are_placed() {
+    let r = fdb_with(|v| v["DSCP_TO_TC_MAP"]["AZURE"]["3"] = json!("1"));
+    assert_eq!(only(&r, "dscp-chain", Severity::Error, "DSCP_TO_TC_MAP|AZURE|3").ports.len(), LOSSLESS_PORTS);
+
+    let r = fdb_with(|v| {
+        v["DSCP_TO_TC_MAP"]["AZURE"].as_object_mut().unwrap().remove("3");
+    });
+    assert!(only(&r, "dscp-chain", Severity::Error, "DSCP_TO_TC_MAP|AZURE|3").what.contains("no entry"));
+
+    let r = fdb_with(|v| v["TC_TO_PRIORITY_GROUP_MAP"]["AZURE"]["3"] = json!("0"));
+    let f = only(&r, "dscp-chain", Severity::Error, "TC_TO_PRIORITY_GROUP_MAP|AZURE|3");
+    assert_eq!(f.fix, "TC_TO_PRIORITY_GROUP_MAP|AZURE|3 = \"3\"");
+
+    let r = fdb_with(|v| v["TC_TO_QUEUE_MAP"]["AZURE"]["3"] = json!("1"));
+    only(&r, "dscp-chain", Severity::Error, "TC_TO_QUEUE_MAP|AZURE|3");
+
+    let r = fdb_with(|v| v["PORT_QOS_MAP"]["Ethernet4"]["dscp_to_tc_map"] = json!("NOPE"));
+    let f = only(&r, "dscp-chain", Severity::Error, "PORT_QOS_MAP|Ethernet4|dscp_to_tc_map");
+    assert_eq!(f.ports, ["Ethernet4"]);
+}
+
+#[test]
+fn cnp_in_a_paused_or_unmapped_class_warns() {
+    let r = fdb_with(|v| v["DSCP_TO_TC_MAP"]["AZURE"]["48"] = json!("4"));
+    let f = only(&r, "cnp-class", Severity::Warning, "DSCP_TO_TC_MAP|AZURE|48");
+    assert_eq!(f.ports.len(), LOSSLESS_PORTS);
+    assert!(f.fix.starts_with("DSCP_TO_TC_MAP|AZURE|48 = \"6\""), "{}", f.fix);
+
+    let r = fdb_with(|v| {
+        v["DSCP_TO_TC_MAP"]["AZURE"].as_object_mut().unwrap().remove("48");
+    });
+    assert!(only(&r, "cnp-class", Severity::Warning, "DSCP_TO_TC_MAP|AZURE|48").what.contains("TC 0"));
+}
+
+#[test]
+fn pfc_peers_must_agree() {
+    // FDB's Ethernet112 faces ARISTA01T1 Ethernet1 (DEVICE_NEIGHBOR); give that peer a file.
+    let peer = |pfc: &str| {
+        json!({
+            "DEVICE_METADATA": {"localhost": {"hostname": "ARISTA01T1"}},
+            "PORT_QOS_MAP": {"Ethernet1": {"pfc_enable": pfc}},
+            "DEVICE_NEIGHBOR": {"Ethernet1": {"name": "str-s6000-acs-14", "port": "Ethernet112"}}
+        })
+        .to_string()
+    };
+    let r = run(&[(FDB, data(FDB)), ("arista01t1.json", peer("3,4"))], &dscp3()).unwrap();
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+
+    let r = run(&[(FDB, data(FDB)), ("arista01t1.json", peer("3"))], &dscp3()).unwrap();
+    let f = only(&r, "pfc-peer-mismatch", Severity::Error, "PORT_QOS_MAP|Ethernet1|pfc_enable");
+    assert_eq!(f.place.file, "arista01t1.json");
+    assert!(f.what.contains(&format!("str-s6000-acs-14 Ethernet112 ({FDB}: PORT_QOS_MAP|Ethernet112|pfc_enable)")), "{}", f.what);
+    assert_eq!(f.fix, "pfc_enable \"3,4\" on both ends");
+}
+
+#[test]
+fn port_mtu_below_path_mtu_plus_64() {
+    // 4096 + 64 = 4160 is exactly enough.
+    assert!(fdb_with(|v| v["PORT"]["Ethernet4"]["mtu"] = json!("4160")).findings.is_empty());
+    let r = fdb_with(|v| v["PORT"]["Ethernet4"]["mtu"] = json!("4159"));
+    let f = only(&r, "port-mtu", Severity::Error, "PORT|Ethernet4|mtu");
+    assert!(f.fix.contains("4160"), "{}", f.fix);
+    // A smaller path MTU fits.
+    let mut v: Value = serde_json::from_str(&data(FDB)).unwrap();
+    v["PORT"]["Ethernet4"]["mtu"] = json!("1500");
+    let o = Options { path_mtu: units::Bytes(1024), ..dscp3() };
+    assert!(run(&[(FDB, v.to_string())], &o).unwrap().findings.is_empty());
+}
+
+#[test]
+fn missing_cable_length() {
+    let r = fdb_with(|v| {
+        v["CABLE_LENGTH"]["AZURE"].as_object_mut().unwrap().remove("Ethernet4");
+    });
+    only(&r, "cable-length-missing", Severity::Error, "CABLE_LENGTH|AZURE|Ethernet4");
+}
+
+#[test]
+fn ecn_on_lossless_queues() {
+    let r = fdb_with(|v| {
+        v["QUEUE"]["Ethernet4|3"].as_object_mut().unwrap().remove("wred_profile");
+    });
+    let f = only(&r, "ecn-missing", Severity::Warning, "QUEUE|Ethernet4|3|wred_profile");
+    assert_eq!(f.fix, "QUEUE|Ethernet4|3|wred_profile = \"AZURE_LOSSLESS\"");
+
+    let r = fdb_with(|v| v["WRED_PROFILE"]["AZURE_LOSSLESS"]["ecn"] = json!("ecn_none"));
+    assert_eq!(only(&r, "ecn-missing", Severity::Warning, "WRED_PROFILE|AZURE_LOSSLESS|ecn").ports.len(), LOSSLESS_PORTS);
+
+    let r = fdb_with(|v| v["QUEUE"]["Ethernet4|4"]["wred_profile"] = json!("NOPE"));
+    only(&r, "ecn-missing", Severity::Error, "QUEUE|Ethernet4|4|wred_profile");
+}
+
+#[test]
+fn pfc_watchdog_on_lossless_ports() {
+    let r = fdb_with(|v| {
+        v["PFC_WD"].as_object_mut().unwrap().remove("Ethernet4");
+    });
+    let f = only(&r, "pfc-watchdog-missing", Severity::Warning, "PFC_WD|Ethernet4");
+    assert!(f.fix.contains("detection_time \"200\""));
+
+    assert!(fdb_with(|v| v["PORT_QOS_MAP"]["Ethernet8"]["pfcwd_sw_enable"] = json!("3,4")).findings.is_empty());
+    let r = fdb_with(|v| v["PORT_QOS_MAP"]["Ethernet8"]["pfcwd_sw_enable"] = json!("3"));
+    let f = only(&r, "pfc-watchdog-missing", Severity::Warning, "PORT_QOS_MAP|Ethernet8|pfcwd_sw_enable");
+    assert_eq!(f.fix, "PORT_QOS_MAP|Ethernet8|pfcwd_sw_enable = \"3,4\"");
+}
+
+#[test]
+fn bad_input_names_file_and_place() {
+    let edit = |f: &dyn Fn(&mut Value)| {
+        let mut v: Value = serde_json::from_str(&data(FDB)).unwrap();
+        f(&mut v);
+        run(&[(FDB, v.to_string())], &dscp3()).unwrap_err().to_string()
+    };
+    assert_eq!(
+        edit(&|v| v["PORT"]["Ethernet4"]["mtu"] = json!(9100)),
+        format!("{FDB}: PORT|Ethernet4|mtu: expected a string (config_db stores every field as one), found a number")
+    );
+    assert_eq!(edit(&|v| v["PORT"]["Ethernet4"]["mtu"] = json!("nine")), format!("{FDB}: PORT|Ethernet4|mtu: \"nine\" is not a whole number"));
+    assert!(edit(&|v| v["PORT_QOS_MAP"]["Ethernet4"]["pfc_enable"] = json!("3,x")).starts_with(&format!("{FDB}: PORT_QOS_MAP|Ethernet4|pfc_enable: ")));
+    assert!(edit(&|v| v["PORT_QOS_MAP"]["Ethernet4"]["pfc_enable"] = json!("3,9")).ends_with("priority 9 is not 0..7"));
+    assert!(edit(&|v| v["CABLE_LENGTH"]["AZURE"]["Ethernet4"] = json!("5 metres")).starts_with(&format!("{FDB}: CABLE_LENGTH|AZURE|Ethernet4: ")));
+    assert!(edit(&|v| v["DSCP_TO_TC_MAP"]["AZURE"]["3"] = json!("three")).starts_with(&format!("{FDB}: DSCP_TO_TC_MAP|AZURE|3: ")));
+    assert!(edit(&|v| v["QUEUE"]["Ethernet4"] = json!({})).starts_with(&format!("{FDB}: QUEUE|Ethernet4: ")));
+
+    // Truncated at every 997th byte: always an error naming the file, never a panic.
+    let text = data(FDB);
+    for cut in (0..text.len()).step_by(997) {
+        let e = run(&[(FDB, text[..cut].to_string())], &dscp3()).unwrap_err();
+        assert!(e.to_string().starts_with(&format!("{FDB}: not valid JSON")), "{e}");
+    }
+}
+
+#[test]
+fn lossless_pg_without_headroom_profile() {
+    // COUNTERPOLL's lossless PGs use pg_lossless_40000_*_profile, which have xoff.
+    let counterpoll_with = |edit: &dyn Fn(&mut Value)| {
+        let mut v: Value = serde_json::from_str(&data(COUNTERPOLL)).unwrap();
+        edit(&mut v);
+        run(&[(COUNTERPOLL, v.to_string())], &dscp3()).unwrap()
+    };
+    let r = counterpoll_with(&|v| v["BUFFER_PG"]["Ethernet56|3-4"]["profile"] = json!("ingress_lossy_profile"));
+    let f = only(&r, "pg-headroom-profile", Severity::Error, "BUFFER_PG|Ethernet56|3-4|profile");
+    assert_eq!(f.ports, ["Ethernet56"]);
+    assert!(f.what.contains("no xoff"), "{}", f.what);
+    // Ethernet56: 40000 Mb/s, CABLE_LENGTH 5m.
+    assert!(f.fix.contains("\"pg_lossless_40000_5m_profile\""), "{}", f.fix);
+
+    let r = counterpoll_with(&|v| v["BUFFER_PG"]["Ethernet56|3-4"]["profile"] = json!("[BUFFER_PROFILE|pg_lossless_nope]"));
+    assert!(only(&r, "pg-headroom-profile", Severity::Error, "BUFFER_PG|Ethernet56|3-4|profile").what.contains("\"pg_lossless_nope\""));
+
+    // The dynamic model's NULL profile and the old bracketed reference form are fine.
+    assert!(counterpoll_with(&|v| v["BUFFER_PG"]["Ethernet56|3-4"]["profile"] = json!("NULL")).findings.is_empty());
+    assert!(counterpoll_with(&|v| v["BUFFER_PG"]["Ethernet56|3-4"]["profile"] = json!("[BUFFER_PROFILE|pg_lossless_40000_5m_profile]")).findings.is_empty());
+}
+
+#[test]
+fn xoff_below_the_ieee_worst_case() {
+    // COUNTERPOLL's Ethernet112..124 are 40000 Mb/s ports with 40 m cables, MTU 9100, using
+    // pg_lossless_40000_40m_profile (xoff 55120). IEEE 802.1Qbb worst case by hand, 256 B
+    // cells, path MTU 4096:
+    //   reverse frame 9100 + 14 + 4 + 4 = 9122 B, on the wire 9142 B: 1828.4 ns at 40 Gb/s
+    //   PFC frame 64 + 20 B: 16.8 ns; cable 40 m at 5 ns/m, both ways: 400 ns
+    //   peer response 118 quanta x 12.8 ns = 1510.4 ns (IEEE 802.3 Annex 31B, 40G)
+    //   W = 3755.6 ns; lossless frame 4174 B (4096 + 78), 4194 B on the wire: 838.8 ns
+    //   frames = ceil(3755.6 / 838.8) = 5, each 17 cells: 85 cells = 21760 B.
+    let counterpoll_xoff = |xoff: &str| {
+        let mut v: Value = serde_json::from_str(&data(COUNTERPOLL)).unwrap();
+        v["BUFFER_PROFILE"]["pg_lossless_40000_40m_profile"]["xoff"] = json!(xoff);
+        run(&[(COUNTERPOLL, v.to_string())], &dscp3()).unwrap()
+    };
+    assert!(counterpoll_xoff("21760").findings.is_empty());
+    let r = counterpoll_xoff("21759");
+    let f = only(&r, "headroom-below-ieee", Severity::Error, "BUFFER_PROFILE|pg_lossless_40000_40m_profile|xoff");
+    assert_eq!(f.ports, ["Ethernet112", "Ethernet116", "Ethernet120", "Ethernet124"]);
+    assert!(f.what.contains("worst case 21760 B") && f.what.contains("5 frames of 4174 B x 17 cells of 256 B"), "{}", f.what);
+    assert_eq!(f.fix, "BUFFER_PROFILE|pg_lossless_40000_40m_profile|xoff >= \"21760\" (and size grown by as much)");
+
+    let mut v: Value = serde_json::from_str(&data(COUNTERPOLL)).unwrap();
+    v["BUFFER_PROFILE"]["pg_lossless_40000_40m_profile"]["xoff"] = json!("lots");
+    let e = run(&[(COUNTERPOLL, v.to_string())], &dscp3()).unwrap_err();
+    assert_eq!(e.to_string(), format!("{COUNTERPOLL}: BUFFER_PROFILE|pg_lossless_40000_40m_profile|xoff: \"lots\" is not a whole number"));
+}
