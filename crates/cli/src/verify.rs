@@ -98,7 +98,9 @@ fn text(r: &Report, o: &Options) -> String {
         for f in fs {
             let ports = if f.ports.len() > 4 { format!("{} and {} more", f.ports[..4].join(", "), f.ports.len() - 4) } else { f.ports.join(", ") };
             let _ = writeln!(s, "  [{}] {} {}", f.id, f.switch, f.place);
-            let _ = writeln!(s, "    what:    {} (ports: {ports})", f.what);
+            // Profile-level findings (dynamic_th) name no port.
+            let ports = if ports.is_empty() { String::new() } else { format!(" (ports: {ports})") };
+            let _ = writeln!(s, "    what:    {}{ports}", f.what);
             let _ = writeln!(s, "    failure: {}", f.failure);
             let _ = writeln!(s, "    fix:     {}", f.fix);
         }

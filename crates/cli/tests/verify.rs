@@ -23,7 +23,12 @@ fn clean_config_exits_0() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(out.contains("buffer cell 256 B") && out.contains("switch str-s6000-acs-14:") && out.contains("0 error(s), 0 warning(s)"), "{out}");
-    assert!(!out.contains("not checked"), "{out}");
+    // The Dell S6000 is a Broadcom switch: only Mellanox SAI's dynamic_th range is known.
+    assert!(
+        out.contains("not checked (1):")
+            && out.contains("str-s6000-acs-14 dynamic-th-range: no dynamic_th range (known only for Mellanox SAI (x86_64-mlnx_*, x86_64-nvidia_*), not platform \"x86_64-dell_s6000_s1220-r0\")"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -36,7 +41,7 @@ fn error_exits_1_with_place_and_fix() {
     assert!(out.contains(&format!("[dscp-chain] str-s6000-acs-14 {}: DSCP_TO_TC_MAP|AZURE|26", data(COUNTERPOLL))), "{out}");
     assert!(out.contains("fix:     DSCP_TO_TC_MAP|AZURE|26 = \"3\""), "{out}");
     assert!(
-        out.contains("not checked (2):")
+        out.contains("not checked (3):")
             && out.contains("no PFC_WD table")
             && out.contains("headroom-below-ieee: no cell size (config_db has no buffer cell size: pass --cell)"),
         "{out}"

@@ -55,14 +55,17 @@ const LOSSLESS_PORTS: usize = 28;
 fn real_configs_verify_clean() {
     let r = run(&[(FDB, data(FDB))], &dscp3()).unwrap();
     assert!(r.findings.is_empty(), "{:#?}", r.findings);
-    assert!(r.not_checked.is_empty(), "{:#?}", r.not_checked);
+    // A Broadcom (Dell S6000) switch: only Mellanox SAI's dynamic_th range is known.
+    let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
+    assert_eq!(nc, [("dynamic-th-range", "(dynamic_th range)")]);
+    assert!(r.not_checked[0].note.contains("x86_64-dell_s6000_s1220-r0"), "{}", r.not_checked[0].note);
     assert!(r.ignored_tables.iter().any(|i| i.table == "ACL_TABLE" && i.file == FDB));
     assert_eq!(r.switches, vec![("str-s6000-acs-14".to_string(), vec![FDB.to_string()])]);
 
     let r = run(&[(COUNTERPOLL, data(COUNTERPOLL))], &dscp3()).unwrap();
     assert!(r.findings.is_empty(), "{:#?}", r.findings);
     let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
-    assert_eq!(nc, [("pfc-watchdog-missing", "PFC_WD")]);
+    assert_eq!(nc, [("pfc-watchdog-missing", "PFC_WD"), ("dynamic-th-range", "(dynamic_th range)")]);
     assert!(r.not_checked[0].note.contains("default_pfcwd_status is disable"));
 
     // The template outputs: one switch without a hostname, in two files.
@@ -70,13 +73,57 @@ fn real_configs_verify_clean() {
     assert_eq!(r.switches.len(), 1);
     assert!(r.findings.is_empty(), "{:#?}", r.findings);
     let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
-    assert_eq!(nc, [("port-mtu", "PORT"), ("headroom-below-ieee", "PORT"), ("pfc-watchdog-missing", "PFC_WD")]);
+    assert_eq!(nc, [("port-mtu", "PORT"), ("headroom-below-ieee", "PORT"), ("pfc-watchdog-missing", "PFC_WD"), ("dynamic-th-range", "(dynamic_th range)")]);
+    assert!(r.not_checked[3].note.contains("platform is absent"), "{}", r.not_checked[3].note);
 
     // Without a cell size the IEEE headroom check does not run, and says so.
     let r = run(&[(FDB, data(FDB))], &Options { roce_dscp: 3, ..Options::default() }).unwrap();
     assert!(r.findings.is_empty());
     let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
-    assert_eq!(nc, [("headroom-below-ieee", "(cell size)")]);
+    assert_eq!(nc, [("headroom-below-ieee", "(cell size)"), ("dynamic-th-range", "(dynamic_th range)")]);
+}
+
+/// The 4600C template outputs with `edit` applied to the buffers file, which also gets the
+/// platform of that SKU (`x86_64-mlnx_msn4600c-r0`, sonic-buildimage
+/// `device/mellanox/x86_64-mlnx_msn4600c-r0/Mellanox-SN4600C-C64`): the template output has
+/// no DEVICE_METADATA.
+fn mellanox_with(edit: impl FnOnce(&mut Value)) -> Report {
+    let mut v: Value = serde_json::from_str(&data(BUFFERS_4600C)).unwrap();
+    v["DEVICE_METADATA"] = json!({"localhost": {"platform": "x86_64-mlnx_msn4600c-r0"}});
+    edit(&mut v);
+    run(&[(QOS_4600C, data(QOS_4600C)), (BUFFERS_4600C, v.to_string())], &dscp3()).unwrap()
+}
+
+#[test]
+fn dynamic_th_outside_mellanox_sai_range_warns() {
+    // SONiC's own values (-8, 3, 7) are at or inside the bounds: clean, and checked.
+    let r = mellanox_with(|_| {});
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    assert!(!r.not_checked.iter().any(|n| n.check == "dynamic-th-range"), "{:#?}", r.not_checked);
+
+    let r = mellanox_with(|v| v["BUFFER_PROFILE"]["egress_lossless_profile"]["dynamic_th"] = json!("8"));
+    let f = only(&r, "dynamic-th-range", Severity::Warning, "BUFFER_PROFILE|egress_lossless_profile|dynamic_th");
+    assert_eq!(f.place.file, BUFFERS_4600C);
+    assert!(f.what.contains("reads it as 7 (unlimited)"), "{}", f.what);
+
+    let r = mellanox_with(|v| v["BUFFER_PROFILE"]["q_lossy_profile"]["dynamic_th"] = json!("-9"));
+    let f = only(&r, "dynamic-th-range", Severity::Warning, "BUFFER_PROFILE|q_lossy_profile|dynamic_th");
+    assert!(f.what.contains("reads it as -8 (alpha 0)"), "{}", f.what);
+
+    // A platform whose range is not known: not checked, even with a value out of Mellanox's.
+    let r = mellanox_with(|v| {
+        v["DEVICE_METADATA"]["localhost"]["platform"] = json!("x86_64-dell_s6000_s1220-r0");
+        v["BUFFER_PROFILE"]["q_lossy_profile"]["dynamic_th"] = json!("-9");
+    });
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    assert!(r.not_checked.iter().any(|n| n.check == "dynamic-th-range"));
+
+    // Not a number: an input error at the field.
+    let mut v: Value = serde_json::from_str(&data(BUFFERS_4600C)).unwrap();
+    v["DEVICE_METADATA"] = json!({"localhost": {"platform": "x86_64-mlnx_msn4600c-r0"}});
+    v["BUFFER_PROFILE"]["q_lossy_profile"]["dynamic_th"] = json!("three");
+    let e = run(&[(QOS_4600C, data(QOS_4600C)), (BUFFERS_4600C, v.to_string())], &dscp3()).unwrap_err();
+    assert!(e.to_string().contains("BUFFER_PROFILE|q_lossy_profile|dynamic_th"), "{e}");
 }
 
 #[test]

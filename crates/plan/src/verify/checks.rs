@@ -34,7 +34,7 @@ pub struct Finding {
     pub severity: Severity,
     /// Stable identifier of the check (`dscp-chain`, `cnp-class`, `pfc-peer-mismatch`,
     /// `port-mtu`, `cable-length-missing`, `pg-headroom-profile`, `headroom-below-ieee`, `ecn-missing`,
-    /// `pfc-watchdog-missing`).
+    /// `pfc-watchdog-missing`, `dynamic-th-range`).
     pub id: &'static str,
     pub switch: String,
     pub place: Place,
@@ -74,6 +74,7 @@ pub(super) fn run(switches: &[Switch], opts: &Options) -> Result<Out, ReadError>
         headroom_ieee(sw, &lossless, opts, &mut found, &mut not_checked)?;
         ecn(sw, &lossless, &mut found, &mut not_checked)?;
         pfc_watchdog(sw, &lossless, &mut found, &mut not_checked);
+        dynamic_th(sw, &mut found, &mut not_checked)?;
     }
     pfc_peers(switches, &mut found)?;
     // One finding per place; errors first (stable, so check order holds within each).
@@ -696,4 +697,74 @@ fn pfc_watchdog(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, found: 
             });
         }
     }
+}
+
+/// Mellanox SAI's range of `dynamic_th`, the log2 of the dynamic threshold's alpha: -8
+/// means alpha 0 (no shared buffer), -7..6 alpha 1/128..64, 7 unlimited; values below -8 are
+/// read as 0 and values above 7 as unlimited (`sai_buffer_alpha_bounds_t`,
+/// Mellanox/SAI-Implementation `mlnx_sai/src/mlnx_sai_buffer.c` at
+/// 91c3f7bf987ccab46e14fce9152a9790e6c99daa).
+pub const MELLANOX_DYNAMIC_TH: std::ops::RangeInclusive<i64> = -8..=7;
+
+/// Whether the switch's platform is an NVIDIA (Mellanox) Spectrum one: SONiC names those
+/// platforms `x86_64-mlnx_msn*` (e.g. `x86_64-mlnx_msn2700-r0`) and, for newer ones,
+/// `x86_64-nvidia_sn*` (sonic-buildimage `device/mellanox/`).
+fn is_mellanox(platform: &str) -> bool {
+    platform.starts_with("x86_64-mlnx_") || platform.starts_with("x86_64-nvidia_")
+}
+
+/// A BUFFER_PROFILE's `dynamic_th` must be inside the ASIC's SAI range
+/// ([`MELLANOX_DYNAMIC_TH`]); outside it the SAI clamps the value silently, so the profile
+/// gets either no shared buffer or all of it, not the share written. Every profile is
+/// checked, lossless or not: a lossy queue with an unlimited threshold takes the shared
+/// buffer from the lossless PGs as well.
+///
+/// Only the Mellanox range has a cited source here; on another platform (or without
+/// `DEVICE_METADATA|localhost|platform`) the check is "not checked". A value that is not a
+/// whole number is an input error.
+fn dynamic_th(sw: &Switch, found: &mut Vec<Finding>, nc: &mut Vec<NotChecked>) -> Result<(), ReadError> {
+    let Some(profiles) = sw.table("BUFFER_PROFILE") else {
+        not(nc, sw, "dynamic-th-range", "BUFFER_PROFILE", "no buffer profiles to check");
+        return Ok(());
+    };
+    if !profiles.values().any(|e| e.fields.contains_key("dynamic_th")) {
+        return Ok(());
+    }
+    let platform = sw.field("DEVICE_METADATA", "localhost", "platform");
+    if !platform.is_some_and(is_mellanox) {
+        let why = match platform {
+            Some(p) => format!("known only for Mellanox SAI (x86_64-mlnx_*, x86_64-nvidia_*), not platform {p:?}"),
+            None => "DEVICE_METADATA|localhost|platform is absent, so the ASIC is unknown".to_string(),
+        };
+        not(nc, sw, "dynamic-th-range", "(dynamic_th range)", &why);
+        return Ok(());
+    }
+    let (lo, hi) = (*MELLANOX_DYNAMIC_TH.start(), *MELLANOX_DYNAMIC_TH.end());
+    for (name, e) in profiles {
+        let Some(v) = e.fields.get("dynamic_th") else { continue };
+        let th: i64 = v.trim().parse().map_err(|_| shape(sw.place("BUFFER_PROFILE", name, "dynamic_th"), format!("{v:?} is not a whole number")))?;
+        if MELLANOX_DYNAMIC_TH.contains(&th) {
+            continue;
+        }
+        let (read_as, failure, fix) = if th < lo {
+            (
+                format!("{lo} (alpha 0)"),
+                "the profile gets no shared buffer: its PG or queue holds only its reserved size and pauses (lossless) or drops (lossy) early",
+                lo,
+            )
+        } else {
+            (format!("{hi} (unlimited)"), "the profile may take the whole shared pool: one congested PG or queue starves the others of buffer", hi)
+        };
+        found.push(Finding {
+            severity: Severity::Warning,
+            id: "dynamic-th-range",
+            switch: sw.name().to_string(),
+            place: sw.place("BUFFER_PROFILE", name, "dynamic_th"),
+            ports: vec![],
+            what: format!("dynamic_th {th} is outside Mellanox SAI's {lo}..{hi}; the SAI reads it as {read_as}"),
+            failure: failure.into(),
+            fix: format!("BUFFER_PROFILE|{name}|dynamic_th = a value in {lo}..{hi} (\"{fix}\" is what the ASIC applies now)"),
+        });
+    }
+    Ok(())
 }
