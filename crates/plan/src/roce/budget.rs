@@ -7,6 +7,7 @@
 //! per-queue egress limits.
 
 use serde::Serialize;
+use units::Bytes;
 
 use super::{lossless_frame, RoceInput, TierPlan, Topo};
 
@@ -74,20 +75,48 @@ pub(super) fn budgets(i: &RoceInput, plans: &[TierPlan]) -> Vec<Budget> {
         .collect()
 }
 
+/// Where PFC fires when `n` ingress PGs send into one egress queue together: each PG
+/// settles at its reserved cells plus its dynamic-threshold share of the shared pool,
+/// reserved + alpha*S/(1+n*alpha) (`model::buffer`: Choudhury & Hahne 1998), and pauses its
+/// peer there; the egress queue holds their sum. Used by the planner (`plan roce`'s ECN
+/// thresholds and its `pfc-before-ecn` risk) and by `verify`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PfcPoint {
+    /// Shared cells S.
+    pub shared_cells: u64,
+    /// Reserved cells per PG.
+    pub reserved_cells: u64,
+    /// Each PG's share of the shared pool, alpha*S/(1+n*alpha), in cells.
+    pub share_cells: u64,
+    /// One PG's occupancy when it pauses, in bytes ((reserved + share) cells).
+    pub pg_bytes: u64,
+    /// The egress queue then, in frame bytes: n PGs of maximum frames.
+    pub queue_bytes: u64,
+    /// Frame bytes per cell of maximum frames.
+    pub per_cell: f64,
+}
+
+/// [`PfcPoint`] for `n` PGs, a shared pool of `shared` bytes, alpha = 2^`dynamic_th`, a
+/// per-PG reservation of `reserved` bytes and maximum frames of `frame` bytes in `cell`-byte
+/// cells.
+pub fn pfc_point(cell: Bytes, n: u64, shared: Bytes, dynamic_th: i8, reserved: Bytes, frame: Bytes) -> PfcPoint {
+    let s = shared.0 / cell.0;
+    let x = model::buffer::dynamic_threshold_share(s, n, dynamic_th);
+    let resv = reserved.0.div_ceil(cell.0);
+    let per_cell = frame.0 as f64 / frame.cells(cell) as f64;
+    let q = (n as f64 * (resv + x) as f64 * per_cell) as u64;
+    PfcPoint { shared_cells: s, reserved_cells: resv, share_cells: x, pg_bytes: (resv + x) * cell.0, queue_bytes: q, per_cell }
+}
+
 /// The egress queue at which PFC fires under the worst incast, in frame bytes.
 pub(super) fn pfc_queue(i: &RoceInput, leaf: &Budget) -> (u64, u64, String) {
-    let cell = i.buffer.cell.0;
     let leaf_ports: u32 = leaf.ports.iter().map(|p| p.1).sum();
     let n = i.incast.min(leaf_ports - 1) as u64;
-    let s = leaf.shared_bytes / cell;
     let th = i.buffer.dynamic_th;
-    let x = model::buffer::dynamic_threshold_share(s, n, th);
-    let resv = i.buffer.reserved.0.div_ceil(cell);
-    let frame = lossless_frame(i);
-    let per_cell = frame.0 as f64 / frame.cells(i.buffer.cell) as f64;
-    let q = (n as f64 * (resv + x) as f64 * per_cell) as u64;
+    let p = pfc_point(i.buffer.cell, n, Bytes(leaf.shared_bytes), th, i.buffer.reserved, lossless_frame(i));
+    let (s, resv, x, q, per_cell) = (p.shared_cells, p.reserved_cells, p.share_cells, p.queue_bytes, p.per_cell);
     (
-        (resv + x) * cell,
+        p.pg_bytes,
         q,
         format!(
             "n = min(incast {}, leaf ports - 1) = {n} ingress PGs each reach reserved {resv} + alpha*S/(1+n*alpha) = {x} cells \

@@ -30,11 +30,44 @@ pub(super) fn ecn_plan(i: &RoceInput, q_pfc: u64, why_q: String) -> EcnPlan {
         "HPCC's published DCQCN setting scaled to {gbps} Gb/s host links: Kmin 4 KB and Kmax 16 KB per Gb/s, Pmax 0.2 \
          (Li et al., SIGCOMM 2019, mix/config.txt; model::ecn::hpcc_thresholds)"
     );
-    if kmax >= q_pfc / 2 {
-        kmax = q_pfc / 2;
-        kmin = kmin.min(kmax / 4);
+    if let Some((lo, hi)) = lowered_below_pfc(kmin, kmax, q_pfc) {
+        (kmin, kmax) = (lo, hi);
         reason
             .push_str(&format!("; lowered to Kmax = half the queue at which PFC fires ({q_pfc} B) and Kmin <= Kmax/4, so marking starts well before pausing"));
     }
     EcnPlan { kmin_bytes: kmin, kmax_bytes: kmax, pmax: base.pmax, reason, pfc_queue_bytes: q_pfc, pfc_queue_derivation: why_q }
+}
+
+/// The planner's rule for thresholds too close to the PFC point `q_pfc` (the egress queue
+/// at which PFC fires, [`super::budget::pfc_point`]): when Kmax reaches half of it, Kmax
+/// becomes half of it and Kmin at most a quarter of that, so marking starts well before
+/// pausing. `None` when `kmax` is already below half.
+pub fn lowered_below_pfc(kmin: u64, kmax: u64, q_pfc: u64) -> Option<(u64, u64)> {
+    if kmax < q_pfc / 2 {
+        return None;
+    }
+    let kmax = q_pfc / 2;
+    Some((kmin.min(kmax / 4), kmax))
+}
+
+/// ECN marking (Kmin..Kmax, bytes of egress queue) against the queue at which PFC fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnVsPfc {
+    /// Marking reaches Pmax before PFC fires.
+    Before,
+    /// Marking starts before PFC fires but never reaches Pmax (Kmin < q_pfc <= Kmax).
+    NoPmax,
+    /// PFC fires first (Kmin >= q_pfc): DCQCN never hears of the congestion PFC pauses for.
+    PfcFirst,
+}
+
+/// The planner's `pfc-before-ecn` test, also `verify`'s `ecn-after-pfc`.
+pub fn ecn_vs_pfc(kmin: u64, kmax: u64, q_pfc: u64) -> EcnVsPfc {
+    if kmin >= q_pfc {
+        EcnVsPfc::PfcFirst
+    } else if kmax >= q_pfc {
+        EcnVsPfc::NoPmax
+    } else {
+        EcnVsPfc::Before
+    }
 }

@@ -53,11 +53,11 @@ use model::sonic;
 use serde::Serialize;
 use units::Bytes;
 
-pub use budget::Budget;
+pub use budget::{pfc_point, Budget, PfcPoint};
 pub use cdg::{cdg_check, topology, CdgReport, CDG_EVERY_LINK};
 pub use config::{BufferConfig, LinkConfig, OperatorConfig, RoceConfig, SonicConfig};
 pub use dcqcn::DcqcnPlan;
-pub use ecn::EcnPlan;
+pub use ecn::{ecn_vs_pfc, lowered_below_pfc, EcnPlan, EcnVsPfc};
 pub use explain::explain;
 pub use headroom::{ieee_input, ieee_port_input, sonic_input, PlanTerm, TierPlan};
 pub use input::{validate, BufferInput, HeadroomModel, InputError, Nic, Operator, RoceInput, TierInput, Topo};

@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 
+use super::ecn::{ecn_vs_pfc, EcnVsPfc};
 use super::{Budget, CdgReport, EcnPlan, RoceInput, TierPlan};
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -76,16 +77,17 @@ fn buffer_over_budget(i: &RoceInput, budgets: &[Budget]) -> Risk {
 fn pfc_before_ecn(i: &RoceInput, ecn: &EcnPlan) -> Risk {
     let op = &i.operator;
     let (kmin, kmax) = op.ecn.map_or((ecn.kmin_bytes, ecn.kmax_bytes), |r| (r.kmin.0, r.kmax.0));
+    let vs = ecn_vs_pfc(kmin, kmax, ecn.pfc_queue_bytes);
     Risk {
         id: "pfc-before-ecn",
         title: "ECN thresholds so high that PFC fires before ECN",
-        fired: kmin >= ecn.pfc_queue_bytes,
+        fired: vs == EcnVsPfc::PfcFirst,
         evaluated: by(op.ecn.is_some()),
         detail: format!(
             "Kmin {kmin} B, Kmax {kmax} B; PFC fires at an egress queue of {} B under the {}:1 incast{}",
             ecn.pfc_queue_bytes,
             i.incast,
-            if kmin < ecn.pfc_queue_bytes && kmax >= ecn.pfc_queue_bytes { " (marking never reaches Pmax before pausing)" } else { "" }
+            if vs == EcnVsPfc::NoPmax { " (marking never reaches Pmax before pausing)" } else { "" }
         ),
     }
 }
