@@ -23,9 +23,11 @@ fn clean_config_exits_0() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(out.contains("buffer cell 256 B") && out.contains("switch str-s6000-acs-14:") && out.contains("0 error(s), 0 warning(s)"), "{out}");
-    // The Dell S6000 is a Broadcom switch: only Mellanox SAI's dynamic_th range is known.
+    // No lossless PG has a BUFFER_PG entry (buffermgrd creates them at run time), and the
+    // Dell S6000 is a Broadcom switch: only Mellanox SAI's dynamic_th range is known.
     assert!(
-        out.contains("not checked (1):")
+        out.contains("not checked (2):")
+            && out.contains("str-s6000-acs-14 ecn-after-pfc: no lossless PG profiles (")
             && out.contains("str-s6000-acs-14 dynamic-th-range: no dynamic_th range (known only for Mellanox SAI (x86_64-mlnx_*, x86_64-nvidia_*), not platform \"x86_64-dell_s6000_s1220-r0\")"),
         "{out}"
     );
@@ -41,7 +43,7 @@ fn error_exits_1_with_place_and_fix() {
     assert!(out.contains(&format!("[dscp-chain] str-s6000-acs-14 {}: DSCP_TO_TC_MAP|AZURE|26", data(COUNTERPOLL))), "{out}");
     assert!(out.contains("fix:     DSCP_TO_TC_MAP|AZURE|26 = \"3\""), "{out}");
     assert!(
-        out.contains("not checked (3):")
+        out.contains("not checked (4):")
             && out.contains("no PFC_WD table")
             && out.contains("headroom-below-ieee: no cell size (config_db has no buffer cell size: pass --cell)"),
         "{out}"
@@ -52,7 +54,7 @@ fn error_exits_1_with_place_and_fix() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(v["findings"][0]["severity"], "error");
     assert_eq!(v["findings"][0]["place"]["path"], "DSCP_TO_TC_MAP|AZURE|26");
-    assert_eq!(v["not_checked"][1]["missing_table"], "PFC_WD");
+    assert_eq!(v["not_checked"][2]["missing_table"], "PFC_WD");
 }
 
 #[test]

@@ -55,10 +55,11 @@ const LOSSLESS_PORTS: usize = 28;
 fn real_configs_verify_clean() {
     let r = run(&[(FDB, data(FDB))], &dscp3()).unwrap();
     assert!(r.findings.is_empty(), "{:#?}", r.findings);
-    // A Broadcom (Dell S6000) switch: only Mellanox SAI's dynamic_th range is known.
+    // No lossless PG has a BUFFER_PG entry (buffermgrd creates them at run time), and a
+    // Broadcom (Dell S6000) switch: only Mellanox SAI's dynamic_th range is known.
     let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
-    assert_eq!(nc, [("dynamic-th-range", "(dynamic_th range)")]);
-    assert!(r.not_checked[0].note.contains("x86_64-dell_s6000_s1220-r0"), "{}", r.not_checked[0].note);
+    assert_eq!(nc, [("ecn-after-pfc", "(lossless PG profiles)"), ("dynamic-th-range", "(dynamic_th range)")]);
+    assert!(r.not_checked[1].note.contains("x86_64-dell_s6000_s1220-r0"), "{}", r.not_checked[1].note);
     assert!(r.ignored_tables.iter().any(|i| i.table == "ACL_TABLE" && i.file == FDB));
     assert_eq!(r.switches, vec![("str-s6000-acs-14".to_string(), vec![FDB.to_string()])]);
 
@@ -73,14 +74,23 @@ fn real_configs_verify_clean() {
     assert_eq!(r.switches.len(), 1);
     assert!(r.findings.is_empty(), "{:#?}", r.findings);
     let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
-    assert_eq!(nc, [("port-mtu", "PORT"), ("headroom-below-ieee", "PORT"), ("pfc-watchdog-missing", "PFC_WD"), ("dynamic-th-range", "(dynamic_th range)")]);
-    assert!(r.not_checked[3].note.contains("platform is absent"), "{}", r.not_checked[3].note);
+    assert_eq!(
+        nc,
+        [
+            ("port-mtu", "PORT"),
+            ("headroom-below-ieee", "PORT"),
+            ("ecn-after-pfc", "(lossless PG profiles)"),
+            ("pfc-watchdog-missing", "PFC_WD"),
+            ("dynamic-th-range", "(dynamic_th range)")
+        ]
+    );
+    assert!(r.not_checked[4].note.contains("platform is absent"), "{}", r.not_checked[4].note);
 
     // Without a cell size the IEEE headroom check does not run, and says so.
     let r = run(&[(FDB, data(FDB))], &Options { roce_dscp: 3, ..Options::default() }).unwrap();
     assert!(r.findings.is_empty());
     let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
-    assert_eq!(nc, [("headroom-below-ieee", "(cell size)"), ("dynamic-th-range", "(dynamic_th range)")]);
+    assert_eq!(nc, [("headroom-below-ieee", "(cell size)"), ("ecn-after-pfc", "(cell size)"), ("dynamic-th-range", "(dynamic_th range)")]);
 }
 
 /// The 4600C template outputs with `edit` applied to the buffers file, which also gets the
@@ -320,4 +330,53 @@ fn xoff_below_the_ieee_worst_case() {
     v["BUFFER_PROFILE"]["pg_lossless_40000_40m_profile"]["xoff"] = json!("lots");
     let e = run(&[(COUNTERPOLL, v.to_string())], &dscp3()).unwrap_err();
     assert_eq!(e.to_string(), format!("{COUNTERPOLL}: BUFFER_PROFILE|pg_lossless_40000_40m_profile|xoff: \"lots\" is not a whole number"));
+}
+
+/// COUNTERPOLL (lossless PGs with profiles) with `edit` applied.
+fn counterpoll_with(edit: impl FnOnce(&mut Value)) -> Report {
+    let mut v: Value = serde_json::from_str(&data(COUNTERPOLL)).unwrap();
+    edit(&mut v);
+    run(&[(COUNTERPOLL, v.to_string())], &dscp3()).unwrap()
+}
+
+#[test]
+fn ecn_marking_above_the_pfc_point_warns() {
+    // The PFC point, by hand: 28 lossless ports, so n = 27 ingress PGs; pool
+    // ingress_lossless_pool 12766208 B = 49868 cells of 256 B; alpha = 2^-3, so each PG's
+    // share is 49868 / (8 + 27) = 1424 cells, plus size 56368 B = 221 cells; 4174 B RoCE
+    // frames (4096 + BTH 12 + RETH 16 + ICRC 4 + Ethernet/IPv4/UDP/FCS 46) take 17 cells,
+    // 245.5 B each: 27 x 1645 x 245.53 = 10905188 B. SONiC's 1 MB Kmin is far below.
+    const Q_PFC: u64 = 10_905_188;
+    let kmin = |k: u64| {
+        counterpoll_with(|v| {
+            v["WRED_PROFILE"]["AZURE_LOSSLESS"]["green_min_threshold"] = json!(k.to_string());
+            v["WRED_PROFILE"]["AZURE_LOSSLESS"]["green_max_threshold"] = json!((2 * k).to_string());
+        })
+    };
+    let r = kmin(Q_PFC);
+    let f = only(&r, "ecn-after-pfc", Severity::Warning, "WRED_PROFILE|AZURE_LOSSLESS|green_min_threshold");
+    assert_eq!(f.place.file, COUNTERPOLL);
+    assert_eq!(f.ports.len(), LOSSLESS_PORTS);
+    assert!(f.what.contains(&format!("at or above the {Q_PFC} B at which PFC fires")), "{}", f.what);
+    // plan roce's rule: Kmax half the PFC point, Kmin at most a quarter of that.
+    assert_eq!(
+        f.fix,
+        format!(
+            "WRED_PROFILE|AZURE_LOSSLESS|green_min_threshold = \"{}\" and green_max_threshold = \"{}\" \
+             (plan roce's rule: Kmax half the PFC point, Kmin at most a quarter of that)",
+            Q_PFC / 2 / 4,
+            Q_PFC / 2
+        )
+    );
+    // One byte below the PFC point, marking starts first: no finding (the planner's test is
+    // Kmin >= the PFC point).
+    let r = kmin(Q_PFC - 1);
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+
+    // ECN off is ecn-missing's finding, not this one.
+    let r = counterpoll_with(|v| {
+        v["WRED_PROFILE"]["AZURE_LOSSLESS"]["green_min_threshold"] = json!("16000000");
+        v["WRED_PROFILE"]["AZURE_LOSSLESS"]["ecn"] = json!("ecn_none");
+    });
+    only(&r, "ecn-missing", Severity::Warning, "WRED_PROFILE|AZURE_LOSSLESS|ecn");
 }

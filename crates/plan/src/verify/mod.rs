@@ -8,12 +8,13 @@
 //! path MTU plus its headers, cable length missing for a lossless port, a lossless PG whose
 //! BUFFER_PG entry names a profile without headroom (or no profile that exists), ECN/WRED
 //! missing on a lossless queue, a profile's xoff below the IEEE 802.1Qbb worst case (given
-//! the cell size), the PFC watchdog missing on a lossless port or queue, and a profile's
+//! the cell size), ECN marking that starts only after PFC fires (the planner's test and
+//! PFC point), the PFC watchdog missing on a lossless port or queue, and a profile's
 //! `dynamic_th` outside Mellanox SAI's range.
 //!
 //! Left out (see docs/verify.md): pg_profile_lookup rows and SONiC's own headroom values,
 //! NIC settings, buffer accounting against the ASIC, other ASICs' dynamic_th ranges,
-//! ECN thresholds against the PFC point, the watchdog against the NIC's retry budget, and
+//! the watchdog against the NIC's retry budget, and
 //! `--simulate`.
 
 pub mod checks;
