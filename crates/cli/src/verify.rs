@@ -30,6 +30,13 @@ pub struct VerifyArgs {
     /// lossless profile's xoff is checked against the IEEE 802.1Qbb worst case.
     #[arg(long, value_name = "BYTES")]
     pub cell: Option<u64>,
+    /// The NICs' RC QP `timeout` (local ACK timeout 4.096 us x 2^N; default NCCL's 20):
+    /// with `--retry-cnt`, the retry budget each PFC watchdog must detect a storm within.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..32))]
+    pub ib_timeout: Option<u32>,
+    /// The NICs' RC QP `retry_cnt` (default NCCL's 7).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..8))]
+    pub retry_cnt: Option<u32>,
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
@@ -54,7 +61,14 @@ pub fn run(a: VerifyArgs) -> ExitCode {
         eprintln!("error: --cell 0: expected a cell size in bytes, such as 256");
         return ExitCode::from(2);
     }
-    let opts = Options { roce_dscp: a.roce_dscp, cnp_dscp: a.cnp_dscp, path_mtu: Bytes(a.path_mtu), cell: a.cell.map(Bytes) };
+    let opts = Options {
+        roce_dscp: a.roce_dscp,
+        cnp_dscp: a.cnp_dscp,
+        path_mtu: Bytes(a.path_mtu),
+        cell: a.cell.map(Bytes),
+        ib_timeout: a.ib_timeout,
+        retry_cnt: a.retry_cnt,
+    };
     let r = match v::verify(&sources, &opts) {
         Ok(r) => r,
         Err(e) => {

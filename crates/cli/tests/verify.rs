@@ -88,3 +88,17 @@ fn unreadable_input_exits_2() {
     let o = verify(&[&data(FDB), "--cell", "0"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn nic_retry_budget_flags() {
+    // FDB's 200 ms watchdogs against timeout 14 (67 ms) with no retries: every lossless port
+    // is flagged at its own PFC_WD entry, exit 1.
+    let o = verify(&[&data(FDB), "--roce-dscp", "3", "--ib-timeout", "14", "--retry-cnt", "0"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains(&format!("[watchdog-after-retry] str-s6000-acs-14 {}: PFC_WD|Ethernet8|detection_time", data(FDB))), "{out}");
+    assert!(out.contains("the NIC's timeout 14, retry_cnt 0"), "{out}");
+    // Out of the QP attribute's range: a usage error.
+    let o = verify(&[&data(FDB), "--retry-cnt", "8"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -84,6 +84,15 @@ pub fn local_ack_timeout(timeout: u32) -> SimDuration {
     SimDuration(4_096_000u64 << timeout)
 }
 
+/// How long an RC requester keeps retrying an unacknowledged packet before its QP moves to
+/// the error state: the first local ACK timeout plus `retry_cnt` retries, each waiting one
+/// more timeout, 4.096 µs × 2^timeout × (retry_cnt + 1) (IBTA Vol. 1 §9.7.6.1.3, QP
+/// attributes `timeout` and `retry_cnt`, 3 bits). A pause longer than this (a PFC storm)
+/// breaks the connection.
+pub fn retry_budget(timeout: u32, retry_cnt: u32) -> SimDuration {
+    SimDuration(local_ack_timeout(timeout).0 * (u64::from(retry_cnt) + 1))
+}
+
 /// NCCL's defaults for IB QPs: NCCL_IB_TIMEOUT = 20 (4.096 µs × 2^20 ≈ 4.3 s) and
 /// NCCL_IB_RETRY_CNT = 7 (NCCL environment-variable documentation, "NCCL_IB_TIMEOUT" and
 /// "NCCL_IB_RETRY_CNT").
@@ -172,5 +181,9 @@ mod tests {
         assert!(!may_send(100, 4000, 197));
         assert!(!may_send(0, 0, 1));
         assert_eq!(local_ack_timeout(14), SimDuration(67_108_864_000));
+        // NCCL's defaults: 4.096 µs × 2^20 × 8 = 34.36 s; timeout 14, retry_cnt 7: 537 ms.
+        assert_eq!(retry_budget(NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT), SimDuration(34_359_738_368_000));
+        assert_eq!(retry_budget(14, 7), SimDuration(536_870_912_000));
+        assert_eq!(retry_budget(14, 0), local_ack_timeout(14));
     }
 }

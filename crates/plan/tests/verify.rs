@@ -380,3 +380,31 @@ fn ecn_marking_above_the_pfc_point_warns() {
     });
     only(&r, "ecn-missing", Severity::Warning, "WRED_PROFILE|AZURE_LOSSLESS|ecn");
 }
+
+#[test]
+fn watchdog_slower_than_the_nic_retry_budget() {
+    // FDB's 200 ms watchdog is far inside NCCL's budget (timeout 20, retry_cnt 7: 34.4 s),
+    // and inside timeout 14, retry_cnt 7: 4.096 us x 2^14 x 8 = 536.87 ms.
+    let nic = |timeout, retry| Options { ib_timeout: Some(timeout), retry_cnt: Some(retry), ..dscp3() };
+    assert!(run(&[(FDB, data(FDB))], &nic(14, 7)).unwrap().findings.is_empty());
+
+    let mut v: Value = serde_json::from_str(&data(FDB)).unwrap();
+    v["PFC_WD"]["Ethernet8"]["detection_time"] = json!("537");
+    let broken = v.to_string();
+    let r = run(&[(FDB, broken.clone())], &nic(14, 7)).unwrap();
+    let f = only(&r, "watchdog-after-retry", Severity::Error, "PFC_WD|Ethernet8|detection_time");
+    assert_eq!(f.ports, ["Ethernet8"]);
+    assert!(f.what.contains("the NIC's timeout 14, retry_cnt 7"), "{}", f.what);
+    assert_eq!(f.fix, "PFC_WD|Ethernet8|detection_time at most \"536\" (ms), e.g. SONiC's default \"200\", or raise the NICs' timeout/retry_cnt");
+    // 536 ms is inside the budget.
+    v["PFC_WD"]["Ethernet8"]["detection_time"] = json!("536");
+    assert!(run(&[(FDB, v.to_string())], &nic(14, 7)).unwrap().findings.is_empty());
+    // With NCCL's defaults the same 537 ms is fine; 34360 ms is not, and the finding says
+    // whose values it used.
+    assert!(run(&[(FDB, broken)], &dscp3()).unwrap().findings.is_empty());
+    let mut v: Value = serde_json::from_str(&data(FDB)).unwrap();
+    v["PFC_WD"]["Ethernet8"]["detection_time"] = json!("34360");
+    let r = run(&[(FDB, v.to_string())], &dscp3()).unwrap();
+    let f = only(&r, "watchdog-after-retry", Severity::Error, "PFC_WD|Ethernet8|detection_time");
+    assert!(f.what.contains("NCCL's defaults, timeout 20, retry_cnt 7"), "{}", f.what);
+}

@@ -34,7 +34,7 @@ pub struct Finding {
     pub severity: Severity,
     /// Stable identifier of the check (`dscp-chain`, `cnp-class`, `pfc-peer-mismatch`,
     /// `port-mtu`, `cable-length-missing`, `pg-headroom-profile`, `headroom-below-ieee`, `ecn-missing`,
-    /// `ecn-after-pfc`, `pfc-watchdog-missing`, `dynamic-th-range`).
+    /// `ecn-after-pfc`, `pfc-watchdog-missing`, `watchdog-after-retry`, `dynamic-th-range`).
     pub id: &'static str,
     pub switch: String,
     pub place: Place,
@@ -75,6 +75,7 @@ pub(super) fn run(switches: &[Switch], opts: &Options) -> Result<Out, ReadError>
         ecn(sw, &lossless, &mut found, &mut not_checked)?;
         ecn_after_pfc(sw, &lossless, opts, &mut found, &mut not_checked)?;
         pfc_watchdog(sw, &lossless, &mut found, &mut not_checked);
+        watchdog_vs_retry(sw, &lossless, opts, &mut found)?;
         dynamic_th(sw, &mut found, &mut not_checked)?;
     }
     pfc_peers(switches, &mut found)?;
@@ -810,6 +811,58 @@ fn pfc_watchdog(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, found: 
             });
         }
     }
+}
+
+/// A lossless port's PFC watchdog must detect a pause storm before the NICs' RC QPs give up:
+/// `PFC_WD|port|detection_time` (ms) below the retry budget,
+/// [`model::ib::retry_budget`] = 4.096 µs × 2^timeout × (retry_cnt + 1), with the NIC's
+/// `timeout` and `retry_cnt` from the options or, absent them, NCCL's defaults (20 and 7:
+/// 34.4 s), said in the finding. Otherwise a storm errors every QP through the port
+/// before the watchdog drops the paused queue's packets and lets the rest flow.
+///
+/// Left out: the watchdog's polling interval (`PFC_WD|GLOBAL|POLL_INTERVAL`), which can add
+/// up to one interval to the detection.
+fn watchdog_vs_retry(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, opts: &Options, found: &mut Vec<Finding>) -> Result<(), ReadError> {
+    use model::ib::{retry_budget, NCCL_IB_RETRY_CNT, NCCL_IB_TIMEOUT};
+    use units::SimDuration;
+
+    let Some(wd) = sw.table("PFC_WD") else { return Ok(()) }; // pfc-watchdog-missing says so
+    let timeout = opts.ib_timeout.unwrap_or(NCCL_IB_TIMEOUT);
+    let retry = opts.retry_cnt.unwrap_or(NCCL_IB_RETRY_CNT);
+    let from = match (opts.ib_timeout, opts.retry_cnt) {
+        (Some(_), Some(_)) => "the NIC's",
+        (None, None) => "NCCL's defaults,",
+        _ => "the NIC's and NCCL's defaults,",
+    };
+    let budget = retry_budget(timeout, retry);
+    for port in lossless.keys() {
+        let Some(e) = wd.get(port) else { continue };
+        let Some(v) = e.fields.get("detection_time") else { continue };
+        let ms = num(sw, "PFC_WD", port, "detection_time", v)?;
+        if SimDuration::from_ms(ms) < budget {
+            continue;
+        }
+        let max_ms = (budget.0 - 1) / SimDuration::from_ms(1).0;
+        found.push(Finding {
+            severity: Severity::Error,
+            id: "watchdog-after-retry",
+            switch: sw.name().to_string(),
+            place: sw.place("PFC_WD", port, "detection_time"),
+            ports: vec![port.clone()],
+            what: format!(
+                "the PFC watchdog detects a storm after {ms} ms, not before the RC retry budget of {budget} \
+                 ({from} timeout {timeout}, retry_cnt {retry}: 4.096 us x 2^{timeout} x {})",
+                retry + 1
+            ),
+            failure: "a pause storm on this port outlasts every retransmission: the QPs through it move to the error state (NCCL aborts the job) before the watchdog breaks the storm".into(),
+            fix: if max_ms >= 200 {
+                format!("PFC_WD|{port}|detection_time at most \"{max_ms}\" (ms), e.g. SONiC's default \"200\", or raise the NICs' timeout/retry_cnt")
+            } else {
+                format!("PFC_WD|{port}|detection_time at most \"{max_ms}\" (ms), or raise the NICs' timeout/retry_cnt so the budget exceeds the watchdog's {ms} ms")
+            },
+        });
+    }
+    Ok(())
 }
 
 /// Mellanox SAI's range of `dynamic_th`, the log2 of the dynamic threshold's alpha: -8

@@ -9,13 +9,12 @@
 //! BUFFER_PG entry names a profile without headroom (or no profile that exists), ECN/WRED
 //! missing on a lossless queue, a profile's xoff below the IEEE 802.1Qbb worst case (given
 //! the cell size), ECN marking that starts only after PFC fires (the planner's test and
-//! PFC point), the PFC watchdog missing on a lossless port or queue, and a profile's
-//! `dynamic_th` outside Mellanox SAI's range.
+//! PFC point), the PFC watchdog missing on a lossless port or queue or slower than the NICs'
+//! RC retry budget, and a profile's `dynamic_th` outside Mellanox SAI's range.
 //!
 //! Left out (see docs/verify.md): pg_profile_lookup rows and SONiC's own headroom values,
-//! NIC settings, buffer accounting against the ASIC, other ASICs' dynamic_th ranges,
-//! the watchdog against the NIC's retry budget, and
-//! `--simulate`.
+//! NIC settings other than the QP timeout and retry count, buffer accounting against the
+//! ASIC, other ASICs' dynamic_th ranges, and `--simulate`.
 
 pub mod checks;
 pub mod config_db;
@@ -39,11 +38,17 @@ pub struct Options {
     /// The switch buffer's cell size, which config_db does not hold; without it the IEEE
     /// 802.1Qbb headroom check is not run.
     pub cell: Option<Bytes>,
+    /// The NICs' RC QP `timeout` (local ACK timeout exponent, 1..31); `None`: NCCL's
+    /// default [`model::ib::NCCL_IB_TIMEOUT`], said so in the finding.
+    pub ib_timeout: Option<u32>,
+    /// The NICs' RC QP `retry_cnt` (0..7); `None`: NCCL's default
+    /// [`model::ib::NCCL_IB_RETRY_CNT`].
+    pub retry_cnt: Option<u32>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { roce_dscp: 26, cnp_dscp: 48, path_mtu: Bytes(4096), cell: None }
+        Options { roce_dscp: 26, cnp_dscp: 48, path_mtu: Bytes(4096), cell: None, ib_timeout: None, retry_cnt: None }
     }
 }
 
