@@ -37,6 +37,10 @@ pub struct VerifyArgs {
     /// The NICs' RC QP `retry_cnt` (default NCCL's 7).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..8))]
     pub retry_cnt: Option<u32>,
+    /// A NIC settings TOML (repeatable): one NIC port and the switch port it is cabled to
+    /// (fields: docs/verify.md).
+    #[arg(long = "nic", value_name = "NIC.toml")]
+    pub nics: Vec<PathBuf>,
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
@@ -57,6 +61,16 @@ pub fn run(a: VerifyArgs) -> ExitCode {
             }
         }
     }
+    let mut nics = vec![];
+    for f in &a.nics {
+        match std::fs::read_to_string(f) {
+            Ok(t) => nics.push((f.display().to_string(), t)),
+            Err(e) => {
+                eprintln!("error: {}: {e}", f.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
     if a.cell == Some(0) {
         eprintln!("error: --cell 0: expected a cell size in bytes, such as 256");
         return ExitCode::from(2);
@@ -69,7 +83,7 @@ pub fn run(a: VerifyArgs) -> ExitCode {
         ib_timeout: a.ib_timeout,
         retry_cnt: a.retry_cnt,
     };
-    let r = match v::verify(&sources, &opts) {
+    let r = match v::verify_with_nics(&sources, &nics, &opts) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

@@ -102,3 +102,23 @@ fn nic_retry_budget_flags() {
     let o = verify(&[&data(FDB), "--retry-cnt", "8"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn nic_files() {
+    let dir = std::env::temp_dir().join(format!("fabriclab-verify-nic-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("nic1.toml");
+    std::fs::write(&good, "switch = \"str-s6000-acs-14\"\nport = \"Ethernet8\"\ntrust = \"pcp\"\npfc = [3, 4]\n").unwrap();
+    let o = verify(&[&data(FDB), "--roce-dscp", "3", "--nic", good.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains(&format!("[nic-trust] str-s6000-acs-14 {}: trust", good.display())), "{out}");
+
+    let bad = dir.join("nic2.toml");
+    std::fs::write(&bad, "switch = \"str-s6000-acs-14\"\nport = \"Ethernet8\"\npfc_enable = [3]\n").unwrap();
+    let o = verify(&[&data(FDB), "--nic", bad.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("{}: ", bad.display())) && err.contains("unknown field `pfc_enable`"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

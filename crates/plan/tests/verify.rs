@@ -408,3 +408,91 @@ fn watchdog_slower_than_the_nic_retry_budget() {
     let f = only(&r, "watchdog-after-retry", Severity::Error, "PFC_WD|Ethernet8|detection_time");
     assert!(f.what.contains("NCCL's defaults, timeout 20, retry_cnt 7"), "{}", f.what);
 }
+
+/// A ConnectX port cabled to FDB's Ethernet8, set up as FDB expects (AZURE maps: DSCP 3 to
+/// TC 3, lossless; the CNP DSCP 48 to TC 6, not paused; pfc_enable "3,4").
+const NIC: &str = r#"
+switch = "str-s6000-acs-14"
+port = "Ethernet8"
+trust = "dscp"
+pfc = [3, 4]
+roce_dscp = 3
+roce_priority = 3
+cnp_dscp = 48
+cnp_priority = 6
+ecn_rp = [3]
+ecn_np = [3]
+timeout = 14
+retry_cnt = 7
+
+[roce_rp]
+rpg_min_dec_fac = 50
+rpg_ai_rate = 5
+
+[roce_np]
+min_time_between_cnps = 4
+"#;
+
+/// FDB with one NIC file (`nic.toml`) whose `from` line is replaced by `to`.
+fn fdb_nic(from: &str, to: &str) -> Result<Report, ReadError> {
+    assert!(NIC.contains(from), "{from}");
+    let nic = NIC.replacen(from, to, 1);
+    let s = vec![(FDB.to_string(), data(FDB))];
+    plan::verify::verify_with_nics(&s, &[("nic.toml".to_string(), nic)], &dscp3())
+}
+
+#[test]
+fn nic_settings_against_the_switch() {
+    let r = fdb_nic("", "").unwrap();
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+
+    let r = fdb_nic("pfc = [3, 4]", "pfc = [3]").unwrap();
+    let f = only(&r, "nic-pfc-mismatch", Severity::Error, "pfc");
+    assert_eq!((f.place.file.as_str(), f.ports.as_slice()), ("nic.toml", ["Ethernet8".to_string()].as_slice()));
+    assert!(f.fix.starts_with("pfc = [3, 4]"), "{}", f.fix);
+
+    let r = fdb_nic("trust = \"dscp\"", "trust = \"pcp\"").unwrap();
+    assert_eq!(only(&r, "nic-trust", Severity::Error, "trust").place.file, "nic.toml");
+
+    // The NIC's RoCE DSCP is lossy on the switch: the switch's map entry, for this port only.
+    let r = fdb_nic("roce_dscp = 3", "roce_dscp = 26").unwrap();
+    let f = only(&r, "dscp-chain", Severity::Error, "DSCP_TO_TC_MAP|AZURE|26");
+    assert_eq!((f.place.file.as_str(), f.ports.as_slice()), (FDB, ["Ethernet8".to_string()].as_slice()));
+    assert!(f.what.starts_with("nic.toml (NIC on Ethernet8): "), "{}", f.what);
+
+    // CNPs on a DSCP the switch maps to a paused class, or on a paused priority.
+    let r = fdb_nic("cnp_dscp = 48", "cnp_dscp = 4").unwrap();
+    assert_eq!(only(&r, "cnp-class", Severity::Warning, "DSCP_TO_TC_MAP|AZURE|4").ports, ["Ethernet8"]);
+    let r = fdb_nic("cnp_priority = 6", "cnp_priority = 4").unwrap();
+    let f = only(&r, "nic-cnp-priority", Severity::Warning, "cnp_priority");
+    assert!(f.fix.starts_with("cnp_priority = 7"), "{}", f.fix);
+
+    let r = fdb_nic("ecn_np = [3]", "ecn_np = [4]").unwrap();
+    assert_eq!(only(&r, "nic-dcqcn-off", Severity::Warning, "ecn_np").fix, "ecn_np = [3, 4] (echo 1 > /sys/class/net/<if>/ecn/roce_np/enable/3)");
+
+    // The NIC's QP timeout: 4.096 us x 2^5 x 8 = 1.05 ms, below FDB's 200 ms watchdog.
+    let r = fdb_nic("timeout = 14", "timeout = 5").unwrap();
+    let f = only(&r, "watchdog-after-retry", Severity::Error, "PFC_WD|Ethernet8|detection_time");
+    assert!(f.what.contains("nic.toml's timeout 5, retry_cnt 7"), "{}", f.what);
+
+    // A NIC on a switch not given: not checked, said.
+    let r = fdb_nic("switch = \"str-s6000-acs-14\"", "switch = \"leaf9\"").unwrap();
+    assert!(r.findings.is_empty());
+    assert!(r.not_checked.iter().any(|n| n.check == "nic" && n.note.contains("nic.toml names switch \"leaf9\"")), "{:#?}", r.not_checked);
+}
+
+#[test]
+fn bad_nic_file_names_file_and_field() {
+    let e = fdb_nic("cnp_priority = 6", "cnp_prio = 6").unwrap_err().to_string();
+    assert!(e.starts_with("nic.toml: ") && e.contains("unknown field `cnp_prio`"), "{e}");
+    let e = fdb_nic("rpg_ai_rate = 5", "rpg_ai = 5").unwrap_err().to_string();
+    assert!(e.contains("unknown field `rpg_ai`"), "{e}");
+    let e = fdb_nic("pfc = [3, 4]", "pfc = [3, 9]").unwrap_err().to_string();
+    assert_eq!(e, "nic.toml: pfc: priority 9 is not 0..7");
+    let e = fdb_nic("trust = \"dscp\"", "trust = \"tos\"").unwrap_err().to_string();
+    assert!(e.starts_with("nic.toml: ") && e.contains("trust"), "{e}");
+    let e = fdb_nic("retry_cnt = 7", "retry_cnt = 8").unwrap_err().to_string();
+    assert_eq!(e, "nic.toml: retry_cnt: 8 is not 0..7");
+    let e = fdb_nic("port = \"Ethernet8\"\n", "").unwrap_err().to_string();
+    assert!(e.contains("missing field `port`"), "{e}");
+}

@@ -20,6 +20,7 @@ use model::sonic::DEFAULT_PORT_MTU;
 use serde::Serialize;
 
 use super::config_db::{parse_list, split_port_key, Place, ReadError, Switch};
+use super::nic::{NicConfig, Trust};
 use super::{NotChecked, Options};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -34,7 +35,8 @@ pub struct Finding {
     pub severity: Severity,
     /// Stable identifier of the check (`dscp-chain`, `cnp-class`, `pfc-peer-mismatch`,
     /// `port-mtu`, `cable-length-missing`, `pg-headroom-profile`, `headroom-below-ieee`, `ecn-missing`,
-    /// `ecn-after-pfc`, `pfc-watchdog-missing`, `watchdog-after-retry`, `dynamic-th-range`).
+    /// `ecn-after-pfc`, `pfc-watchdog-missing`, `watchdog-after-retry`, `dynamic-th-range`,
+    /// `nic-pfc-mismatch`, `nic-trust`, `nic-cnp-priority`, `nic-dcqcn-off`).
     pub id: &'static str,
     pub switch: String,
     pub place: Place,
@@ -62,11 +64,22 @@ const PFCWD_DEFAULT_FIX: &str = "action \"drop\", detection_time \"200\", restor
 type Out = (Vec<Finding>, Vec<NotChecked>);
 
 /// Runs every check on every switch.
-pub(super) fn run(switches: &[Switch], opts: &Options) -> Result<Out, ReadError> {
+pub(super) fn run(switches: &[Switch], nics: &[(String, NicConfig)], opts: &Options) -> Result<Out, ReadError> {
     let mut found: Vec<Finding> = vec![];
     let mut not_checked = vec![];
+    for (file, nic) in nics {
+        if !switches.iter().any(|s| s.hostname.as_deref() == Some(nic.switch.as_str())) {
+            not_checked.push(NotChecked {
+                switch: nic.switch.clone(),
+                check: "nic",
+                missing_table: "(switch)",
+                note: format!("{file} names switch {:?}, which no config_db file given has as its hostname", nic.switch),
+            });
+        }
+    }
     for sw in switches {
         let Some(lossless) = lossless_ports(sw, &mut not_checked)? else { continue };
+        let my_nics: Vec<&(String, NicConfig)> = nics.iter().filter(|(_, n)| sw.hostname.as_deref() == Some(n.switch.as_str())).collect();
         dscp_chain(sw, &lossless, opts, &mut found, &mut not_checked)?;
         port_mtu(sw, &lossless, opts, &mut found, &mut not_checked)?;
         cable_length(sw, &lossless, &mut found, &mut not_checked)?;
@@ -75,7 +88,10 @@ pub(super) fn run(switches: &[Switch], opts: &Options) -> Result<Out, ReadError>
         ecn(sw, &lossless, &mut found, &mut not_checked)?;
         ecn_after_pfc(sw, &lossless, opts, &mut found, &mut not_checked)?;
         pfc_watchdog(sw, &lossless, &mut found, &mut not_checked);
-        watchdog_vs_retry(sw, &lossless, opts, &mut found)?;
+        watchdog_vs_retry(sw, &lossless, opts, &my_nics, &mut found)?;
+        for (file, nic) in &my_nics {
+            nic_checks(sw, file, nic, opts, &mut found)?;
+        }
         dynamic_th(sw, &mut found, &mut not_checked)?;
     }
     pfc_peers(switches, &mut found)?;
@@ -822,20 +838,29 @@ fn pfc_watchdog(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, found: 
 ///
 /// Left out: the watchdog's polling interval (`PFC_WD|GLOBAL|POLL_INTERVAL`), which can add
 /// up to one interval to the detection.
-fn watchdog_vs_retry(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, opts: &Options, found: &mut Vec<Finding>) -> Result<(), ReadError> {
+fn watchdog_vs_retry(
+    sw: &Switch,
+    lossless: &BTreeMap<String, BTreeSet<u32>>,
+    opts: &Options,
+    nics: &[&(String, NicConfig)],
+    found: &mut Vec<Finding>,
+) -> Result<(), ReadError> {
     use model::ib::{retry_budget, NCCL_IB_RETRY_CNT, NCCL_IB_TIMEOUT};
     use units::SimDuration;
 
     let Some(wd) = sw.table("PFC_WD") else { return Ok(()) }; // pfc-watchdog-missing says so
-    let timeout = opts.ib_timeout.unwrap_or(NCCL_IB_TIMEOUT);
-    let retry = opts.retry_cnt.unwrap_or(NCCL_IB_RETRY_CNT);
-    let from = match (opts.ib_timeout, opts.retry_cnt) {
-        (Some(_), Some(_)) => "the NIC's",
-        (None, None) => "NCCL's defaults,",
-        _ => "the NIC's and NCCL's defaults,",
-    };
-    let budget = retry_budget(timeout, retry);
     for port in lossless.keys() {
+        // A NIC file on this port overrides the options.
+        let nic = nics.iter().find(|(_, n)| &n.port == port);
+        let (t, r) = (nic.and_then(|(_, n)| n.timeout).or(opts.ib_timeout), nic.and_then(|(_, n)| n.retry_cnt).or(opts.retry_cnt));
+        let (timeout, retry) = (t.unwrap_or(NCCL_IB_TIMEOUT), r.unwrap_or(NCCL_IB_RETRY_CNT));
+        let whose = nic.map_or("the NIC's".to_string(), |(f, _)| format!("{f}'s"));
+        let from = match (t, r) {
+            (Some(_), Some(_)) => whose,
+            (None, None) => "NCCL's defaults,".to_string(),
+            _ => format!("{whose} and NCCL's defaults,"),
+        };
+        let budget = retry_budget(timeout, retry);
         let Some(e) = wd.get(port) else { continue };
         let Some(v) = e.fields.get("detection_time") else { continue };
         let ms = num(sw, "PFC_WD", port, "detection_time", v)?;
@@ -861,6 +886,85 @@ fn watchdog_vs_retry(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, op
                 format!("PFC_WD|{port}|detection_time at most \"{max_ms}\" (ms), or raise the NICs' timeout/retry_cnt so the budget exceeds the watchdog's {ms} ms")
             },
         });
+    }
+    Ok(())
+}
+
+/// The NIC on `nic.port` against the switch: PFC priorities equal on both ends, DSCP trust
+/// when the switch classifies by DSCP, the NIC's RoCE and CNP DSCPs through the switch's
+/// maps ([`dscp_chain`] with the NIC's values: a RoCE DSCP outside the lossless class is a
+/// `dscp-chain` error at the switch's map entry, a CNP DSCP in a paused class a `cnp-class`
+/// warning), the CNP priority outside `pfc_enable`, and DCQCN enabled on the RoCE priority.
+/// NIC-side findings are placed in the NIC file, at the field.
+fn nic_checks(sw: &Switch, file: &str, nic: &NicConfig, opts: &Options, found: &mut Vec<Finding>) -> Result<(), ReadError> {
+    let port = nic.port.as_str();
+    let switch_pfc = match sw.field("PORT_QOS_MAP", port, "pfc_enable") {
+        Some(v) => parse_list(v).ok_or_else(|| shape(sw.place("PORT_QOS_MAP", port, "pfc_enable"), format!("{v:?} is not a list of priorities")))?,
+        None => BTreeSet::new(),
+    };
+    let at = |field: &str| Place { file: file.to_string(), path: field.to_string() };
+    let list = |s: &BTreeSet<u32>| format!("[{}]", s.iter().map(u32::to_string).collect::<Vec<_>>().join(", "));
+    let mut push = |severity, id, place, what: String, failure: &str, fix: String| {
+        found.push(Finding { severity, id, switch: sw.name().to_string(), place, ports: vec![port.to_string()], what, failure: failure.into(), fix })
+    };
+    if let Some(pfc) = nic.pfc.as_ref().filter(|p| **p != switch_pfc) {
+        push(
+            Severity::Error,
+            "nic-pfc-mismatch",
+            at("pfc"),
+            format!("the NIC pauses and honours PFC on {{{}}}, the switch port on pfc_enable {{{}}}", fmt_set(pfc), fmt_set(&switch_pfc)),
+            "a priority lossless on one end only: the switch drops what the NIC expects it to pause for, or the NIC ignores the switch's pause frames and the switch's headroom overflows",
+            format!("pfc = {} (mlnx_qos -i <if> --pfc with 1 at those priorities), the switch's pfc_enable", list(&switch_pfc)),
+        );
+    }
+    if nic.trust == Some(Trust::Pcp) && port_map(sw, port, "dscp_to_tc_map").is_some() {
+        push(
+            Severity::Error,
+            "nic-trust",
+            at("trust"),
+            "the NIC trusts PCP while the switch port classifies by DSCP (dscp_to_tc_map)".into(),
+            "the NIC queues and pauses RoCE by VLAN priority, which an untagged RoCEv2 packet does not carry: RoCE leaves the NIC in priority 0, not the lossless one",
+            "trust = \"dscp\" (mlnx_qos -i <if> --trust dscp)".into(),
+        );
+    }
+    if let Some(c) = nic.cnp_priority.filter(|c| switch_pfc.contains(c)) {
+        let free = (0..8).rev().find(|p| !switch_pfc.contains(p)).unwrap_or(0);
+        push(
+            Severity::Warning,
+            "nic-cnp-priority",
+            at("cnp_priority"),
+            format!("the NIC sends CNPs on priority {c}, which the switch port pauses (pfc_enable {{{}}})", fmt_set(&switch_pfc)),
+            "CNPs wait behind the pause exactly when the sender must slow down: congestion control starves and pauses spread",
+            format!("cnp_priority = {free} (a priority outside pfc_enable; /sys/class/net/<if>/ecn/roce_np/cnp_802p_prio)"),
+        );
+    }
+    let roce_prio = nic.roce_priority.or_else(|| nic.pfc.as_ref().and_then(|p| p.iter().next().copied()));
+    for (field, set, role) in [("ecn_rp", &nic.ecn_rp, "reaction point (rate control)"), ("ecn_np", &nic.ecn_np, "notification point (CNPs)")] {
+        let (Some(set), Some(p)) = (set, roce_prio) else { continue };
+        if !set.contains(&p) {
+            let mut with = set.clone();
+            with.insert(p);
+            push(
+                Severity::Warning,
+                "nic-dcqcn-off",
+                at(field),
+                format!("DCQCN's {role} is off on the RoCE priority {p} (enabled on {{{}}})", fmt_set(set)),
+                "ECN marks on RoCE are ignored: senders never slow down and PFC becomes the only brake",
+                format!("{field} = {} (echo 1 > /sys/class/net/<if>/ecn/{}/enable/{p})", list(&with), if field == "ecn_rp" { "roce_rp" } else { "roce_np" }),
+            );
+        }
+    }
+    // The NIC's DSCPs through the switch's maps, for its port only.
+    if (nic.roce_dscp.is_some() || nic.cnp_dscp.is_some()) && !switch_pfc.is_empty() {
+        let o = Options { roce_dscp: nic.roce_dscp.unwrap_or(opts.roce_dscp), cnp_dscp: nic.cnp_dscp.unwrap_or(opts.cnp_dscp), ..*opts };
+        let one = BTreeMap::from([(port.to_string(), switch_pfc.clone())]);
+        let mut mine = vec![];
+        // A missing map table is already "not checked" for the switch.
+        dscp_chain(sw, &one, &o, &mut mine, &mut vec![])?;
+        for mut f in mine {
+            f.what = format!("{file} (NIC on {port}): {}", f.what);
+            found.push(f);
+        }
     }
     Ok(())
 }

@@ -47,6 +47,8 @@ pub enum ReadError {
     Json { file: String, msg: String },
     #[error("{file}: {place}: {msg}")]
     Shape { file: String, place: String, msg: String },
+    #[error("{file}: {msg}")]
+    Nic { file: String, msg: String },
     #[error("{place}: {first} says {a:?}, {second} says {b:?}")]
     Conflict { place: String, first: String, a: String, second: String, b: String },
 }

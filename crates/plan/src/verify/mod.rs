@@ -10,20 +10,24 @@
 //! missing on a lossless queue, a profile's xoff below the IEEE 802.1Qbb worst case (given
 //! the cell size), ECN marking that starts only after PFC fires (the planner's test and
 //! PFC point), the PFC watchdog missing on a lossless port or queue or slower than the NICs'
-//! RC retry budget, and a profile's `dynamic_th` outside Mellanox SAI's range.
+//! RC retry budget, a profile's `dynamic_th` outside Mellanox SAI's range, and NIC settings
+//! ([`nic`]) against their switch port: PFC priorities, trust mode, the RoCE and CNP DSCPs
+//! and priorities, DCQCN enabled on the RoCE priority.
 //!
 //! Left out (see docs/verify.md): pg_profile_lookup rows and SONiC's own headroom values,
-//! NIC settings other than the QP timeout and retry count, buffer accounting against the
+//! findings on the NICs' DCQCN parameters, buffer accounting against the
 //! ASIC, other ASICs' dynamic_th ranges, and `--simulate`.
 
 pub mod checks;
 pub mod config_db;
+pub mod nic;
 
 use serde::Serialize;
 use units::Bytes;
 
 pub use checks::{Finding, Severity};
 pub use config_db::{Place, ReadError, Switch};
+pub use nic::NicConfig;
 
 /// What the verifier assumes about the RoCE traffic (the NIC side, which config_db lacks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,10 +93,16 @@ impl Report {
     }
 }
 
-/// Verifies the `(file name, text)` sources; an error means unreadable input.
+/// Verifies the `(file name, text)` config_db sources; an error means unreadable input.
 pub fn verify(sources: &[(String, String)], opts: &Options) -> Result<Report, ReadError> {
+    verify_with_nics(sources, &[], opts)
+}
+
+/// [`verify`] with NIC settings files (`(file name, TOML text)`, [`NicConfig`]).
+pub fn verify_with_nics(sources: &[(String, String)], nics: &[(String, String)], opts: &Options) -> Result<Report, ReadError> {
     let switches = config_db::read(sources)?;
-    let (findings, not_checked) = checks::run(&switches, opts)?;
+    let nics = nics.iter().map(|(f, t)| Ok((f.clone(), NicConfig::parse(f, t)?))).collect::<Result<Vec<_>, ReadError>>()?;
+    let (findings, not_checked) = checks::run(&switches, &nics, opts)?;
     let ignored_tables = switches.iter().flat_map(|s| s.ignored.iter().map(|(file, table)| Ignored { file: file.clone(), table: table.clone() })).collect();
     Ok(Report { switches: switches.iter().map(|s| (s.name().to_string(), s.files.clone())).collect(), findings, not_checked, ignored_tables })
 }
