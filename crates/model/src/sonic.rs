@@ -126,6 +126,47 @@ impl Spectrum {
         Spectrum::ALL.into_iter().find(|g| g.name() == s)
     }
 
+    /// The generation of a SONiC platform (`DEVICE_METADATA|localhost|platform`), by the
+    /// `platform2asic` map of sonic-buildimage `platform/mellanox/asic_table.j2` at commit
+    /// 4a9bf641220a15c2372e7b4fabcf00e82750c628 (`None` for a platform it does not list).
+    pub fn from_platform(platform: &str) -> Option<Spectrum> {
+        use Spectrum::*;
+        const MAP: [(&str, Spectrum); 31] = [
+            ("x86_64-mlnx_lssn2700-r0", Spectrum1),
+            ("x86_64-mlnx_msn2010-r0", Spectrum1),
+            ("x86_64-mlnx_msn2100-r0", Spectrum1),
+            ("x86_64-mlnx_msn2410-r0", Spectrum1),
+            ("x86_64-mlnx_msn2700-r0", Spectrum1),
+            ("x86_64-mlnx_msn2700a1-r0", Spectrum1),
+            ("x86_64-mlnx_msn2700_simx-r0", Spectrum1),
+            ("x86_64-mlnx_msn2740-r0", Spectrum1),
+            ("x86_64-mlnx_msn3420-r0", Spectrum2),
+            ("x86_64-mlnx_msn3700c-r0", Spectrum2),
+            ("x86_64-mlnx_msn3700-r0", Spectrum2),
+            ("x86_64-mlnx_msn3700_simx-r0", Spectrum2),
+            ("x86_64-mlnx_msn3800-r0", Spectrum2),
+            ("x86_64-mlnx_msn4410-r0", Spectrum3),
+            ("x86_64-mlnx_msn4700_simx-r0", Spectrum3),
+            ("x86_64-mlnx_msn4700-r0", Spectrum3),
+            ("x86_64-mlnx_msn4600c-r0", Spectrum3),
+            ("x86_64-mlnx_msn4600-r0", Spectrum3),
+            ("x86_64-nvidia_sn4280_simx-r0", Spectrum3),
+            ("x86_64-nvidia_sn4800-r0", Spectrum3),
+            ("x86_64-nvidia_sn4800_simx-r0", Spectrum3),
+            ("x86_64-nvidia_sn2201-r0", Spectrum1),
+            ("x86_64-nvidia_sn5400-r0", Spectrum4),
+            ("x86_64-nvidia_sn5600-r0", Spectrum4),
+            ("x86_64-nvidia_sn5610n-r0", Spectrum4),
+            ("x86_64-nvidia_sn5400_simx-r0", Spectrum4),
+            ("x86_64-nvidia_sn5600_simx-r0", Spectrum4),
+            ("x86_64-nvidia_sn4280-r0", Spectrum3),
+            ("x86_64-nvidia_sn5640-r0", Spectrum5),
+            ("x86_64-nvidia_sn5640_simx-r0", Spectrum5),
+            ("x86_64-nvidia_sn6600_simx-r0", Spectrum6),
+        ];
+        MAP.iter().find(|(p, _)| *p == platform).map(|&(_, g)| g)
+    }
+
     /// The ASIC name in the STATE_DB `ASIC_TABLE` key.
     pub fn asic_table_key(self) -> &'static str {
         match self {

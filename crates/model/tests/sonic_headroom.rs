@@ -835,3 +835,15 @@ const SN6600_LD_SPECTRUM6: &[(u64, u64, u64, u64, u64)] = &[
     (400000, 300, 287744, 43008, 244736),
     (800000, 300, 516096, 43008, 473088),
 ];
+
+#[test]
+fn platforms_to_generations() {
+    // asic_table.j2's platform2asic (sonic-buildimage 4a9bf641220a).
+    assert_eq!(Spectrum::from_platform("x86_64-mlnx_msn2700-r0"), Some(S1));
+    assert_eq!(Spectrum::from_platform("x86_64-mlnx_msn3800-r0"), Some(S2));
+    assert_eq!(Spectrum::from_platform("x86_64-mlnx_msn4600c-r0"), Some(S3));
+    assert_eq!(Spectrum::from_platform("x86_64-nvidia_sn5600-r0"), Some(S4));
+    assert_eq!(Spectrum::from_platform("x86_64-nvidia_sn5640-r0"), Some(S5));
+    assert_eq!(Spectrum::from_platform("x86_64-nvidia_sn6600_simx-r0"), Some(S6));
+    assert_eq!(Spectrum::from_platform("x86_64-dell_s6000_s1220-r0"), None);
+}

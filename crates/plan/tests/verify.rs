@@ -66,8 +66,10 @@ fn real_configs_verify_clean() {
     let r = run(&[(COUNTERPOLL, data(COUNTERPOLL))], &dscp3()).unwrap();
     assert!(r.findings.is_empty(), "{:#?}", r.findings);
     let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
-    assert_eq!(nc, [("pfc-watchdog-missing", "PFC_WD"), ("dynamic-th-range", "(dynamic_th range)")]);
-    assert!(r.not_checked[0].note.contains("default_pfcwd_status is disable"));
+    // Lossless profiles on a Broadcom switch: SONiC's own values are its pg_profile_lookup.ini.
+    assert_eq!(nc, [("headroom-vs-sonic", "(SONiC headroom model)"), ("pfc-watchdog-missing", "PFC_WD"), ("dynamic-th-range", "(dynamic_th range)")]);
+    assert!(r.not_checked[0].note.contains("platform \"x86_64-dell_s6000_s1220-r0\" has no SONiC headroom formula"), "{}", r.not_checked[0].note);
+    assert!(r.not_checked[1].note.contains("default_pfcwd_status is disable"));
 
     // The template outputs: one switch without a hostname, in two files.
     let r = run(&[(QOS_4600C, data(QOS_4600C)), (BUFFERS_4600C, data(BUFFERS_4600C))], &dscp3()).unwrap();
@@ -495,4 +497,55 @@ fn bad_nic_file_names_file_and_field() {
     assert_eq!(e, "nic.toml: retry_cnt: 8 is not 0..7");
     let e = fdb_nic("port = \"Ethernet8\"\n", "").unwrap_err().to_string();
     assert!(e.contains("missing field `port`"), "{e}");
+}
+
+/// The 4600C template outputs as a dynamic-model switch (`buffer_model` "dynamic", its
+/// platform) with one lossless port, Ethernet0 (100G, 4 lanes, 5 m; PORT and CABLE_LENGTH
+/// added, as the template output has neither), whose PGs 3-4 use a static profile with
+/// `xoff`.
+fn dynamic_4600c(xoff: u64) -> Report {
+    let mut v: Value = serde_json::from_str(&data(BUFFERS_4600C)).unwrap();
+    v["DEVICE_METADATA"] = json!({"localhost": {"platform": "x86_64-mlnx_msn4600c-r0", "buffer_model": "dynamic"}});
+    v["PORT"] = json!({"Ethernet0": {"speed": "100000", "lanes": "0,1,2,3", "mtu": "9100"}});
+    v["CABLE_LENGTH"] = json!({"AZURE": {"Ethernet0": "5m"}});
+    v["BUFFER_PROFILE"]["pg_lossless_override"] =
+        json!({"pool": "ingress_lossless_pool", "xon": "19456", "xoff": xoff.to_string(), "size": "19456", "dynamic_th": "0"});
+    v["BUFFER_PG"]["Ethernet0|3-4"] = json!({"profile": "pg_lossless_override"});
+    let mut q: Value = serde_json::from_str(&data(QOS_4600C)).unwrap();
+    let e0 = q["PORT_QOS_MAP"]["Ethernet0"].clone();
+    q["PORT_QOS_MAP"] = json!({ "Ethernet0": e0 });
+    run(&[(QOS_4600C, q.to_string()), (BUFFERS_4600C, v.to_string())], &dscp3()).unwrap()
+}
+
+#[test]
+fn headroom_differs_from_sonics_lua() {
+    // The real Lua (sonic-swss e6b0c5b5, run under lua5.1; model/tests/sonic_headroom.rs)
+    // gives Spectrum-3, 100G, 5 m, port MTU 9100, 4 lanes, 1024 B / 50 % small packets:
+    // xoff 46080 before the 2 KiB small-packet compensation, which is not added with the
+    // shared headroom pool on (this pool has xoff 8790016).
+    let r = dynamic_4600c(46080);
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    assert!(!r.not_checked.iter().any(|n| n.check == "headroom-vs-sonic"), "{:#?}", r.not_checked);
+
+    let r = dynamic_4600c(40960);
+    let f = only(&r, "headroom-vs-sonic", Severity::Warning, "BUFFER_PROFILE|pg_lossless_override|xoff");
+    assert_eq!((f.place.file.as_str(), f.ports.as_slice()), (BUFFERS_4600C, ["Ethernet0".to_string()].as_slice()));
+    assert!(f.what.starts_with("xoff 40960 B differs from the 46080 B SONiC computes for Ethernet0 (spectrum-3"), "{}", f.what);
+    assert!(f.what.contains("shared headroom pool on"), "{}", f.what);
+    assert!(f.fix.starts_with("BUFFER_PROFILE|pg_lossless_override|xoff = \"46080\" (xon \"19456\", size \"19456\"; sonic-net/sonic-swss"), "{}", f.fix);
+}
+
+#[test]
+fn headroom_vs_sonic_needs_the_dynamic_model() {
+    // The same override on the traditional model: SONiC's values are pg_profile_lookup.ini's.
+    let mut v: Value = serde_json::from_str(&data(BUFFERS_4600C)).unwrap();
+    v["DEVICE_METADATA"] = json!({"localhost": {"platform": "x86_64-mlnx_msn4600c-r0"}});
+    v["PORT"] = json!({"Ethernet0": {"speed": "100000"}});
+    v["CABLE_LENGTH"] = json!({"AZURE": {"Ethernet0": "5m"}});
+    v["BUFFER_PROFILE"]["pg_lossless_override"] = json!({"pool": "ingress_lossless_pool", "xon": "19456", "xoff": "40960", "size": "19456"});
+    v["BUFFER_PG"]["Ethernet0|3-4"] = json!({"profile": "pg_lossless_override"});
+    let r = run(&[(QOS_4600C, data(QOS_4600C)), (BUFFERS_4600C, v.to_string())], &dscp3()).unwrap();
+    assert!(!r.findings.iter().any(|f| f.id == "headroom-vs-sonic"), "{:#?}", r.findings);
+    let n = r.not_checked.iter().find(|n| n.check == "headroom-vs-sonic").expect("not checked");
+    assert!(n.note.contains("buffer_model \"traditional\""), "{}", n.note);
 }

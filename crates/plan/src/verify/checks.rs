@@ -35,7 +35,7 @@ pub struct Finding {
     pub severity: Severity,
     /// Stable identifier of the check (`dscp-chain`, `cnp-class`, `pfc-peer-mismatch`,
     /// `port-mtu`, `cable-length-missing`, `pg-headroom-profile`, `headroom-below-ieee`, `ecn-missing`,
-    /// `ecn-after-pfc`, `pfc-watchdog-missing`, `watchdog-after-retry`, `dynamic-th-range`,
+    /// `headroom-vs-sonic`, `ecn-after-pfc`, `pfc-watchdog-missing`, `watchdog-after-retry`, `dynamic-th-range`,
     /// `nic-pfc-mismatch`, `nic-trust`, `nic-cnp-priority`, `nic-dcqcn-off`).
     pub id: &'static str,
     pub switch: String,
@@ -85,6 +85,7 @@ pub(super) fn run(switches: &[Switch], nics: &[(String, NicConfig)], opts: &Opti
         cable_length(sw, &lossless, &mut found, &mut not_checked)?;
         pg_profile(sw, &lossless, &mut found, &mut not_checked)?;
         headroom_ieee(sw, &lossless, opts, &mut found, &mut not_checked)?;
+        headroom_sonic(sw, &lossless, &mut found, &mut not_checked)?;
         ecn(sw, &lossless, &mut found, &mut not_checked)?;
         ecn_after_pfc(sw, &lossless, opts, &mut found, &mut not_checked)?;
         pfc_watchdog(sw, &lossless, &mut found, &mut not_checked);
@@ -603,6 +604,134 @@ fn headroom_ieee(
             what: format!("xoff {xoff} B is below the IEEE 802.1Qbb worst case {need} B ({why})"),
             failure: "when the PG pauses its peer, more can still arrive than the headroom holds: drops in the lossless class".into(),
             fix: format!("BUFFER_PROFILE|{name}|xoff >= \"{need}\" (and size grown by as much)"),
+        });
+    }
+    Ok(())
+}
+
+/// (d, second half) A lossless PG's profile `xoff` should equal what SONiC itself would
+/// configure for the port: on an NVIDIA Spectrum switch in the dynamic buffer model
+/// (`DEVICE_METADATA|localhost|buffer_model` "dynamic", the generation from its `platform`,
+/// [`model::sonic::Spectrum::from_platform`]), the headroom Lua's xoff,
+/// [`model::sonic::mellanox_headroom`] ([`model::sonic::LUA_SOURCE`]), for the port's speed,
+/// cable length, MTU and lane count (PORT `lanes`), LOSSLESS_TRAFFIC_PATTERN (sonic-buildimage
+/// `buffers_config.j2`'s mtu 1024 / 50 % small packets when absent) and the shared headroom
+/// pool (BUFFER_POOL `ingress_lossless_pool` `xoff`, DEFAULT_LOSSLESS_BUFFER_PARAMETER
+/// `over_subscribe_ratio`). A profile that differs is SONiC's "headroom override": allowed,
+/// but not what SONiC computed, so a warning. Once per profile, with the first port's value.
+///
+/// Left out: the gearbox delay (taken as none), and the traditional model's
+/// `pg_profile_lookup.ini` (a file on the switch, not in config_db): on other switches
+/// with lossless profiles the check is "not checked".
+fn headroom_sonic(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, found: &mut Vec<Finding>, nc: &mut Vec<NotChecked>) -> Result<(), ReadError> {
+    use model::sonic::{mellanox_headroom, DynamicHeadroomInput, LosslessTrafficPattern, SharedHeadroom, Spectrum, LUA_SOURCE};
+    use units::{BitRate, Bytes, Length};
+
+    let pgs = pg_keys(sw)?;
+    // (port, PG key, profile) of each lossless PG whose profile has an xoff.
+    let mut with_xoff = vec![];
+    for (port, pfc) in lossless {
+        for &pg in pfc {
+            let Some(key) = pgs.get(&(port.clone(), pg)) else { continue };
+            let Some(raw) = sw.field("BUFFER_PG", key, "profile") else { continue };
+            let name = profile_name(raw).to_string();
+            if sw.field("BUFFER_PROFILE", &name, "xoff").is_some() && !with_xoff.iter().any(|(p, _, n): &(String, String, String)| p == port && *n == name) {
+                with_xoff.push((port.clone(), key.clone(), name));
+            }
+        }
+    }
+    if with_xoff.is_empty() {
+        return Ok(());
+    }
+    let platform = sw.field("DEVICE_METADATA", "localhost", "platform");
+    let model = sw.field("DEVICE_METADATA", "localhost", "buffer_model").unwrap_or("traditional");
+    let gen = platform.and_then(Spectrum::from_platform);
+    let Some(gen) = gen.filter(|_| model == "dynamic") else {
+        let why = match (gen, platform) {
+            (Some(_), _) => format!("buffer_model {model:?}: SONiC's values are the switch's pg_profile_lookup.ini, which config_db does not hold"),
+            (None, Some(p)) => format!("platform {p:?} has no SONiC headroom formula here (NVIDIA Spectrum in the dynamic model only)"),
+            (None, None) => "DEVICE_METADATA|localhost|platform is absent".to_string(),
+        };
+        not(nc, sw, "headroom-vs-sonic", "(SONiC headroom model)", &why);
+        return Ok(());
+    };
+    let pattern = match (sw.field("LOSSLESS_TRAFFIC_PATTERN", "AZURE", "mtu"), sw.field("LOSSLESS_TRAFFIC_PATTERN", "AZURE", "small_packet_percentage")) {
+        (Some(m), Some(p)) => {
+            let mtu = Bytes(num(sw, "LOSSLESS_TRAFFIC_PATTERN", "AZURE", "mtu", m)?);
+            let pct = num(sw, "LOSSLESS_TRAFFIC_PATTERN", "AZURE", "small_packet_percentage", p)?;
+            let pct = u8::try_from(pct)
+                .ok()
+                .filter(|&p| p <= 100)
+                .ok_or_else(|| shape(sw.place("LOSSLESS_TRAFFIC_PATTERN", "AZURE", "small_packet_percentage"), format!("{p:?} is not a percentage 0..100")))?;
+            LosslessTrafficPattern { mtu, small_packet_percentage: pct }
+        }
+        _ => LosslessTrafficPattern::default(),
+    };
+    let pool_xoff = match sw.field("BUFFER_POOL", "ingress_lossless_pool", "xoff") {
+        Some(v) => Bytes(num(sw, "BUFFER_POOL", "ingress_lossless_pool", "xoff", v)?),
+        None => Bytes(0),
+    };
+    let ratio = match sw.field("DEFAULT_LOSSLESS_BUFFER_PARAMETER", "AZURE", "over_subscribe_ratio") {
+        Some(v) => v
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|r| r.is_finite() && *r >= 0.0)
+            .ok_or_else(|| shape(sw.place("DEFAULT_LOSSLESS_BUFFER_PARAMETER", "AZURE", "over_subscribe_ratio"), format!("{v:?} is not a ratio")))?,
+        None => 0.0,
+    };
+    for (port, _key, name) in with_xoff {
+        let (Some(speed), Some(cable)) =
+            (sw.field("PORT", &port, "speed"), sw.table("CABLE_LENGTH").and_then(|t| t.values().find_map(|e| e.fields.get(&port))))
+        else {
+            continue;
+        };
+        let speed_mbps = num(sw, "PORT", &port, "speed", speed)?;
+        let Some(m) = metres(cable) else { continue };
+        let mut inp = DynamicHeadroomInput::new(BitRate(speed_mbps.saturating_mul(1_000_000)), Length::from_m(m), gen);
+        if let Some(v) = sw.field("PORT", &port, "mtu") {
+            inp.port_mtu = Bytes(num(sw, "PORT", &port, "mtu", v)?);
+        }
+        if let Some(l) = sw.field("PORT", &port, "lanes") {
+            inp.lane_count = l.split(',').count() as u32;
+        }
+        inp.pattern = pattern;
+        inp.shared_headroom = SharedHeadroom { over_subscribe_ratio: ratio, pool_xoff };
+        let h = mellanox_headroom(&inp).map_err(|e| shape(sw.place("PORT", &port, "speed"), format!("SONiC's headroom formula rejects this port: {e:?}")))?;
+        let xoff_v = sw.field("BUFFER_PROFILE", &name, "xoff").unwrap_or_default();
+        let xoff = num(sw, "BUFFER_PROFILE", &name, "xoff", xoff_v)?;
+        if xoff == h.xoff.0 {
+            continue;
+        }
+        let place = sw.place("BUFFER_PROFILE", &name, "xoff");
+        if let Some(f) = found.iter_mut().find(|f| f.id == "headroom-vs-sonic" && f.switch == sw.name() && f.place == place) {
+            if !f.ports.contains(&port) {
+                f.ports.push(port.clone());
+            }
+            continue;
+        }
+        found.push(Finding {
+            severity: Severity::Warning,
+            id: "headroom-vs-sonic",
+            switch: sw.name().to_string(),
+            place,
+            ports: vec![port.clone()],
+            what: format!(
+                "xoff {xoff} B differs from the {} B SONiC computes for {port} ({} {speed_mbps} Mb/s, {m} m, port MTU {} B, {} lanes, lossless MTU {} B with {} % small packets, shared headroom pool {})",
+                h.xoff.0,
+                gen.name(),
+                inp.port_mtu.0,
+                inp.lane_count,
+                pattern.mtu.0,
+                pattern.small_packet_percentage,
+                if inp.shared_headroom.enabled() { "on" } else { "off" }
+            ),
+            failure: if xoff < h.xoff.0 {
+                "less headroom than SONiC's own model reserves for this port: frames in flight after XOFF may be dropped in the lossless class".into()
+            } else {
+                "more headroom than SONiC reserves: buffer taken from the shared pool for no gain".into()
+            },
+            fix: format!("BUFFER_PROFILE|{name}|xoff = \"{}\" (xon \"{}\", size \"{}\"; {LUA_SOURCE}), or point the PG at NULL so buffermgrd computes it", h.xoff.0, h.xon.0, h.size.0),
         });
     }
     Ok(())

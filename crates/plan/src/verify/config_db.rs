@@ -12,9 +12,7 @@
 //! table is ignored with a note. A table absent from every file of a switch is reported as
 //! "not checked" by the findings that need it, never assumed empty.
 //!
-//! Left out: MAP_PFC_PRIORITY_TO_QUEUE, SCHEDULER, BUFFER_PORT_*_PROFILE_LIST,
-//! DEFAULT_LOSSLESS_BUFFER_PARAMETER and LOSSLESS_TRAFFIC_PATTERN are read as raw tables
-//! only (no finding uses them yet).
+//! Left out: MAP_PFC_PRIORITY_TO_QUEUE, SCHEDULER and BUFFER_PORT_*_PROFILE_LIST (not read).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -22,7 +20,7 @@ use std::fmt;
 use serde_json::Value;
 
 /// The tables read, shape-checked and kept.
-pub const KNOWN_TABLES: [&str; 15] = [
+pub const KNOWN_TABLES: [&str; 17] = [
     "PORT",
     "PORT_QOS_MAP",
     "DSCP_TO_TC_MAP",
@@ -38,6 +36,8 @@ pub const KNOWN_TABLES: [&str; 15] = [
     "PFC_WD",
     "DEVICE_METADATA",
     "DEVICE_NEIGHBOR",
+    "LOSSLESS_TRAFFIC_PATTERN",
+    "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
 ];
 
 /// Why input cannot be read; every variant names the file.

@@ -8,13 +8,14 @@
 //! path MTU plus its headers, cable length missing for a lossless port, a lossless PG whose
 //! BUFFER_PG entry names a profile without headroom (or no profile that exists), ECN/WRED
 //! missing on a lossless queue, a profile's xoff below the IEEE 802.1Qbb worst case (given
-//! the cell size), ECN marking that starts only after PFC fires (the planner's test and
-//! PFC point), the PFC watchdog missing on a lossless port or queue or slower than the NICs'
+//! the cell size) or different from SONiC's own (the headroom Lua, Spectrum dynamic
+//! model), ECN marking that starts only after PFC fires (the planner's test and PFC
+//! point), the PFC watchdog missing on a lossless port or queue or slower than the NICs'
 //! RC retry budget, a profile's `dynamic_th` outside Mellanox SAI's range, and NIC settings
 //! ([`nic`]) against their switch port: PFC priorities, trust mode, the RoCE and CNP DSCPs
 //! and priorities, DCQCN enabled on the RoCE priority.
 //!
-//! Left out (see docs/verify.md): pg_profile_lookup rows and SONiC's own headroom values,
+//! Left out (see docs/verify.md): pg_profile_lookup rows and values (the traditional model),
 //! findings on the NICs' DCQCN parameters, buffer accounting against the
 //! ASIC, other ASICs' dynamic_th ranges, and `--simulate`.
 
