@@ -1,0 +1,185 @@
+//! ECN on lossless queues: a WRED profile with marking on, and marking that starts before
+//! PFC fires.
+
+use super::*;
+
+/// QUEUE entries by (port, queue): the key they came from and their fields.
+pub(super) fn queues(sw: &Switch) -> Result<BTreeMap<(String, u32), String>, ReadError> {
+    let mut out = BTreeMap::new();
+    for key in sw.table("QUEUE").into_iter().flat_map(|t| t.keys()) {
+        let (ports, idx) = split_port_key(key).ok_or_else(|| shape(sw.place("QUEUE", key, ""), "expected a key PORT|QUEUES such as Ethernet0|3-4".into()))?;
+        for p in ports {
+            for &q in &idx {
+                out.insert((p.to_string(), q), key.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// (g) Every lossless queue needs a WRED profile with ECN marking on.
+pub(super) fn ecn(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, found: &mut Vec<Finding>, nc: &mut Vec<NotChecked>) -> Result<(), ReadError> {
+    if sw.table("QUEUE").is_none() {
+        not(nc, sw, "ecn-missing", "QUEUE", "which WRED profile each queue uses is unknown");
+        return Ok(());
+    }
+    let q = queues(sw)?;
+    let profiles = sw.table("WRED_PROFILE");
+    const FAIL: &str = "no ECN marks on the lossless queue, so DCQCN never slows senders: PFC becomes the only brake, with head-of-line blocking and pause storms under incast";
+    for (port, pfc) in lossless {
+        for &queue in pfc {
+            let key = q.get(&(port.clone(), queue)).cloned().unwrap_or_else(|| format!("{port}|{queue}"));
+            let mut w = |severity, place, what: String, fix: String| {
+                found.push(Finding {
+                    severity,
+                    id: "ecn-missing",
+                    switch: sw.name().to_string(),
+                    place,
+                    ports: vec![port.clone()],
+                    what,
+                    failure: FAIL.into(),
+                    fix,
+                })
+            };
+            let Some(name) = sw.field("QUEUE", &key, "wred_profile") else {
+                let fix = match profiles.and_then(|t| t.keys().find(|n| n.contains("LOSSLESS")).or(t.keys().next())) {
+                    Some(n) => format!("QUEUE|{key}|wred_profile = \"{n}\""),
+                    None => format!("define a WRED_PROFILE with ecn \"ecn_all\" and set QUEUE|{key}|wred_profile to it"),
+                };
+                w(Severity::Warning, sw.place("QUEUE", &key, "wred_profile"), format!("lossless queue {queue} has no WRED/ECN profile"), fix);
+                continue;
+            };
+            let Some(p) = profiles.and_then(|t| t.get(name)) else {
+                w(
+                    Severity::Error,
+                    sw.place("QUEUE", &key, "wred_profile"),
+                    format!("names WRED_PROFILE {name:?}, which no file of this switch defines"),
+                    format!("define WRED_PROFILE|{name} with ecn \"ecn_all\", or name an existing profile"),
+                );
+                continue;
+            };
+            let ecn = p.fields.get("ecn").map(String::as_str).unwrap_or("ecn_none");
+            if ecn == "ecn_none" {
+                w(
+                    Severity::Warning,
+                    sw.place("WRED_PROFILE", name, "ecn"),
+                    format!("WRED profile {name:?} used by lossless queue {queue} has ECN off ({ecn:?})"),
+                    format!("WRED_PROFILE|{name}|ecn = \"ecn_all\""),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// (g, second half) A lossless queue's ECN marking must start before PFC fires: the
+/// planner's test ([`crate::roce::ecn_vs_pfc`], `plan roce`'s `pfc-before-ecn` risk) on the
+/// queue's WRED `green_min_threshold`/`green_max_threshold` (RoCE packets are green) and
+/// the egress queue at which PFC fires ([`crate::roce::pfc_point`], the planner's formula):
+/// n ingress PGs each at reserved + alpha*S/(1+n*alpha) cells, with alpha = 2^`dynamic_th`
+/// of the PG's BUFFER_PROFILE, S its BUFFER_POOL's `size`, n = the switch's lossless ports
+/// minus one, the RoCE path MTU's largest frame.
+///
+/// Each term is an upper bound, so a finding holds for every incast on the switch: n is the
+/// largest incast (the PFC point grows with n), the PG's whole `size` counts as reserved
+/// (vendors differ on what `size` includes) and the pool's whole `size` as shared. Reported
+/// once per WRED profile, with the largest PFC point among the ports short.
+///
+/// Mellanox's `dynamic_th` 7 ("unlimited", [`MELLANOX_DYNAMIC_TH`]) is taken as alpha 2^7,
+/// whose share S/(1/alpha + n) is within 1/(128 n) of an unlimited PG's S/n.
+///
+/// Not checked: PGs whose profile has no `dynamic_th` (a static threshold) or no BUFFER_PG
+/// entry (buffermgrd creates it at run time), and without `--cell`.
+pub(super) fn ecn_after_pfc(
+    sw: &Switch,
+    lossless: &BTreeMap<String, BTreeSet<u32>>,
+    opts: &Options,
+    found: &mut Vec<Finding>,
+    nc: &mut Vec<NotChecked>,
+) -> Result<(), ReadError> {
+    use crate::roce::{ecn_vs_pfc, lowered_below_pfc, pfc_point, EcnVsPfc, ENCAP};
+    use model::frame::{roce_frame, Transport};
+    use units::Bytes;
+
+    let Some(cell) = opts.cell else {
+        not(nc, sw, "ecn-after-pfc", "(cell size)", "config_db has no buffer cell size: pass --cell");
+        return Ok(());
+    };
+    for t in ["QUEUE", "WRED_PROFILE", "BUFFER_PG", "BUFFER_PROFILE", "BUFFER_POOL"] {
+        if sw.table(t).is_none() {
+            not(nc, sw, "ecn-after-pfc", t, "the ECN thresholds or the PFC point of a lossless queue are unknown");
+            return Ok(());
+        }
+    }
+    let q = queues(sw)?;
+    let pgs = pg_keys(sw)?;
+    let frame = roce_frame(ENCAP, Transport::WriteFirst, opts.path_mtu);
+    let n = (lossless.len() as u64).saturating_sub(1).max(1);
+    let mut evaluated = false;
+    // WRED profile -> (Kmin, Kmax, largest PFC point, its derivation, ports short)
+    let mut short: BTreeMap<String, (u64, u64, u64, String, Vec<String>)> = BTreeMap::new();
+    for (port, pfc) in lossless {
+        for &queue in pfc {
+            let qkey = q.get(&(port.clone(), queue)).cloned().unwrap_or_else(|| format!("{port}|{queue}"));
+            let Some(wred) = sw.field("QUEUE", &qkey, "wred_profile") else { continue };
+            if sw.field("WRED_PROFILE", wred, "ecn").unwrap_or("ecn_none") == "ecn_none" {
+                continue; // ecn-missing's finding
+            }
+            let Some(kmin) = sw.field("WRED_PROFILE", wred, "green_min_threshold") else { continue };
+            let kmin = num(sw, "WRED_PROFILE", wred, "green_min_threshold", kmin)?;
+            let kmax = match sw.field("WRED_PROFILE", wred, "green_max_threshold") {
+                Some(v) => num(sw, "WRED_PROFILE", wred, "green_max_threshold", v)?,
+                None => kmin,
+            };
+            let Some(pgkey) = pgs.get(&(port.clone(), queue)) else { continue };
+            let Some(raw) = sw.field("BUFFER_PG", pgkey, "profile") else { continue };
+            let prof = profile_name(raw);
+            let (Some(th), Some(pool)) = (sw.field("BUFFER_PROFILE", prof, "dynamic_th"), sw.field("BUFFER_PROFILE", prof, "pool")) else { continue };
+            let th: i8 =
+                th.trim().parse().map_err(|_| shape(sw.place("BUFFER_PROFILE", prof, "dynamic_th"), format!("{th:?} is not a whole number in -128..127")))?;
+            let size = match sw.field("BUFFER_PROFILE", prof, "size") {
+                Some(v) => num(sw, "BUFFER_PROFILE", prof, "size", v)?,
+                None => 0,
+            };
+            let Some(pool_size) = sw.field("BUFFER_POOL", pool, "size") else { continue };
+            let pool_size = num(sw, "BUFFER_POOL", pool, "size", pool_size)?;
+            evaluated = true;
+            let p = pfc_point(cell, n, Bytes(pool_size), th, Bytes(size), frame);
+            if ecn_vs_pfc(kmin, kmax, p.queue_bytes) != EcnVsPfc::PfcFirst {
+                continue;
+            }
+            let why = format!(
+                "{port} PG {queue} ({prof}): {n} ingress PGs each at {} + {} cells (size {size} B as reserved, alpha = 2^{th} of pool {pool}'s {pool_size} B), \
+                 {:.1} B per {} B cell of {} B frames",
+                p.reserved_cells, p.share_cells, p.per_cell, cell.0, frame.0
+            );
+            let e = short.entry(wred.to_string()).or_insert((kmin, kmax, 0, String::new(), vec![]));
+            if p.queue_bytes > e.2 {
+                (e.2, e.3) = (p.queue_bytes, why);
+            }
+            if !e.4.contains(port) {
+                e.4.push(port.clone());
+            }
+        }
+    }
+    if !evaluated {
+        not(nc, sw, "ecn-after-pfc", "(lossless PG profiles)", "no ECN-marked lossless queue has a BUFFER_PG profile with dynamic_th and a pool size");
+    }
+    for (name, (kmin, kmax, q_pfc, why, ports)) in short {
+        let fix = match lowered_below_pfc(kmin, kmax, q_pfc) {
+            Some((lo, hi)) => format!("WRED_PROFILE|{name}|green_min_threshold = \"{lo}\" and green_max_threshold = \"{hi}\" (plan roce's rule: Kmax half the PFC point, Kmin at most a quarter of that)"),
+            None => format!("WRED_PROFILE|{name}|green_min_threshold below {q_pfc} B"),
+        };
+        found.push(Finding {
+            severity: Severity::Warning,
+            id: "ecn-after-pfc",
+            switch: sw.name().to_string(),
+            place: sw.place("WRED_PROFILE", &name, "green_min_threshold"),
+            ports,
+            what: format!("ECN marking starts at {kmin} B of egress queue, at or above the {q_pfc} B at which PFC fires ({why})"),
+            failure: "PFC pauses the senders before any packet is marked, so DCQCN never slows them: PFC becomes the only brake, with head-of-line blocking and pause storms under incast".into(),
+            fix,
+        });
+    }
+    Ok(())
+}
