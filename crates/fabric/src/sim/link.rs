@@ -38,8 +38,8 @@ pub(super) struct PortState {
     pub(super) chan_tail: u32,
     /// The node of a switch port, the endpoint of a NIC port.
     pub(super) owner: u32,
-    /// The peer port (`NONE`: uncabled) and the peer's node (switch) or endpoint (NIC).
-    pub(super) peer: u32,
+    /// The peer port (`NO_PORT`: uncabled) and the peer's node (switch) or endpoint (NIC).
+    pub(super) peer: PortId,
     pub(super) peer_owner: u32,
     pub(super) busy: bool,
     pub(super) flags: u8,
@@ -60,18 +60,18 @@ pub(super) struct Links {
     pub(super) up: Vec<bool>,
     /// Per port: the earliest pending Kick (NEVER: none).
     kick: Vec<u64>,
-    /// The port whose `try_tx` is picking a frame (NONE: none); see `try_tx`.
-    picking: u32,
+    /// The port whose `try_tx` is picking a frame (`NO_PORT`: none); see `try_tx`.
+    picking: PortId,
 }
 
 impl Links {
     pub(super) fn new(np: usize) -> Links {
-        Links { up: vec![true; np], kick: vec![NEVER; np], picking: NONE }
+        Links { up: vec![true; np], kick: vec![NEVER; np], picking: NO_PORT }
     }
 
     /// A Kick event for `port` at `now` is being handled: it is no longer pending.
-    pub(super) fn kicked(&mut self, port: u32, now: u64) {
-        let k = &mut self.kick[port as usize];
+    pub(super) fn kicked(&mut self, port: PortId, now: u64) {
+        let k = &mut self.kick[port.index()];
         if *k == now {
             *k = NEVER;
         }
@@ -91,10 +91,10 @@ pub(super) fn port_states(topo: &Topology, p: &Params) -> Vec<PortState> {
         .map(|(pi, pt)| {
             let (own, sw) = owner(pt.node);
             let mut flags = if sw { P_SWITCH } else { 0 };
-            let (mut peer, mut peer_owner, mut delay) = (NONE, NONE, pt.prop.ps());
+            let (mut peer, mut peer_owner, mut delay) = (NO_PORT, NONE, pt.prop.ps());
             if let (Some(pp), Some(hop)) = (pt.peer, Hop::out_of(topo, p, PortId(pi as u32))) {
-                let (po, psw) = owner(topo.ports[pp.0 as usize].node);
-                peer = pp.0;
+                let (po, psw) = owner(topo.port(pp).node);
+                peer = pp;
                 peer_owner = po;
                 delay = hop.delay.ps();
                 if psw {
@@ -127,10 +127,10 @@ pub(super) fn port_states(topo: &Topology, p: &Params) -> Vec<PortState> {
 
 impl Sim {
     /// Puts frame `id` (`frame_bytes` long; `pkt`: a packet, not PFC/FCP) on the link.
-    pub(super) fn send(&mut self, now: u64, port: u32, id: u32, frame_bytes: u64, pkt: bool) {
-        let pi = port as usize;
+    pub(super) fn send(&mut self, now: u64, port: PortId, id: u32, frame_bytes: u64, pkt: bool) {
+        let pi = port.index();
         let ps = &self.ports[pi];
-        assert!(ps.peer != NONE, "send on an uncabled port");
+        assert!(ps.peer != NO_PORT, "send on an uncabled port");
         let hop = Hop { tech: self.p.tech, rate: BitRate(ps.rate), delay: SimDuration(ps.delay), cut_through: ps.flags & P_PEER_CUT_THROUGH != 0 };
         let transit = hop.transit(Bytes(frame_bytes), pkt);
         let (dur, arrive) = (transit.busy.ps(), now + transit.ready.ps());
@@ -155,8 +155,8 @@ impl Sim {
         st.busy_ps += dur;
     }
 
-    pub(super) fn on_arrive(&mut self, now: u64, port: u32) {
-        let pi = port as usize;
+    pub(super) fn on_arrive(&mut self, now: u64, port: PortId) {
+        let pi = port.index();
         let ps = &mut self.ports[pi];
         let id = ps.chan_head;
         assert!(id != NONE, "arrival on an empty link");
@@ -169,7 +169,7 @@ impl Sim {
         }
         let (peer, peer_owner, flags) = (ps.peer, ps.peer_owner, ps.flags);
         if pk.kind == Kind::Pfc {
-            let quanta = self.pfc.frame_arrived(pi);
+            let quanta = self.pfc.frame_arrived(port);
             self.free_pkt(id);
             if self.links.up[pi] {
                 self.on_pfc(now, peer, pk.tc, quanta);
@@ -201,8 +201,8 @@ impl Sim {
     }
 
     /// Starts the next frame on `port` if it is idle: PFC first, then data.
-    pub(super) fn try_tx(&mut self, now: u64, port: u32) {
-        let pi = port as usize;
+    pub(super) fn try_tx(&mut self, now: u64, port: PortId) {
+        let pi = port.index();
         let ps = &self.ports[pi];
         // `picking`: this port is choosing its next frame further up the stack. A packet it
         // dequeues may free buffer on its own ingress (hairpin forwarding, as in a routing
@@ -219,12 +219,12 @@ impl Sim {
                     self.stats.ports[pi].pfc_tx[p] += 1;
                 }
             }
-            self.pfc.frame_sent(pi);
+            self.pfc.frame_sent(port);
             let id = self.alloc(Packet::ctrl(Kind::Pfc, mask, 0));
             self.send(now, port, id, PFC_FRAME, false);
             return;
         }
-        if let Some(st) = self.ib.as_mut().map(|ib| &mut ib[pi]).filter(|st| st.fcp_pending != 0) {
+        if let Some(st) = self.ib.as_mut().map(|ib| &mut ib[port]).filter(|st| st.fcp_pending != 0) {
             let vl = st.fcp_pending.trailing_zeros() as u8;
             st.fcp_pending &= !(1 << vl);
             let fccl = ib::fccl(st.abr[vl as usize], st.free[vl as usize]);
@@ -240,7 +240,7 @@ impl Sim {
             let frame = self.pkts[id as usize].frame as u64;
             if let Some(ib) = &mut self.ib {
                 let vl = self.pkts[id as usize].tc as usize;
-                let st = &mut ib[pi];
+                let st = &mut ib[port];
                 st.fctbs[vl] = ((st.fctbs[vl] as u32 + ib::blocks(Bytes(frame))) % ib::CREDIT_MODULUS) as u16;
                 st.hoq_run[vl] = 0;
                 if st.wait_from != NEVER {
@@ -252,8 +252,8 @@ impl Sim {
         }
     }
 
-    pub(super) fn kick_at(&mut self, port: u32, at: u64) {
-        let k = &mut self.links.kick[port as usize];
+    pub(super) fn kick_at(&mut self, port: PortId, at: u64) {
+        let k = &mut self.links.kick[port.index()];
         if at < *k {
             *k = at;
             self.q.schedule(SimTime(at), Ev::Kick(port));
@@ -263,14 +263,19 @@ impl Sim {
     /// Takes the link at `port` (both directions) down or up. Packets later forwarded to a
     /// down port are discarded; routing does not change until [`Sim::set_forwarder`].
     pub fn set_link(&mut self, port: PortId, up: bool) {
-        self.links.up[port.0 as usize] = up;
-        if let Some(peer) = self.topo.ports[port.0 as usize].peer {
-            self.links.up[peer.0 as usize] = up;
+        self.links.up[port.index()] = up;
+        if let Some(peer) = self.topo.port(port).peer {
+            self.links.up[peer.index()] = up;
         }
     }
 
-    /// The frames on the link leaving `pi`, oldest first.
-    pub(super) fn on_link(&self, pi: usize) -> impl Iterator<Item = u32> + '_ {
-        self.pkts.list(self.ports[pi].chan_head)
+    /// Every port, in number order.
+    pub(super) fn port_ids(&self) -> impl Iterator<Item = PortId> {
+        (0..self.ports.len() as u32).map(PortId)
+    }
+
+    /// The frames on the link leaving `port`, oldest first.
+    pub(super) fn on_link(&self, port: PortId) -> impl Iterator<Item = u32> + '_ {
+        self.pkts.list(self.ports[port.index()].chan_head)
     }
 }

@@ -72,6 +72,7 @@ pub use faults::{Fault, FaultKind};
 pub use footprint::{footprint, SimShape, Term, HEAP_BLOCK};
 pub use forward::Forwarder;
 pub use nic::impaired_rx::RxFault;
+pub use nic::QpId;
 pub use watch::{Progress, Unwatched, Watch, CHECK_EVERY};
 
 use control_plane::Control;
@@ -93,6 +94,12 @@ use pfc_watchdog::*;
 use sched::*;
 
 const NONE: u32 = u32::MAX;
+
+/// No port (an uncabled port's peer; a packet not held by a switch).
+const NO_PORT: PortId = PortId(NONE);
+
+/// No QP (PFC and FCP frames; a SHARP join).
+const NO_QP: QpId = QpId(NONE);
 
 const NEVER: u64 = u64::MAX;
 
@@ -268,7 +275,7 @@ impl Sim {
         match ev {
             Ev::Arrive(port) => self.on_arrive(now, port),
             Ev::TxDone(port) => {
-                self.ports[port as usize].busy = false;
+                self.ports[port.index()].busy = false;
                 self.try_tx(now, port);
             }
             Ev::Kick(port) => {
@@ -281,7 +288,7 @@ impl Sim {
             Ev::RateTimer { qp, gen } => {
                 let (_, d) = self.p.dcqcn.as_ref().expect("dcqcn timer without dcqcn");
                 let d = *d;
-                let q = &mut self.hosts.qps[qp as usize];
+                let q = &mut self.hosts.qps[qp.index()];
                 let cc = q.cc.as_mut().expect("cc");
                 if gen != q.rate_gen || !cc.rate_running {
                     return; // superseded by a later rate cut
@@ -294,14 +301,14 @@ impl Sim {
             Ev::RateCut(qp) => {
                 let (_, d) = self.p.dcqcn.as_ref().expect("dcqcn cut without dcqcn");
                 let d = *d;
-                let cc = self.hosts.qps[qp as usize].cc.as_mut().expect("cc");
+                let cc = self.hosts.qps[qp.index()].cc.as_mut().expect("cc");
                 let arm = cc.on_cut_due(now, &d);
                 self.dcqcn_arm(now, qp, arm);
             }
             Ev::DeadlockCheck => self.check_deadlock(now),
             Ev::CctiTimer { qp, gen } => {
                 let p = self.p.ib.as_ref().and_then(|i| i.cc.as_ref()).expect("CCTI timer without IB CC");
-                let cca = &mut self.hosts.qps[qp as usize].cca;
+                let cca = &mut self.hosts.qps[qp.index()].cca;
                 if gen == cca.gen && cca.timer_running && cca.on_timer(p) {
                     let t = p.ccti_timer;
                     self.q.schedule(SimTime(now) + t, Ev::CctiTimer { qp, gen });

@@ -35,10 +35,11 @@ impl Sim {
         let ports: Vec<u64> = self.ports.iter().map(|p| p.qtotal).collect();
         let rates: Vec<u64> = self.hosts.qps.iter().map(Qp::rate_bps).collect();
         // RoCE: priorities paused; IB: VLs whose head waits for credits.
-        let paused: Vec<u8> = (0..self.ports.len())
-            .map(|pi| {
+        let paused: Vec<u8> = self
+            .port_ids()
+            .map(|port| {
                 (0..8).fold(0u8, |m, tc| {
-                    let b = if self.ib.is_none() { self.paused(pi, tc, now) } else { self.head_blocked(pi, tc, now) };
+                    let b = if self.ib.is_none() { self.paused(port, tc, now) } else { self.head_blocked(port, tc, now) };
                     if b {
                         m | 1 << tc
                     } else {
@@ -59,8 +60,9 @@ impl Sim {
                 }
             }
         }
-        for pi in 0..self.ports.len() {
-            self.account_queue(end, pi);
+        for port in self.port_ids() {
+            self.account_queue(end, port);
+            let pi = port.index();
             for p in 0..8 {
                 let c = &self.cls[pi * 8 + p];
                 self.stats.ports[pi].paused_ps[p] += c.paused_through(end);
@@ -68,12 +70,12 @@ impl Sim {
         }
         for (i, n) in self.topo.nodes.iter().enumerate() {
             if n.kind == NodeKind::Switch {
-                self.stats.switch_peak_cells.push((i as u32, self.mmu.switch_cells(i).0));
+                self.stats.switch_peak_cells.push((i as u32, self.mmu.switch_cells(NodeId(i as u32)).0));
             }
         }
-        for pi in 0..self.ports.len() {
-            let (hdrm, total) = self.mmu.peaks(pi as u32);
-            let st = &mut self.stats.ports[pi];
+        for port in self.port_ids() {
+            let (hdrm, total) = self.mmu.peaks(port);
+            let st = &mut self.stats.ports[port.index()];
             st.peak_headroom_cells = st.peak_headroom_cells.max(hdrm);
             st.peak_pg_cells = st.peak_pg_cells.max(total);
         }
@@ -86,19 +88,19 @@ impl Sim {
             }
         }
         self.stats.unrecovered = self.hosts.lost.iter().enumerate().filter(|(_, l)| l.0 != NEVER).map(|(q, l)| (q as u32, l.0)).collect();
-        let in_flight: u64 = (0..self.ports.len()).map(|pi| self.on_link(pi).count() as u64).sum();
+        let in_flight: u64 = self.port_ids().map(|port| self.on_link(port).count() as u64).sum();
         self.stats.end = end;
         self.stats.events = self.q.popped();
         self.stats.frames_in_flight_at_end = in_flight;
         self.stats.buffer_cells_at_end = self.mmu.cells_in_use();
-        for pi in 0..self.ports.len() {
-            self.stats.ports[pi].headroom_cap_cells = self.headroom_of(PortId(pi as u32));
+        for port in self.port_ids() {
+            self.stats.ports[port.index()].headroom_cap_cells = self.headroom_of(port);
         }
         self.stats.flow_paths = (0..self.flows.qp.len() as u32).map(|f| self.flow_path(f)).collect();
     }
 
     /// Adds an entry to the incident timeline.
-    pub(super) fn incident(&mut self, t: u64, event: IncidentKind, port: Option<u32>, class: Option<u8>, detail: String) {
-        self.stats.timeline.push(crate::stats::Incident { t_ps: t, event, port, class, detail });
+    pub(super) fn incident(&mut self, t: u64, event: IncidentKind, port: Option<PortId>, class: Option<u8>, detail: String) {
+        self.stats.timeline.push(crate::stats::Incident { t_ps: t, event, port: port.map(|p| p.0), class, detail });
     }
 }

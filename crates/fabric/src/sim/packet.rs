@@ -54,13 +54,13 @@ pub(super) struct Packet {
     pub(super) frame: u16,
     /// RDMA payload bytes (0 for ACK, NAK, CNP, PFC, FCP).
     pub(super) payload: u16,
-    /// The QP it belongs to (`NONE` for PFC and FCP frames).
-    pub(super) qp: u32,
+    /// The QP it belongs to (`NO_QP` for PFC and FCP frames).
+    pub(super) qp: QpId,
     /// By kind: data: its PSN; ACK: the last PSN acknowledged; NAK: the PSN expected;
     /// FCP: its FCCL; CNP and PFC: unused.
     pub(super) psn: u32,
-    /// Ingress port at the switch currently holding it (`NONE` elsewhere).
-    pub(super) in_port: u32,
+    /// Ingress port at the switch currently holding it (`NO_PORT` elsewhere).
+    pub(super) in_port: PortId,
     /// The next frame in the same queue or on the same link.
     pub(super) next: u32,
     /// On a link: when the frame behind it (`next`) arrives. In an IB switch: when it
@@ -72,7 +72,7 @@ const _: () = assert!(std::mem::size_of::<Packet>() == 32);
 
 impl Packet {
     pub(super) fn ctrl(kind: Kind, tc: u8, psn: u32) -> Packet {
-        Packet { kind, tc, in_pg: 0, flags: 0, frame: 0, payload: 0, qp: NONE, psn, in_port: NONE, next: NONE, t: 0 }
+        Packet { kind, tc, in_pg: 0, flags: 0, frame: 0, payload: 0, qp: NO_QP, psn, in_port: NO_PORT, next: NONE, t: 0 }
     }
     #[inline]
     pub(super) fn is_pkt(&self) -> bool {
@@ -148,14 +148,14 @@ impl Sim {
     }
 
     /// An ACK, NAK or CNP of QP `qp` (from its responder to its requester).
-    pub(super) fn ctrl_packet(&self, kind: Kind, qp: u32, psn: u32, tc: u8) -> Packet {
+    pub(super) fn ctrl_packet(&self, kind: Kind, qp: QpId, psn: u32, tc: u8) -> Packet {
         let t = if kind == Kind::Cnp { Transport::Cnp } else { Transport::Ack };
-        Packet { kind, tc, in_pg: 0, flags: 0, frame: frame_of(&self.p, t, Bytes(0)).0 as u16, payload: 0, qp, psn, in_port: NONE, next: NONE, t: 0 }
+        Packet { kind, tc, in_pg: 0, flags: 0, frame: frame_of(&self.p, t, Bytes(0)).0 as u16, payload: 0, qp, psn, in_port: NO_PORT, next: NONE, t: 0 }
     }
 
-    pub(super) fn drop_pkt(&mut self, port: u32, id: u32, cause: DropCause) {
+    pub(super) fn drop_pkt(&mut self, port: PortId, id: u32, cause: DropCause) {
         let pk = self.pkts[id as usize];
-        let st = &mut self.stats.ports[port as usize];
+        let st = &mut self.stats.ports[port.index()];
         st.drops[cause as usize] += 1;
         st.drop_bytes += pk.frame as u64;
         if self.p.lossless[pk.tc as usize] {
@@ -163,7 +163,7 @@ impl Sim {
         }
         if pk.kind == Kind::Data {
             self.stats.dropped_payload += pk.payload as u64;
-            let l = &mut self.hosts.lost[pk.qp as usize];
+            let l = &mut self.hosts.lost[pk.qp.index()];
             if l.0 == NEVER {
                 *l = (self.q.now().0, pk.psn);
             } else {

@@ -46,22 +46,23 @@ impl PfcState {
 
     /// PFC is switched off on `port` (it neither sends nor obeys pause frames).
     #[inline]
-    pub(super) fn is_off(&self, port: u32) -> bool {
-        !self.off.is_empty() && self.off[port as usize]
+    pub(super) fn is_off(&self, port: PortId) -> bool {
+        !self.off.is_empty() && self.off[port.index()]
     }
 
-    pub(super) fn set_off(&mut self, port: u32, off: bool) {
-        self.off[port as usize] = off;
+    pub(super) fn set_off(&mut self, port: PortId, off: bool) {
+        self.off[port.index()] = off;
     }
 
-    /// Port `pi` starts sending a PFC frame: its quanta go on the link.
-    pub(super) fn frame_sent(&mut self, pi: usize) {
+    /// `port` starts sending a PFC frame: its quanta go on the link.
+    pub(super) fn frame_sent(&mut self, port: PortId) {
+        let pi = port.index();
         self.on_link[pi].push_back(self.next_quanta[pi]);
     }
 
-    /// The oldest PFC frame on port `pi`'s link arrives: its quanta.
-    pub(super) fn frame_arrived(&mut self, pi: usize) -> [u16; 8] {
-        self.on_link[pi].pop_front().expect("PFC frame on the link")
+    /// The oldest PFC frame on `port`'s link arrives: its quanta.
+    pub(super) fn frame_arrived(&mut self, port: PortId) -> [u16; 8] {
+        self.on_link[port.index()].pop_front().expect("PFC frame on the link")
     }
 }
 
@@ -69,8 +70,8 @@ impl Sim {
     /// A PFC frame arrives at `port`: for each priority in `mask`, after the port's response
     /// time, pause that egress queue for its quanta (zero quanta: resume), unless PFC is off
     /// on the port or the watchdog has the queue in storm.
-    pub(super) fn on_pfc(&mut self, now: u64, port: u32, mask: u8, quanta: [u16; 8]) {
-        let pi = port as usize;
+    pub(super) fn on_pfc(&mut self, now: u64, port: PortId, mask: u8, quanta: [u16; 8]) {
+        let pi = port.index();
         let x = now + self.pfc.response[pi];
         let mut wake = false;
         for (p, &q) in quanta.iter().enumerate() {
@@ -107,7 +108,7 @@ impl Sim {
                 }
             }
             if self.stats.pause_log.len() < crate::stats::PAUSE_LOG_CAP {
-                self.stats.pause_log.push((now, port, p as u8, quanta[p]));
+                self.stats.pause_log.push((now, port.0, p as u8, quanta[p]));
             }
         }
         if wake {
@@ -117,8 +118,8 @@ impl Sim {
 
     /// Asks `port` to send a PFC frame with `quanta` for every lossless class of PG `pg`
     /// at its next frame boundary.
-    pub(super) fn queue_pfc(&mut self, now: u64, port: u32, pg: u8, quanta: u16) {
-        let pi = port as usize;
+    pub(super) fn queue_pfc(&mut self, now: u64, port: PortId, pg: u8, quanta: u16) {
+        let pi = port.index();
         for tc in 0..8 {
             if self.p.tc_to_pg[tc] == pg && self.p.lossless[tc] {
                 self.ports[pi].pfc_mask |= 1 << tc;
@@ -130,10 +131,10 @@ impl Sim {
 
     /// Schedules the re-send of an XOFF while the pause (generation `gen`) holds: after the
     /// configured refresh, or half the pause time.
-    pub(super) fn schedule_refresh(&mut self, now: u64, port: u32, pg: u8, gen: u32) {
+    pub(super) fn schedule_refresh(&mut self, now: u64, port: PortId, pg: u8, gen: u32) {
         let period = match self.p.pfc.refresh {
             Some(r) => r.ps(),
-            None => self.p.pfc.quanta as u64 * self.pfc.quantum[port as usize] / 2,
+            None => self.p.pfc.quanta as u64 * self.pfc.quantum[port.index()] / 2,
         };
         if period > 0 {
             self.q.schedule(SimTime(now + period), Ev::PfcRefresh { port, pg, gen });
@@ -156,7 +157,7 @@ impl Sim {
     /// it changes and `tell_peer`, the PFC frame that says so: XOFF with the configured
     /// quanta, refreshed while the pause lasts, or XON (zero quanta). A port whose PFC was
     /// switched off stops pausing without telling its peer.
-    pub(super) fn set_pg_paused(&mut self, now: u64, port: u32, pg: u8, on: bool, tell_peer: bool) {
+    pub(super) fn set_pg_paused(&mut self, now: u64, port: PortId, pg: u8, on: bool, tell_peer: bool) {
         let gi = self.mmu.pg_index(port, pg);
         let Some(gen) = self.mmu.set_paused(gi, on) else { return };
         if !tell_peer {
@@ -171,7 +172,7 @@ impl Sim {
     }
 
     /// A PFC refresh is due: re-send the XOFF if that pause (generation `gen`) still holds.
-    pub(super) fn on_pfc_refresh(&mut self, now: u64, port: u32, pg: u8, gen: u32) {
+    pub(super) fn on_pfc_refresh(&mut self, now: u64, port: PortId, pg: u8, gen: u32) {
         let st = *self.mmu.pg(port, pg);
         if st.paused && st.gen == gen {
             self.queue_pfc(now, port, pg, self.p.pfc.quanta);

@@ -65,12 +65,12 @@ impl PfcWatchdog {
 impl Sim {
     /// PFC watchdog: declares a storm on (`port`, `tc`) if it has been paused without a
     /// break for the detection time, and mitigates it.
-    pub(super) fn on_wd_check(&mut self, now: u64, port: u32, tc: u8) {
+    pub(super) fn on_wd_check(&mut self, now: u64, port: PortId, tc: u8) {
         let w = self.p.pfc.watchdog.expect("watchdog");
-        let (pi, t) = (port as usize, tc as usize);
+        let (pi, t) = (port.index(), tc as usize);
         let q = pi * 8 + t;
         self.watchdog.queues[q].armed = false;
-        if self.watchdog.queues[q].storm || !self.paused(pi, t, now) {
+        if self.watchdog.queues[q].storm || !self.paused(port, t, now) {
             return;
         }
         let since = self.cls[q].pause_from;
@@ -85,7 +85,7 @@ impl Sim {
         self.watchdog.queues[q].storm_idx = self.stats.storms.len() as u32;
         self.watchdog.storms_active += 1;
         self.stats.storms.push(crate::stats::Storm {
-            port,
+            port: port.0,
             priority: tc,
             paused_from_ps: since,
             detected_ps: now,
@@ -123,9 +123,9 @@ impl Sim {
 
     /// PFC watchdog: restores (`port`, `tc`) once no pause frame has arrived on it for the
     /// restoration time.
-    pub(super) fn on_wd_restore(&mut self, now: u64, port: u32, tc: u8) {
+    pub(super) fn on_wd_restore(&mut self, now: u64, port: PortId, tc: u8) {
         let w = self.p.pfc.watchdog.expect("watchdog");
-        let q = port as usize * 8 + tc as usize;
+        let q = port.index() * 8 + tc as usize;
         if !self.watchdog.queues[q].storm {
             return;
         }
@@ -152,11 +152,11 @@ impl Sim {
     /// The watchdog's drop action at a RoCEv2 switch: a packet for a queue in storm, or
     /// arriving on the stormed port's priority, is discarded. `true` if it was.
     #[inline]
-    pub(super) fn watchdog_drops(&mut self, in_port: u32, out: u32, tc: usize, id: u32, pk: &Packet) -> bool {
+    pub(super) fn watchdog_drops(&mut self, in_port: PortId, out: PortId, tc: usize, id: u32, pk: &Packet) -> bool {
         if self.watchdog.storms_active == 0 || !self.p.pfc.watchdog.is_some_and(|w| w.action == crate::params::WatchdogAction::Drop) {
             return false;
         }
-        for q in [out as usize * 8 + tc, in_port as usize * 8 + tc] {
+        for q in [out.index() * 8 + tc, in_port.index() * 8 + tc] {
             if let Some(i) = self.watchdog.storm_of(q) {
                 let st = &mut self.stats.storms[i];
                 st.dropped_pkts += 1;

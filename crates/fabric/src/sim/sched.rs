@@ -78,7 +78,8 @@ impl Sim {
     /// Whether class `tc` at `port` may send `frame` bytes now. `Err(t)`: blocked until
     /// `t` (a PFC pause expiry), or `Err(NEVER)` until credits arrive.
     #[inline]
-    pub(super) fn may_send(&self, pi: usize, tc: usize, frame: u32, now: u64) -> Result<(), u64> {
+    pub(super) fn may_send(&self, port: PortId, tc: usize, frame: u32, now: u64) -> Result<(), u64> {
+        let pi = port.index();
         match &self.ib {
             None => {
                 let c = &self.cls[pi * 8 + tc];
@@ -88,7 +89,7 @@ impl Sim {
                 Ok(())
             }
             Some(ibs) => {
-                let st = &ibs[pi];
+                let st = &ibs[port];
                 if ib::may_send(st.fccl[tc], st.fctbs[tc], ib::blocks(Bytes(frame as u64))) {
                     Ok(())
                 } else {
@@ -98,14 +99,15 @@ impl Sim {
         }
     }
 
-    pub(super) fn paused(&self, port: usize, tc: usize, now: u64) -> bool {
-        let c = &self.cls[port * 8 + tc];
+    pub(super) fn paused(&self, port: PortId, tc: usize, now: u64) -> bool {
+        let c = &self.cls[port.index() * 8 + tc];
         c.paused(now)
     }
 
-    /// Appends packet `id` to queue (`pi`, `tc`).
+    /// Appends packet `id` to queue (`port`, `tc`).
     #[inline]
-    pub(super) fn push_q(&mut self, pi: usize, tc: usize, id: u32) {
+    pub(super) fn push_q(&mut self, port: PortId, tc: usize, id: u32) {
+        let pi = port.index();
         self.pkts[id as usize].next = NONE;
         let c = &mut self.cls[pi * 8 + tc];
         if c.tail == NONE {
@@ -118,9 +120,10 @@ impl Sim {
         c.tail = id;
     }
 
-    /// Removes the head of the non-empty queue (`pi`, `tc`).
+    /// Removes the head of the non-empty queue (`port`, `tc`).
     #[inline]
-    pub(super) fn pop_q(&mut self, pi: usize, tc: usize) -> u32 {
+    pub(super) fn pop_q(&mut self, port: PortId, tc: usize) -> u32 {
+        let pi = port.index();
         let c = &mut self.cls[pi * 8 + tc];
         let id = c.head;
         debug_assert!(id != NONE, "pop from an empty queue");
@@ -133,22 +136,22 @@ impl Sim {
         id
     }
 
-    /// The packets queued at (`pi`, `tc`), head first.
-    pub(super) fn queued(&self, pi: usize, tc: usize) -> impl Iterator<Item = u32> + '_ {
-        self.pkts.list(self.cls[pi * 8 + tc].head)
+    /// The packets queued at (`port`, `tc`), head first.
+    pub(super) fn queued(&self, port: PortId, tc: usize) -> impl Iterator<Item = u32> + '_ {
+        self.pkts.list(self.cls[port.index() * 8 + tc].head)
     }
 
-    pub(super) fn enqueue(&mut self, now: u64, port: u32, id: u32) {
+    pub(super) fn enqueue(&mut self, now: u64, port: PortId, id: u32) {
         let pk = &self.pkts[id as usize];
         let (tc, bytes) = (pk.tc as usize, pk.frame as u64);
-        let pi = port as usize;
-        self.account_queue(now, pi);
+        let pi = port.index();
+        self.account_queue(now, port);
         if self.cls[pi * 8 + tc].head == NONE {
             if let Some(ib) = &mut self.ib {
-                ib[pi].head_since[tc] = now;
+                ib[port].head_since[tc] = now;
             }
         }
-        self.push_q(pi, tc, id);
+        self.push_q(port, tc, id);
         self.cls[pi * 8 + tc].qbytes += bytes;
         let ps = &mut self.ports[pi];
         ps.qtotal += bytes;
@@ -156,14 +159,15 @@ impl Sim {
         st.max_queue = st.max_queue.max(ps.qtotal);
     }
 
-    pub(super) fn account_queue(&mut self, now: u64, pi: usize) {
+    pub(super) fn account_queue(&mut self, now: u64, port: PortId) {
+        let pi = port.index();
         let ps = &mut self.ports[pi];
         self.stats.ports[pi].queue_area += ps.qtotal as u128 * (now - ps.q_changed) as u128;
         ps.q_changed = now;
     }
 
-    pub(super) fn switch_pick(&mut self, now: u64, port: u32) -> Option<u32> {
-        let pi = port as usize;
+    pub(super) fn switch_pick(&mut self, now: u64, port: PortId) -> Option<u32> {
+        let pi = port.index();
         let mut expiry = NEVER;
         if self.ib.is_some() {
             expiry = self.expire_heads(now, port);
@@ -177,7 +181,7 @@ impl Sim {
             let tc = 7 - m.leading_zeros() as usize;
             m &= !(1 << tc);
             let head = self.cls[pi * 8 + tc].head;
-            match self.may_send(pi, tc, self.pkts[head as usize].frame as u32, now) {
+            match self.may_send(port, tc, self.pkts[head as usize].frame as u32, now) {
                 Ok(()) => return Some(self.dequeue(now, port, tc)),
                 Err(NEVER) => credit_blocked = true,
                 Err(t) => blocked_until = blocked_until.min(t),
@@ -190,7 +194,7 @@ impl Sim {
             let tc = m.trailing_zeros() as usize;
             m &= m - 1;
             let head = self.cls[pi * 8 + tc].head;
-            match self.may_send(pi, tc, self.pkts[head as usize].frame as u32, now) {
+            match self.may_send(port, tc, self.pkts[head as usize].frame as u32, now) {
                 Ok(()) => eligible |= 1 << tc,
                 Err(NEVER) => credit_blocked = true,
                 Err(t) => blocked_until = blocked_until.min(t),
@@ -198,7 +202,7 @@ impl Sim {
         }
         if eligible == 0 {
             if credit_blocked {
-                self.credit_wait(pi, now);
+                self.credit_wait(port, now);
                 blocked_until = blocked_until.min(expiry);
             }
             if blocked_until != NEVER {
@@ -234,7 +238,7 @@ impl Sim {
     }
 
     #[inline]
-    pub(super) fn set_deficit_nz(&mut self, pi: usize, tc: usize, nz: bool) {
+    fn set_deficit_nz(&mut self, pi: usize, tc: usize, nz: bool) {
         let ps = &mut self.ports[pi];
         if nz {
             ps.deficit_nz |= 1 << tc;
@@ -243,22 +247,22 @@ impl Sim {
         }
     }
 
-    pub(super) fn dequeue(&mut self, now: u64, port: u32, tc: usize) -> u32 {
-        let pi = port as usize;
-        self.account_queue(now, pi);
-        let id = self.pop_q(pi, tc);
+    pub(super) fn dequeue(&mut self, now: u64, port: PortId, tc: usize) -> u32 {
+        let pi = port.index();
+        self.account_queue(now, port);
+        let id = self.pop_q(port, tc);
         self.cls[pi * 8 + tc].moved = now;
         let pk = self.pkts[id as usize];
         self.cls[pi * 8 + tc].qbytes -= pk.frame as u64;
         let ps = &mut self.ports[pi];
         ps.qtotal -= pk.frame as u64;
-        let node = ps.owner as usize;
+        let node = NodeId(ps.owner);
         if let Some(ib) = &mut self.ib {
-            ib[pi].head_since[tc] = now;
+            ib[port].head_since[tc] = now;
             self.ib_release(now, pk.in_port, pk.in_pg, pk.frame as u32);
         } else {
             if self.p.ecn_marking == EcnMarking::Dequeue {
-                self.ecn_mark(pi, tc, id);
+                self.ecn_mark(port, tc, id);
             }
             self.release(now, node, pk);
         }

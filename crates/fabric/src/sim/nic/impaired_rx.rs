@@ -79,7 +79,7 @@ impl Sim {
 
     /// A packet reaches an impaired NIC receiver: held in its backlog, or dropped when the
     /// receiver is stuck or its buffer full; crossing XOFF pauses the switch.
-    pub(in crate::sim) fn impaired_rx(&mut self, now: u64, ep: u32, port: u32, id: u32) {
+    pub(in crate::sim) fn impaired_rx(&mut self, now: u64, ep: u32, port: PortId, id: u32) {
         let e = ep as usize;
         let f = self.impaired.nics[e].fault.expect("impaired");
         let frame = self.pkts[id as usize].frame as u64;

@@ -11,14 +11,14 @@ impl Sim {
         let (n, last) = segments(fl.size, self.p.mtu);
         let qpi = self.flows.qp[f as usize];
         self.stats.flows[f as usize].start = now;
-        if qpi == NONE {
+        if qpi == NO_QP {
             // A barrier: done as soon as it is released.
             self.stats.flows[f as usize].finish = Some(now);
             self.flows.remaining -= 1;
             self.on_delivered(now, f);
             return;
         }
-        let qp = &mut self.hosts.qps[qpi as usize];
+        let qp = &mut self.hosts.qps[qpi.index()];
         if qp.failed {
             // The QP is in the error state: the post completes with an error at once.
             self.fail_flows(&[f]);
@@ -35,7 +35,7 @@ impl Sim {
 
     pub(in crate::sim) fn nic_pick(&mut self, now: u64, ep: u32) -> Option<u32> {
         let port = self.hosts.nics[ep as usize].port;
-        let pi = port as usize;
+        let pi = port.index();
         let mut wake = NEVER;
         // Control packets (ACK/NAK/CNP) first, by class, honouring pause.
         let mut credit_blocked = false;
@@ -44,7 +44,7 @@ impl Sim {
             let tc = 7 - m.leading_zeros() as usize;
             m &= !(1 << tc);
             let head = self.cls[pi * 8 + tc].head;
-            match self.may_send(pi, tc, self.pkts[head as usize].frame as u32, now) {
+            match self.may_send(port, tc, self.pkts[head as usize].frame as u32, now) {
                 Ok(()) => {}
                 Err(NEVER) => {
                     credit_blocked = true;
@@ -55,7 +55,7 @@ impl Sim {
                     continue;
                 }
             }
-            let id = self.pop_q(pi, tc);
+            let id = self.pop_q(port, tc);
             self.cls[pi * 8 + tc].qbytes -= self.pkts[id as usize].frame as u64;
             return Some(id);
         }
@@ -67,10 +67,10 @@ impl Sim {
             let len = self.hosts.nics[e].active.len();
             let idx = (self.hosts.nics[e].rr + i) % len;
             let qpi = self.hosts.nics[e].active[idx];
-            let qp = &self.hosts.qps[qpi as usize];
+            let qp = &self.hosts.qps[qpi.index()];
             if qp.snd_nxt >= qp.snd_max || qp.failed {
                 // Nothing to send: leave the active list (re-added on post or go-back).
-                self.hosts.qps[qpi as usize].active = false;
+                self.hosts.qps[qpi.index()].active = false;
                 self.hosts.nics[e].active.swap_remove(idx);
                 continue;
             }
@@ -83,7 +83,7 @@ impl Sim {
                     i += 1;
                     continue;
                 }
-            } else if !self.qp_has_credit(pi, qpi) {
+            } else if !self.qp_has_credit(port, qpi) {
                 credit_blocked = true;
                 i += 1;
                 continue;
@@ -98,7 +98,7 @@ impl Sim {
             return Some(id);
         }
         if credit_blocked {
-            self.credit_wait(pi, now);
+            self.credit_wait(port, now);
         }
         if wake != NEVER {
             self.kick_at(port, wake);
@@ -106,20 +106,20 @@ impl Sim {
         None
     }
 
-    /// Whether QP `qpi`'s next packet fits the credits of its VL at port `pi`.
-    pub(in crate::sim) fn qp_has_credit(&self, pi: usize, qpi: u32) -> bool {
-        let qp = &self.hosts.qps[qpi as usize];
+    /// Whether QP `qpi`'s next packet fits the credits of its VL at `port`.
+    pub(in crate::sim) fn qp_has_credit(&self, port: PortId, qpi: QpId) -> bool {
+        let qp = &self.hosts.qps[qpi.index()];
         let psn = qp.snd_nxt;
         let m = msg_at(&qp.msgs, psn);
         let first = psn == m.first_psn;
         let payload = if psn == m.first_psn + m.npkts - 1 { m.last_payload as u64 } else { self.p.mtu.0 };
         let t = if first { Transport::WriteFirst } else { Transport::WriteRest };
-        self.may_send(pi, qp.tc as usize, frame_of(&self.p, t, Bytes(payload)).0 as u32, 0).is_ok()
+        self.may_send(port, qp.tc as usize, frame_of(&self.p, t, Bytes(payload)).0 as u32, 0).is_ok()
     }
 
-    pub(in crate::sim) fn build_data(&mut self, now: u64, qpi: u32) -> u32 {
+    pub(in crate::sim) fn build_data(&mut self, now: u64, qpi: QpId) -> u32 {
         let mtu = self.p.mtu.0 as u32;
-        let qp = &mut self.hosts.qps[qpi as usize];
+        let qp = &mut self.hosts.qps[qpi.index()];
         let psn = qp.snd_nxt;
         let m = msg_at(&qp.msgs, psn);
         let first = psn == m.first_psn;
@@ -167,7 +167,7 @@ impl Sim {
             payload: payload as u16,
             qp: qpi,
             psn,
-            in_port: NONE,
+            in_port: NO_PORT,
             next: NONE,
             t: 0,
         })
@@ -176,10 +176,10 @@ impl Sim {
     pub(in crate::sim) fn requester_ack(&mut self, now: u64, pk: Packet) {
         let qpi = pk.qp;
         if pk.has(CNP_FLAG) {
-            self.stats.nics[self.hosts.qps[qpi as usize].src as usize].cnp_rx += 1;
+            self.stats.nics[self.hosts.qps[qpi.index()].src as usize].cnp_rx += 1;
             self.dcqcn_cnp(now, qpi);
         }
-        let qp = &mut self.hosts.qps[qpi as usize];
+        let qp = &mut self.hosts.qps[qpi.index()];
         let new_una = match pk.kind {
             Kind::Ack => pk.psn + 1,
             _ => pk.psn,
@@ -213,10 +213,10 @@ impl Sim {
         }
     }
 
-    pub(in crate::sim) fn on_rto(&mut self, now: u64, qpi: u32) {
+    pub(in crate::sim) fn on_rto(&mut self, now: u64, qpi: QpId) {
         let rto = self.p.rto.ps();
         let retry_cnt = self.p.retry_cnt;
-        let qp = &mut self.hosts.qps[qpi as usize];
+        let qp = &mut self.hosts.qps[qpi.index()];
         qp.rto_pending = false;
         if qp.rto_deadline == NEVER || qp.failed {
             return;

@@ -19,7 +19,7 @@ impl Sim {
             },
         };
         let cnp_tc = self.p.dscp_to_tc[self.p.cnp_dscp as usize];
-        let qp = &mut self.hosts.qps[qpi as usize];
+        let qp = &mut self.hosts.qps[qpi.index()];
         // The responder's HCA maps the SL by its own table (RoCE: the QP's class).
         let tc = match &self.p.ib {
             Some(ibc) => ibc.sl_to_vl_hca.get(&qp.dst).unwrap_or(&ibc.sl_to_vl)[qp.sl as usize],
@@ -39,9 +39,9 @@ impl Sim {
         }
         let mut reply = None;
         if pk.psn == qp.epsn {
-            let l = &mut self.hosts.lost[qpi as usize];
+            let l = &mut self.hosts.lost[qpi.index()];
             if l.0 != NEVER && pk.psn >= l.1 {
-                self.stats.recoveries.push((qpi, l.0, now));
+                self.stats.recoveries.push((qpi.0, l.0, now));
                 *l = (NEVER, 0);
             }
             qp.epsn += 1;
