@@ -8,9 +8,9 @@
 use super::*;
 
 /// The deadlock detector's period: the scenario's timeout (1 ms when unset).
-pub(super) fn deadlock_period(p: &Params) -> u64 {
-    match p.deadlock_timeout.ps() {
-        0 => SimDuration::from_ms(1).ps(),
+pub(super) fn deadlock_period(p: &Params) -> SimDuration {
+    match p.deadlock_timeout {
+        SimDuration::ZERO => SimDuration::from_ms(1),
         t => t,
     }
 }
@@ -24,7 +24,7 @@ impl DeadlockDetector {
     /// Schedules the first check one period in, if there is anything to run.
     pub(super) fn new(p: &Params, flows: usize, q: &mut Events) -> DeadlockDetector {
         if flows > 0 {
-            q.schedule(SimTime(deadlock_period(p)), Ev::DeadlockCheck);
+            q.schedule(SimTime::ZERO + deadlock_period(p), Ev::DeadlockCheck);
         }
         DeadlockDetector { checked: false }
     }
@@ -34,7 +34,7 @@ impl Sim {
     /// The deadlock detector, every `deadlock_timeout`: a cycle of blocked queues none of
     /// which has dequeued for that long is a deadlock. It is recorded once; the run stops
     /// there unless something can still break it (a PFC watchdog, IB lifetime discards).
-    pub(super) fn check_deadlock(&mut self, now: u64) {
+    pub(super) fn check_deadlock(&mut self, now: SimTime) {
         if self.flows.remaining == 0 || self.deadlock.checked {
             return;
         }
@@ -54,10 +54,10 @@ impl Sim {
                 IncidentKind::DeadlockDetected,
                 Some(cycle[0].0),
                 Some(cycle[0].1),
-                format!("no queue of the cycle moved for {} us", SimDuration(now - formed).whole_us()),
+                format!("no queue of the cycle moved for {} us", (now - formed).whole_us()),
             );
             let cycle = cycle.into_iter().map(|(p, c)| (p.0, c)).collect();
-            self.stats.deadlock = Some(Deadlock { detected_at_ps: now, formed_at_ps: formed, cycle });
+            self.stats.deadlock = Some(Deadlock { detected_at_ps: now.ps(), formed_at_ps: formed.ps(), cycle });
             self.deadlock.checked = true;
             let breakable = self.p.pfc.watchdog.is_some()
                 || self.p.ib.as_ref().is_some_and(|i| i.hoq_lifetime.is_some() || i.leaf_hoq_lifetime.is_some() || i.switch_lifetime.is_some());
@@ -66,12 +66,12 @@ impl Sim {
             }
             return;
         }
-        self.q.schedule(SimTime(now + period), Ev::DeadlockCheck);
+        self.q.schedule(now + period, Ev::DeadlockCheck);
     }
 
     /// Whether the head of egress queue (`port`, `tc`) is blocked (paused or without
     /// credits).
-    pub(super) fn head_blocked(&self, port: PortId, tc: usize, now: u64) -> bool {
+    pub(super) fn head_blocked(&self, port: PortId, tc: usize, now: SimTime) -> bool {
         match self.cls[port.index() * 8 + tc].head {
             NONE => false,
             h => self.may_send(port, tc, self.pkts[h as usize].frame as u32, now).is_err(),
@@ -81,10 +81,10 @@ impl Sim {
     /// A cycle of blocked switch egress queues, each waiting for buffer at the next hop's
     /// input that is held by packets queued behind the next one: the channel dependency
     /// cycle of a deadlock (Dally & Seitz 1987; for PFC, Hu et al., HotNets 2016).
-    pub(super) fn find_cycle(&self, now: u64, stale: u64) -> Option<Vec<(PortId, u8)>> {
+    pub(super) fn find_cycle(&self, now: SimTime, stale: SimDuration) -> Option<Vec<(PortId, u8)>> {
         use std::collections::BTreeMap;
         // Queues that are blocked and have not moved for `stale`.
-        let stuck = |p: PortId, tc: usize| self.head_blocked(p, tc, now) && now.saturating_sub(self.cls[p.index() * 8 + tc].moved) >= stale;
+        let stuck = |p: PortId, tc: usize| self.head_blocked(p, tc, now) && now.since(self.cls[p.index() * 8 + tc].moved) >= stale;
         // Edge (u, c) → (q, c): upstream egress u feeds the input whose packets wait at q.
         let mut adj: BTreeMap<(PortId, u8), Vec<(PortId, u8)>> = BTreeMap::new();
         for n in self.topo.nodes.iter().filter(|n| n.kind == NodeKind::Switch) {

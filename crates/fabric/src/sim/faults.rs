@@ -62,7 +62,7 @@ impl Faults {
 }
 
 impl Sim {
-    pub(super) fn on_fault(&mut self, now: u64, i: u32) {
+    pub(super) fn on_fault(&mut self, now: SimTime, i: u32) {
         let f = self.faults.list[i as usize].clone();
         let ev = if f.ends { IncidentKind::FaultEnded } else { IncidentKind::Fault };
         self.incident(now, ev, None, None, f.label.clone());
@@ -75,7 +75,7 @@ impl Sim {
                 if !enabled {
                     // The port forgets any pause it was obeying and stops pausing its peer.
                     for tc in 0..8 {
-                        self.stats.ports[pi].paused_ps[tc] += self.cls[pi * 8 + tc].cut_pause(now);
+                        self.stats.ports[pi].paused_ps[tc] += self.cls[pi * 8 + tc].cut_pause(now).ps();
                     }
                     for pg in 0..8u8 {
                         self.set_pg_paused(now, port, pg, false, false);
@@ -100,8 +100,8 @@ impl Sim {
             },
             FaultKind::SmFailure { standby } => {
                 if let Some(mut cp) = self.control.plane.take() {
-                    if let Some(t) = cp.on_sm_failure(SimTime(now), standby) {
-                        self.incident(t.0, IncidentKind::SmTakeover, None, None, "the standby subnet manager becomes master".into());
+                    if let Some(t) = cp.on_sm_failure(now, standby) {
+                        self.incident(t, IncidentKind::SmTakeover, None, None, "the standby subnet manager becomes master".into());
                     }
                     self.control.plane = Some(cp);
                 }
@@ -112,7 +112,7 @@ impl Sim {
     /// Links of `ports` go down or come back (both directions): what waits at a dead
     /// egress is discarded; on RoCEv2 the switches next to a dead link drop it from their
     /// ECMP groups at once; the control plane re-routes after its delay.
-    pub(super) fn links_change(&mut self, now: u64, ports: &[PortId], up: bool) {
+    pub(super) fn links_change(&mut self, now: SimTime, ports: &[PortId], up: bool) {
         for &port in ports {
             self.set_link(port, up);
         }
@@ -160,14 +160,14 @@ impl Sim {
             }
         }
         if let Some(mut cp) = self.control.plane.take() {
-            let re = cp.on_link_change(SimTime(now), &self.topo, &self.links.up);
+            let re = cp.on_link_change(now, &self.topo, &self.links.up);
             self.control.plane = Some(cp);
             self.control.gen += 1;
-            self.stats.reroute_steps.push((now, re.steps));
+            self.stats.reroute_steps.push((now.ps(), re.steps));
             match re.delay {
                 Some(d) => {
                     self.control.pending = Some(re.fwd);
-                    self.q.schedule(SimTime(now) + d, Ev::Install { gen: self.control.gen });
+                    self.q.schedule(now + d, Ev::Install { gen: self.control.gen });
                 }
                 None => {
                     self.control.pending = None;

@@ -57,16 +57,16 @@ impl Flows {
 
 impl Sim {
     /// Flow `f`'s data is all at its receiver: release the flows waiting for it.
-    pub(super) fn on_delivered(&mut self, now: u64, f: u32) {
-        self.stats.flows[f as usize].delivered = Some(now);
+    pub(super) fn on_delivered(&mut self, now: SimTime, f: u32) {
+        self.stats.flows[f as usize].delivered = Some(now.ps());
         let (a, b) = (self.flows.dep_first[f as usize] as usize, self.flows.dep_first[f as usize + 1] as usize);
         for i in a..b {
             let d = self.flows.dependents[i] as usize;
             self.flows.waiting[d] -= 1;
             if self.flows.waiting[d] == 0 {
                 let fl = &self.flows.specs[d];
-                let at = (now + fl.delay.ps()).max(fl.start.0);
-                self.q.schedule(SimTime(at), Ev::Post(d as u32));
+                let at = (now + fl.delay).max(fl.start);
+                self.q.schedule(at, Ev::Post(d as u32));
             }
         }
     }

@@ -137,7 +137,7 @@ impl Sim {
     /// A packet arrives at switch `node` on `in_port`, in named steps: TTL → next hop →
     /// (InfiniBand: the VL of the hop, FECN, enqueue) classify → watchdog drop → admit →
     /// ECN mark → enqueue.
-    pub(super) fn switch_rx(&mut self, now: u64, node: NodeId, in_port: PortId, id: u32) {
+    pub(super) fn switch_rx(&mut self, now: SimTime, node: NodeId, in_port: PortId, id: u32) {
         let pk = self.pkts[id as usize];
         if !self.forwarding.hop(id) {
             self.drop_pkt(in_port, id, DropCause::TtlExpired);
@@ -166,7 +166,7 @@ impl Sim {
     /// The output port for a packet at switch `node`, if there is one and its link is up;
     /// else the packet is dropped (and on InfiniBand its input blocks freed).
     #[inline]
-    fn next_hop_up(&mut self, now: u64, node: NodeId, in_port: PortId, id: u32, pk: &Packet) -> Option<PortId> {
+    fn next_hop_up(&mut self, now: SimTime, node: NodeId, in_port: PortId, id: u32, pk: &Packet) -> Option<PortId> {
         let hop = self.next_hop(node, pk);
         if let Some(o) = hop.filter(|o| self.links.up[o.index()]) {
             return Some(o);
@@ -198,7 +198,7 @@ impl Sim {
     /// admitted (pausing the ingress peer if the PG just reached its trigger), else
     /// dropped with the MMU's cause.
     #[inline]
-    fn admit(&mut self, now: u64, node: NodeId, in_port: PortId, tc: usize, id: u32, pk: &Packet) -> Option<u8> {
+    fn admit(&mut self, now: SimTime, node: NodeId, in_port: PortId, tc: usize, id: u32, pk: &Packet) -> Option<u8> {
         let pg = self.p.tc_to_pg[tc];
         let lossless = self.p.lossless[tc] && self.p.pfc.enabled;
         let pfc_disabled = lossless && self.pfc.is_off(in_port);

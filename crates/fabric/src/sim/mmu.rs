@@ -293,7 +293,7 @@ impl Sim {
     /// Frees a departing packet's ingress cells and resumes its PG's peer when that lets
     /// it (RoCEv2; InfiniBand frees input blocks in [`Sim::ib_release`]). `node`: the
     /// switch holding the packet.
-    pub(super) fn release(&mut self, now: u64, node: NodeId, pk: Packet) {
+    pub(super) fn release(&mut self, now: SimTime, node: NodeId, pk: Packet) {
         let gi = self.mmu.pg_index(pk.in_port, pk.in_pg);
         let cells = self.cells_of(&pk);
         if self.mmu.release(node, gi, cells) {

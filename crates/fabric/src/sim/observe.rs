@@ -23,15 +23,15 @@ impl Observer {
 
 impl Sim {
     /// Takes a sample, and schedules the next while the run goes on.
-    pub(super) fn on_sample(&mut self, now: u64) {
+    pub(super) fn on_sample(&mut self, now: SimTime) {
         self.sample(now);
-        if self.flows.remaining > 0 || self.stop.is_some_and(|s| now < s.0) {
+        if self.flows.remaining > 0 || self.stop.is_some_and(|s| now < s) {
             let sp = self.observe.sample_period.expect("sampling");
-            self.q.schedule(SimTime(now) + sp, Ev::Sample);
+            self.q.schedule(now + sp, Ev::Sample);
         }
     }
 
-    pub(super) fn sample(&mut self, now: u64) {
+    pub(super) fn sample(&mut self, now: SimTime) {
         let ports: Vec<u64> = self.ports.iter().map(|p| p.qtotal).collect();
         let rates: Vec<u64> = self.hosts.qps.iter().map(Qp::rate_bps).collect();
         // RoCE: priorities paused; IB: VLs whose head waits for credits.
@@ -48,14 +48,14 @@ impl Sim {
                 })
             })
             .collect();
-        self.stats.samples.push(crate::stats::Sample { t: now, queue: ports, qp_rate: rates, paused });
+        self.stats.samples.push(crate::stats::Sample { t: now.ps(), queue: ports, qp_rate: rates, paused });
     }
 
-    pub(super) fn finish(&mut self, end: u64) {
+    pub(super) fn finish(&mut self, end: SimTime) {
         if let Some(ib) = &mut self.ib {
             for (pi, st) in ib.ports_mut().enumerate() {
                 if st.wait_from != NEVER && st.wait_from < end {
-                    self.stats.ports[pi].xmit_wait_ps += end - st.wait_from;
+                    self.stats.ports[pi].xmit_wait_ps += (end - st.wait_from).ps();
                     st.wait_from = end;
                 }
             }
@@ -65,7 +65,7 @@ impl Sim {
             let pi = port.index();
             for p in 0..8 {
                 let c = &self.cls[pi * 8 + p];
-                self.stats.ports[pi].paused_ps[p] += c.paused_through(end);
+                self.stats.ports[pi].paused_ps[p] += c.paused_through(end).ps();
             }
         }
         for (i, n) in self.topo.nodes.iter().enumerate() {
@@ -87,9 +87,9 @@ impl Sim {
                 }
             }
         }
-        self.stats.unrecovered = self.hosts.lost.iter().enumerate().filter(|(_, l)| l.0 != NEVER).map(|(q, l)| (q as u32, l.0)).collect();
+        self.stats.unrecovered = self.hosts.lost.iter().enumerate().filter(|(_, l)| l.0 != NEVER).map(|(q, l)| (q as u32, l.0.ps())).collect();
         let in_flight: u64 = self.port_ids().map(|port| self.on_link(port).count() as u64).sum();
-        self.stats.end = end;
+        self.stats.end = end.ps();
         self.stats.events = self.q.popped();
         self.stats.frames_in_flight_at_end = in_flight;
         self.stats.buffer_cells_at_end = self.mmu.cells_in_use();
@@ -100,7 +100,7 @@ impl Sim {
     }
 
     /// Adds an entry to the incident timeline.
-    pub(super) fn incident(&mut self, t: u64, event: IncidentKind, port: Option<PortId>, class: Option<u8>, detail: String) {
-        self.stats.timeline.push(crate::stats::Incident { t_ps: t, event, port: port.map(|p| p.0), class, detail });
+    pub(super) fn incident(&mut self, t: SimTime, event: IncidentKind, port: Option<PortId>, class: Option<u8>, detail: String) {
+        self.stats.timeline.push(crate::stats::Incident { t_ps: t.ps(), event, port: port.map(|p| p.0), class, detail });
     }
 }

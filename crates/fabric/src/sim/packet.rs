@@ -65,14 +65,14 @@ pub(super) struct Packet {
     pub(super) next: u32,
     /// On a link: when the frame behind it (`next`) arrives. In an IB switch: when it
     /// entered (lifetime limits).
-    pub(super) t: u64,
+    pub(super) t: SimTime,
 }
 
 const _: () = assert!(std::mem::size_of::<Packet>() == 32);
 
 impl Packet {
     pub(super) fn ctrl(kind: Kind, tc: u8, psn: u32) -> Packet {
-        Packet { kind, tc, in_pg: 0, flags: 0, frame: 0, payload: 0, qp: NO_QP, psn, in_port: NO_PORT, next: NONE, t: 0 }
+        Packet { kind, tc, in_pg: 0, flags: 0, frame: 0, payload: 0, qp: NO_QP, psn, in_port: NO_PORT, next: NONE, t: SimTime::ZERO }
     }
     #[inline]
     pub(super) fn is_pkt(&self) -> bool {
@@ -150,7 +150,19 @@ impl Sim {
     /// An ACK, NAK or CNP of QP `qp` (from its responder to its requester).
     pub(super) fn ctrl_packet(&self, kind: Kind, qp: QpId, psn: u32, tc: u8) -> Packet {
         let t = if kind == Kind::Cnp { Transport::Cnp } else { Transport::Ack };
-        Packet { kind, tc, in_pg: 0, flags: 0, frame: frame_of(&self.p, t, Bytes(0)).0 as u16, payload: 0, qp, psn, in_port: NO_PORT, next: NONE, t: 0 }
+        Packet {
+            kind,
+            tc,
+            in_pg: 0,
+            flags: 0,
+            frame: frame_of(&self.p, t, Bytes(0)).0 as u16,
+            payload: 0,
+            qp,
+            psn,
+            in_port: NO_PORT,
+            next: NONE,
+            t: SimTime::ZERO,
+        }
     }
 
     pub(super) fn drop_pkt(&mut self, port: PortId, id: u32, cause: DropCause) {
@@ -165,7 +177,7 @@ impl Sim {
             self.stats.dropped_payload += pk.payload as u64;
             let l = &mut self.hosts.lost[pk.qp.index()];
             if l.0 == NEVER {
-                *l = (self.q.now().0, pk.psn);
+                *l = (self.q.now(), pk.psn);
             } else {
                 l.1 = l.1.min(pk.psn);
             }

@@ -14,7 +14,7 @@ pub(super) struct WdQueue {
     /// A detection check is pending.
     armed: bool,
     /// The last PFC frame received on this queue.
-    last_pfc: u64,
+    last_pfc: SimTime,
     /// Index of its current storm in `Stats::storms`.
     storm_idx: u32,
 }
@@ -35,7 +35,7 @@ impl PfcWatchdog {
     /// A PFC frame arrived for queue `q` (`port * 8 + priority`): remembered for the
     /// restoration timer. `true` if the queue is in storm and ignores it.
     #[inline]
-    pub(super) fn heard_pfc(&mut self, q: usize, now: u64) -> bool {
+    pub(super) fn heard_pfc(&mut self, q: usize, now: SimTime) -> bool {
         if self.queues.is_empty() {
             return false;
         }
@@ -65,7 +65,7 @@ impl PfcWatchdog {
 impl Sim {
     /// PFC watchdog: declares a storm on (`port`, `tc`) if it has been paused without a
     /// break for the detection time, and mitigates it.
-    pub(super) fn on_wd_check(&mut self, now: u64, port: PortId, tc: u8) {
+    pub(super) fn on_wd_check(&mut self, now: SimTime, port: PortId, tc: u8) {
         let w = self.p.pfc.watchdog.expect("watchdog");
         let (pi, t) = (port.index(), tc as usize);
         let q = pi * 8 + t;
@@ -74,21 +74,21 @@ impl Sim {
             return;
         }
         let since = self.cls[q].pause_from;
-        if now < since + w.detection.ps() {
+        if now < since + w.detection {
             self.watchdog.queues[q].armed = true;
-            self.q.schedule(SimTime(since + w.detection.ps()), Ev::WdCheck { port, tc });
+            self.q.schedule(since + w.detection, Ev::WdCheck { port, tc });
             return;
         }
         // Storm: the queue stops obeying pause frames.
-        self.stats.ports[pi].paused_ps[t] += self.cls[q].cut_pause(now);
+        self.stats.ports[pi].paused_ps[t] += self.cls[q].cut_pause(now).ps();
         self.watchdog.queues[q].storm = true;
         self.watchdog.queues[q].storm_idx = self.stats.storms.len() as u32;
         self.watchdog.storms_active += 1;
         self.stats.storms.push(crate::stats::Storm {
             port: port.0,
             priority: tc,
-            paused_from_ps: since,
-            detected_ps: now,
+            paused_from_ps: since.ps(),
+            detected_ps: now.ps(),
             restored_ps: None,
             dropped_pkts: 0,
             dropped_bytes: 0,
@@ -100,7 +100,7 @@ impl Sim {
             IncidentKind::WatchdogFired,
             Some(port),
             Some(tc),
-            format!("paused for {} us without a break: action {verb}", SimDuration(now - since).whole_us()),
+            format!("paused for {} us without a break: action {verb}", (now - since).whole_us()),
         );
         if action == crate::params::WatchdogAction::Drop {
             while self.cls[q].head != NONE {
@@ -116,28 +116,28 @@ impl Sim {
                 self.set_pg_paused(now, port, pg, false, true);
             }
         }
-        let at = self.watchdog.queues[q].last_pfc.max(now) + w.restoration.ps();
-        self.q.schedule(SimTime(at), Ev::WdRestore { port, tc });
+        let at = self.watchdog.queues[q].last_pfc.max(now) + w.restoration;
+        self.q.schedule(at, Ev::WdRestore { port, tc });
         self.try_tx(now, port);
     }
 
     /// PFC watchdog: restores (`port`, `tc`) once no pause frame has arrived on it for the
     /// restoration time.
-    pub(super) fn on_wd_restore(&mut self, now: u64, port: PortId, tc: u8) {
+    pub(super) fn on_wd_restore(&mut self, now: SimTime, port: PortId, tc: u8) {
         let w = self.p.pfc.watchdog.expect("watchdog");
         let q = port.index() * 8 + tc as usize;
         if !self.watchdog.queues[q].storm {
             return;
         }
-        let at = self.watchdog.queues[q].last_pfc + w.restoration.ps();
+        let at = self.watchdog.queues[q].last_pfc + w.restoration;
         if now < at {
-            self.q.schedule(SimTime(at), Ev::WdRestore { port, tc });
+            self.q.schedule(at, Ev::WdRestore { port, tc });
             return;
         }
         self.watchdog.queues[q].storm = false;
         self.watchdog.storms_active -= 1;
         let st = &mut self.stats.storms[self.watchdog.queues[q].storm_idx as usize];
-        st.restored_ps = Some(now);
+        st.restored_ps = Some(now.ps());
         let dropped = st.dropped_pkts;
         self.incident(
             now,

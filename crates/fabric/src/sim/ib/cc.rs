@@ -21,7 +21,7 @@ impl Sim {
         // Only the root of congestion marks: a port that has credits (A10.2.1.1). A port
         // waiting for credits is a victim of congestion further on and marks only when its
         // victim-mask bit is set (OpenSM's default mask is all zero).
-        if !cc.mark_victims && self.may_send(port, pk.tc as usize, pk.frame as u32, 0).is_err() {
+        if !cc.mark_victims && self.may_send(port, pk.tc as usize, pk.frame as u32, SimTime::ZERO).is_err() {
             return;
         }
         let ib = self.ib.as_mut().expect("ib");

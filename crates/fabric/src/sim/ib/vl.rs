@@ -10,7 +10,7 @@ impl Sim {
     /// (remembering its input port and VL, whose blocks it holds until it leaves, and when
     /// it entered, for the switch lifetime), may be FECN-marked, and joins the output
     /// VL's queue.
-    pub(in crate::sim) fn ib_switch(&mut self, now: u64, in_port: PortId, out: PortId, id: u32, pk: &Packet) {
+    pub(in crate::sim) fn ib_switch(&mut self, now: SimTime, in_port: PortId, out: PortId, id: u32, pk: &Packet) {
         let vl = self.hop_vl(in_port, out, pk);
         let p = &mut self.pkts[id as usize];
         p.in_port = in_port;
@@ -37,9 +37,9 @@ impl Sim {
     /// IB lifetime limits at output `port`: discards heads older than the HOQ lifetime or
     /// packets older than the switch lifetime (checked at the head). Returns when the
     /// next head would expire.
-    pub(in crate::sim) fn expire_heads(&mut self, now: u64, port: PortId) -> u64 {
+    pub(in crate::sim) fn expire_heads(&mut self, now: SimTime, port: PortId) -> SimTime {
         let pi = port.index();
-        let (hoq, life) = (self.hoq_of(port).map(|d| d.ps()), self.p.ib.as_ref().expect("ib").switch_lifetime.map(|d| d.ps()));
+        let (hoq, life) = (self.hoq_of(port), self.p.ib.as_ref().expect("ib").switch_lifetime);
         if hoq.is_none() && life.is_none() {
             return NEVER;
         }
@@ -88,13 +88,13 @@ impl Sim {
     /// OSM_DEFAULT_VL_STALL_COUNT 0x7: "in stalled state, the port is supposed to drop
     /// everything for 8*(head of queue lifetime)"). InfiniBand's own containment of a
     /// receiver that stopped returning credits.
-    pub(in crate::sim) fn hoq_discard(&mut self, now: u64, port: PortId, tc: usize) {
+    pub(in crate::sim) fn hoq_discard(&mut self, now: SimTime, port: PortId, tc: usize) {
         let (Some(hoq), count) = (self.hoq_of(port), self.p.ib.as_ref().expect("ib").vl_stall_count) else { return };
         let st = &mut self.ib.as_mut().expect("ib")[port];
         st.hoq_run[tc] = st.hoq_run[tc].saturating_add(1);
         if count > 0 && st.hoq_run[tc] >= count {
             st.hoq_run[tc] = 0;
-            st.stalled_until[tc] = now + 8 * hoq.ps();
+            st.stalled_until[tc] = now + hoq * 8;
             self.incident(
                 now,
                 IncidentKind::VlStalled,

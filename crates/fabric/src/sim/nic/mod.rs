@@ -39,7 +39,7 @@ pub(super) struct Nic {
     pub(super) rr: usize,
     pub(super) line_bps: u64,
     /// Last CNP this NIC sent (DCQCN `cnp_scope = "port"`).
-    pub(super) last_cnp: u64,
+    pub(super) last_cnp: SimTime,
 }
 
 pub(super) struct Qp {
@@ -56,13 +56,13 @@ pub(super) struct Qp {
     pub(super) snd_nxt: u32,
     pub(super) snd_max: u32,
     pub(super) max_sent: u32,
-    pub(super) rto_deadline: u64,
+    pub(super) rto_deadline: SimTime,
     pub(super) rto_pending: bool,
     pub(super) retries: u32,
     pub(super) failed: bool,
-    pub(super) next_tx: u64,
+    pub(super) next_tx: SimTime,
     /// When the QP's last data frame started, and its wire bytes (DCQCN re-timing).
-    pub(super) last_tx: u64,
+    pub(super) last_tx: SimTime,
     pub(super) last_wire: u32,
     pub(super) active: bool,
     pub(super) cc: Option<Dcqcn>,
@@ -72,7 +72,7 @@ pub(super) struct Qp {
     pub(super) epsn: u32,
     pub(super) nak_sent: bool,
     pub(super) unacked: u32,
-    pub(super) last_cnp: u64,
+    pub(super) last_cnp: SimTime,
     /// Flows posted on this QP and not yet fully received, in PSN order.
     pub(super) rx_msgs: VecDeque<u32>,
 }
@@ -104,7 +104,7 @@ pub(super) struct Hosts {
     /// Per QP: the addresses and UDP source port its packets carry (read by forwarding).
     pub(super) qp_addr: Vec<QpAddr>,
     /// Per QP, a data loss not yet recovered: (when, lowest PSN lost).
-    pub(super) lost: Vec<(u64, u32)>,
+    pub(super) lost: Vec<(SimTime, u32)>,
 }
 
 impl Hosts {
@@ -177,7 +177,7 @@ impl Qp {
             rto_pending: false,
             retries: 0,
             failed: false,
-            next_tx: 0,
+            next_tx: SimTime::ZERO,
             last_tx: NEVER,
             last_wire: 0,
             active: false,
@@ -199,7 +199,7 @@ impl Qp {
 }
 
 impl Sim {
-    pub(super) fn nic_rx(&mut self, now: u64, ep: u32, id: u32) {
+    pub(super) fn nic_rx(&mut self, now: SimTime, ep: u32, id: u32) {
         let pk = self.pkts[id as usize];
         self.free_pkt(id);
         debug_assert_eq!(self.addr(&pk).1, ep);
@@ -214,7 +214,7 @@ impl Sim {
                     if cca.on_becn(cc) {
                         let gen = cca.gen;
                         let t = cc.ccti_timer;
-                        self.q.schedule(SimTime(now) + t, Ev::CctiTimer { qp: qpi, gen });
+                        self.q.schedule(now + t, Ev::CctiTimer { qp: qpi, gen });
                     }
                 }
                 self.dcqcn_cnp(now, qpi);
@@ -223,7 +223,7 @@ impl Sim {
         }
     }
 
-    pub(super) fn nic_tx_ctrl(&mut self, now: u64, ep: u32, pk: Packet) {
+    pub(super) fn nic_tx_ctrl(&mut self, now: SimTime, ep: u32, pk: Packet) {
         let port = self.hosts.nics[ep as usize].port;
         let id = self.alloc(pk);
         let tc = pk.tc as usize;

@@ -6,14 +6,14 @@
 use super::super::*;
 
 impl Sim {
-    pub(in crate::sim) fn on_post(&mut self, now: u64, f: u32) {
+    pub(in crate::sim) fn on_post(&mut self, now: SimTime, f: u32) {
         let fl = &self.flows.specs[f as usize];
         let (n, last) = segments(fl.size, self.p.mtu);
         let qpi = self.flows.qp[f as usize];
-        self.stats.flows[f as usize].start = now;
+        self.stats.flows[f as usize].start = now.ps();
         if qpi == NO_QP {
             // A barrier: done as soon as it is released.
-            self.stats.flows[f as usize].finish = Some(now);
+            self.stats.flows[f as usize].finish = Some(now.ps());
             self.flows.remaining -= 1;
             self.on_delivered(now, f);
             return;
@@ -33,7 +33,11 @@ impl Sim {
         self.try_tx(now, port);
     }
 
-    pub(in crate::sim) fn nic_pick(&mut self, now: u64, ep: u32) -> Option<u32> {
+    /// A NIC's next frame ([`Sim::try_tx`] step 3): a control packet (ACK, NAK, CNP) first,
+    /// then round robin over the QPs with work that are not paused, have credits and whose
+    /// rate allows. Inlined by force into its one caller, like `sched::switch_pick`.
+    #[inline(always)]
+    pub(in crate::sim) fn nic_pick(&mut self, now: SimTime, ep: u32) -> Option<u32> {
         let port = self.hosts.nics[ep as usize].port;
         let pi = port.index();
         let mut wake = NEVER;
@@ -114,10 +118,13 @@ impl Sim {
         let first = psn == m.first_psn;
         let payload = if psn == m.first_psn + m.npkts - 1 { m.last_payload as u64 } else { self.p.mtu.0 };
         let t = if first { Transport::WriteFirst } else { Transport::WriteRest };
-        self.may_send(port, qp.tc as usize, frame_of(&self.p, t, Bytes(payload)).0 as u32, 0).is_ok()
+        self.may_send(port, qp.tc as usize, frame_of(&self.p, t, Bytes(payload)).0 as u32, SimTime::ZERO).is_ok()
     }
 
-    pub(in crate::sim) fn build_data(&mut self, now: u64, qpi: QpId) -> u32 {
+    /// The next data packet of QP `qpi`: its PSN, size and flags; DCQCN or IB CC pacing;
+    /// the retransmission timer armed. Inlined by force into its one caller, `nic_pick`.
+    #[inline(always)]
+    pub(in crate::sim) fn build_data(&mut self, now: SimTime, qpi: QpId) -> u32 {
         let mtu = self.p.mtu.0 as u32;
         let qp = &mut self.hosts.qps[qpi.index()];
         let psn = qp.snd_nxt;
@@ -136,18 +143,18 @@ impl Sim {
             cc.on_sent(w.0, d);
             qp.last_tx = now;
             qp.last_wire = w.0 as u32;
-            qp.next_tx = paced_next_tx(now, w.0 as u32, cc.rate_bps(), line);
+            qp.next_tx = SimTime(paced_next_tx(now.ps(), w.0 as u32, cc.rate_bps(), line));
         } else if let Some(cc) = self.p.ib.as_ref().and_then(|i| i.cc.as_ref()) {
-            let t = serialization(w, units::BitRate(line)).ps();
-            let gap = qp.cca.gap_ps(cc, t);
-            qp.next_tx = if gap == 0 { 0 } else { now + t + gap };
+            let t = serialization(w, units::BitRate(line));
+            let gap = SimDuration(qp.cca.gap_ps(cc, t.ps()));
+            qp.next_tx = if gap == SimDuration::ZERO { SimTime::ZERO } else { now + t + gap };
         }
         if !qp.rto_pending {
             qp.rto_pending = true;
-            qp.rto_deadline = now + self.p.rto.ps();
-            self.q.schedule(SimTime(qp.rto_deadline), Ev::Rto(qpi));
+            qp.rto_deadline = now + self.p.rto;
+            self.q.schedule(qp.rto_deadline, Ev::Rto(qpi));
         } else if qp.rto_deadline == NEVER {
-            qp.rto_deadline = now + self.p.rto.ps();
+            qp.rto_deadline = now + self.p.rto;
         }
         let (src, tc) = (qp.src, qp.tc);
         let ecn_capable = self.p.dcqcn.is_some() || self.p.ecn[tc as usize].is_some() || self.p.ib.as_ref().is_some_and(|i| i.cc.is_some());
@@ -169,11 +176,11 @@ impl Sim {
             psn,
             in_port: NO_PORT,
             next: NONE,
-            t: 0,
+            t: SimTime::ZERO,
         })
     }
 
-    pub(in crate::sim) fn requester_ack(&mut self, now: u64, pk: Packet) {
+    pub(in crate::sim) fn requester_ack(&mut self, now: SimTime, pk: Packet) {
         let qpi = pk.qp;
         if pk.has(CNP_FLAG) {
             self.stats.nics[self.hosts.qps[qpi.index()].src as usize].cnp_rx += 1;
@@ -189,12 +196,12 @@ impl Sim {
             // A late cumulative ACK may overtake a go-back: never resend acknowledged PSNs.
             qp.snd_nxt = qp.snd_nxt.max(new_una);
             qp.retries = 0;
-            qp.rto_deadline = if qp.snd_una < qp.snd_nxt.max(qp.max_sent) { now + self.p.rto.ps() } else { NEVER };
+            qp.rto_deadline = if qp.snd_una < qp.snd_nxt.max(qp.max_sent) { now + self.p.rto } else { NEVER };
             while let Some(m) = qp.msgs.front() {
                 if m.first_psn + m.npkts <= qp.snd_una {
                     let m = qp.msgs.pop_front().expect("front");
                     let rec = &mut self.stats.flows[m.flow as usize];
-                    rec.finish = Some(now);
+                    rec.finish = Some(now.ps());
                     debug_assert_eq!(rec.size, m.size);
                     self.flows.remaining -= 1;
                 } else {
@@ -213,8 +220,8 @@ impl Sim {
         }
     }
 
-    pub(in crate::sim) fn on_rto(&mut self, now: u64, qpi: QpId) {
-        let rto = self.p.rto.ps();
+    pub(in crate::sim) fn on_rto(&mut self, now: SimTime, qpi: QpId) {
+        let rto = self.p.rto;
         let retry_cnt = self.p.retry_cnt;
         let qp = &mut self.hosts.qps[qpi.index()];
         qp.rto_pending = false;
@@ -223,7 +230,7 @@ impl Sim {
         }
         if qp.rto_deadline > now {
             qp.rto_pending = true;
-            self.q.schedule(SimTime(qp.rto_deadline), Ev::Rto(qpi));
+            self.q.schedule(qp.rto_deadline, Ev::Rto(qpi));
             return;
         }
         if qp.snd_una >= qp.snd_max {
@@ -243,7 +250,7 @@ impl Sim {
         qp.snd_nxt = qp.snd_una;
         qp.rto_deadline = now + rto;
         qp.rto_pending = true;
-        self.q.schedule(SimTime(qp.rto_deadline), Ev::Rto(qpi));
+        self.q.schedule(qp.rto_deadline, Ev::Rto(qpi));
         let ep = qp.src;
         self.activate(ep, qpi);
         let port = self.hosts.nics[ep as usize].port;
