@@ -236,8 +236,8 @@ fn settings(p: &Params) -> Settings {
 }
 
 /// "node:port" of a simulator port.
-fn port_name(w: &World, p: u32) -> String {
-    w.topo.port_name(PortId(p))
+fn port_name(w: &World, p: PortId) -> String {
+    w.topo.port_name(p)
 }
 
 /// The incident timeline with ports named, PFC storms, each fault's recovery (QPs that
@@ -298,7 +298,7 @@ fn incidents(w: &World, st: &Stats) -> Incidents {
             d.cycle
                 .iter()
                 .map(|&(p, c)| {
-                    let peer = w.topo.ports[p as usize].peer.map(|q| w.topo.node(w.topo.ports[q.0 as usize].node).name.clone());
+                    let peer = w.topo.port(p).peer.map(|q| w.topo.node(w.topo.port(q).node).name.clone());
                     CycleHop { port: port_name(w, p), towards: peer.unwrap_or_default(), class: c }
                 })
                 .collect()

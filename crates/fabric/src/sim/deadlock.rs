@@ -56,7 +56,6 @@ impl Sim {
                 Some(cycle[0].1),
                 format!("no queue of the cycle moved for {} us", (now - formed).whole_us()),
             );
-            let cycle = cycle.into_iter().map(|(p, c)| (p.0, c)).collect();
             self.stats.deadlock = Some(Deadlock { detected_at_ps: now.ps(), formed_at_ps: formed.ps(), cycle });
             self.deadlock.checked = true;
             let breakable = self.p.pfc.watchdog.is_some()

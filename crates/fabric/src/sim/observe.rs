@@ -70,7 +70,8 @@ impl Sim {
         }
         for (i, n) in self.topo.nodes.iter().enumerate() {
             if n.kind == NodeKind::Switch {
-                self.stats.switch_peak_cells.push((i as u32, self.mmu.switch_cells(NodeId(i as u32)).0));
+                let node = NodeId(i as u32);
+                self.stats.switch_peak_cells.push((node, self.mmu.switch_cells(node).0));
             }
         }
         for port in self.port_ids() {
@@ -79,15 +80,15 @@ impl Sim {
             st.peak_headroom_cells = st.peak_headroom_cells.max(hdrm);
             st.peak_pg_cells = st.peak_pg_cells.max(total);
         }
-        for pi in 0..self.ports.len() {
+        for port in self.port_ids() {
             for p in 0..8 {
-                let c = &self.cls[pi * 8 + p];
+                let c = &self.cls[port.index() * 8 + p];
                 if c.paused(end) {
-                    self.stats.paused_at_end.push((pi as u32, p as u8));
+                    self.stats.paused_at_end.push((port, p as u8));
                 }
             }
         }
-        self.stats.unrecovered = self.hosts.lost.iter().enumerate().filter(|(_, l)| l.0 != NEVER).map(|(q, l)| (q as u32, l.0.ps())).collect();
+        self.stats.unrecovered = self.hosts.lost.iter().enumerate().filter(|(_, l)| l.0 != NEVER).map(|(q, l)| (QpId(q as u32), l.0.ps())).collect();
         let in_flight: u64 = self.port_ids().map(|port| self.on_link(port).count() as u64).sum();
         self.stats.end = end.ps();
         self.stats.events = self.q.popped();
@@ -101,6 +102,6 @@ impl Sim {
 
     /// Adds an entry to the incident timeline.
     pub(super) fn incident(&mut self, t: SimTime, event: IncidentKind, port: Option<PortId>, class: Option<u8>, detail: String) {
-        self.stats.timeline.push(crate::stats::Incident { t_ps: t.ps(), event, port: port.map(|p| p.0), class, detail });
+        self.stats.timeline.push(crate::stats::Incident { t_ps: t.ps(), event, port, class, detail });
     }
 }

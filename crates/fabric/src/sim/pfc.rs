@@ -108,7 +108,7 @@ impl Sim {
                 }
             }
             if self.stats.pause_log.len() < crate::stats::PAUSE_LOG_CAP {
-                self.stats.pause_log.push((now.ps(), port.0, p as u8, quanta[p]));
+                self.stats.pause_log.push((now.ps(), port, p as u8, quanta[p]));
             }
         }
         if wake {

@@ -85,7 +85,7 @@ impl Sim {
         self.watchdog.queues[q].storm_idx = self.stats.storms.len() as u32;
         self.watchdog.storms_active += 1;
         self.stats.storms.push(crate::stats::Storm {
-            port: port.0,
+            port,
             priority: tc,
             paused_from_ps: since.ps(),
             detected_ps: now.ps(),

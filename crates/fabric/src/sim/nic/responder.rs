@@ -41,7 +41,7 @@ impl Sim {
         if pk.psn == qp.epsn {
             let l = &mut self.hosts.lost[qpi.index()];
             if l.0 != NEVER && pk.psn >= l.1 {
-                self.stats.recoveries.push((qpi.0, l.0.ps(), now.ps()));
+                self.stats.recoveries.push((qpi, l.0.ps(), now.ps()));
                 *l = (NEVER, 0);
             }
             qp.epsn += 1;
