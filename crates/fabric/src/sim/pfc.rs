@@ -82,7 +82,7 @@ impl Sim {
             if self.pfc.is_off(port) {
                 continue; // PFC disabled on this port: pause frames are not honoured
             }
-            if self.watchdog.heard_pfc(pi * 8 + p, now) {
+            if self.watchdog.heard_pfc(port, p, now) {
                 continue; // the watchdog ignores pause frames on a queue in storm
             }
             let new_until = x + self.pfc.quantum[pi] * q as u64;
@@ -102,7 +102,7 @@ impl Sim {
                     self.observe.first_block[pi] = true;
                     self.incident(x, IncidentKind::Paused, Some(port), Some(p as u8), format!("first pause ({} quanta)", quanta[p]));
                 }
-                if self.ports[pi].flags & P_SWITCH != 0 && self.watchdog.arm(pi * 8 + p) {
+                if self.ports[pi].flags & P_SWITCH != 0 && self.watchdog.arm(port, p) {
                     let d = self.p.pfc.watchdog.expect("watchdog").detection;
                     self.q.schedule(x + d, Ev::WdCheck { port, tc: p as u8 });
                 }

@@ -32,21 +32,22 @@ impl PfcWatchdog {
         PfcWatchdog { queues, storms_active: 0 }
     }
 
-    /// A PFC frame arrived for queue `q` (`port * 8 + priority`): remembered for the
-    /// restoration timer. `true` if the queue is in storm and ignores it.
+    /// A PFC frame arrived for queue (`port`, `prio`): remembered for the restoration
+    /// timer. `true` if the queue is in storm and ignores it.
     #[inline]
-    pub(super) fn heard_pfc(&mut self, q: usize, now: SimTime) -> bool {
+    pub(super) fn heard_pfc(&mut self, port: PortId, prio: usize, now: SimTime) -> bool {
         if self.queues.is_empty() {
             return false;
         }
-        let w = &mut self.queues[q];
+        let w = &mut self.queues[port.index() * 8 + prio];
         w.last_pfc = now;
         w.storm
     }
 
-    /// Queue `q` started a pause: `true` if a detection check must be scheduled (a
-    /// watchdog runs and none is pending).
-    pub(super) fn arm(&mut self, q: usize) -> bool {
+    /// Queue (`port`, `prio`) started a pause: `true` if a detection check must be
+    /// scheduled (a watchdog runs and none is pending).
+    pub(super) fn arm(&mut self, port: PortId, prio: usize) -> bool {
+        let q = port.index() * 8 + prio;
         if self.queues.is_empty() || self.queues[q].armed {
             return false;
         }
