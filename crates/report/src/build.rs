@@ -115,7 +115,7 @@ fn flow_summary(st: &Stats, records: &[FlowReport]) -> FlowSummary {
         slowdown_p50: pct(&slow, 0.5),
         slowdown_p99: pct(&slow, 0.99),
         slowdown_max: slow.last().copied().unwrap_or(0.0),
-        goodput_gbps: if lastf > first { bytes as f64 * 8.0 / ((lastf - first) as f64 / 1e12) / 1e9 } else { 0.0 },
+        goodput_gbps: if lastf > first { bytes as f64 * 8.0 / units::SimDuration(lastf - first).as_secs_f64() / 1e9 } else { 0.0 },
     }
 }
 

@@ -62,6 +62,10 @@ impl SimTime {
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / PS_PER_SEC as f64
     }
+    /// Microseconds since the start of the run, for reports and plots.
+    pub fn as_us_f64(self) -> f64 {
+        self.0 as f64 / 1_000_000.0
+    }
 }
 
 impl SimDuration {
