@@ -113,6 +113,7 @@ impl Mmu {
     }
 
     /// The dynamic threshold: α · free, α = 2^dynamic_th (Choudhury & Hahne 1998).
+    #[inline]
     fn alpha_limit(&self, free: u64) -> u64 {
         let th = self.b.dynamic_th;
         if th >= 0 {
@@ -123,6 +124,7 @@ impl Mmu {
     }
 
     /// Shared-pool cells a PG of switch `node` may use now.
+    #[inline]
     fn shared_limit(&self, node: NodeId, lossless: bool) -> u64 {
         let m = &self.pools[node.index()];
         let dynamic = self.alpha_limit(m.shared_total - m.shared_used);
@@ -179,6 +181,7 @@ impl Mmu {
     /// Frees `cells` of PG index `gi` at switch `node`: headroom first, then shared, then
     /// reserved. `true` when the PG is paused and may now resume: headroom empty and
     /// occupancy at the resume level.
+    #[inline]
     pub(super) fn release(&mut self, node: NodeId, gi: usize, cells: u64) -> bool {
         let mut c = cells;
         let s = &mut self.pgs[gi];
@@ -293,6 +296,7 @@ impl Sim {
     /// Frees a departing packet's ingress cells and resumes its PG's peer when that lets
     /// it (RoCEv2; InfiniBand frees input blocks in [`Sim::ib_release`]). `node`: the
     /// switch holding the packet.
+    #[inline]
     pub(super) fn release(&mut self, now: SimTime, node: NodeId, pk: Packet) {
         let gi = self.mmu.pg_index(pk.in_port, pk.in_pg);
         let cells = self.cells_of(&pk);

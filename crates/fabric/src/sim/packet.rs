@@ -94,6 +94,7 @@ pub(super) struct Packets {
 
 impl Packets {
     /// Stores `p` and returns its id.
+    #[inline]
     pub(super) fn alloc(&mut self, p: Packet) -> u32 {
         if let Some(id) = self.free.pop() {
             self.slab[id as usize] = p;
@@ -137,6 +138,7 @@ impl std::ops::IndexMut<usize> for Packets {
 }
 
 impl Sim {
+    #[inline]
     pub(super) fn alloc(&mut self, p: Packet) -> u32 {
         let id = self.pkts.alloc(p);
         self.forwarding.new_packet(id);

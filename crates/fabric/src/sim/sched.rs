@@ -172,7 +172,7 @@ impl Sim {
     /// queue, else deficit round robin over the sendable weighted ones; when none may send,
     /// a re-check at the earliest pause expiry (or a credit wait). Inlined by force: its one
     /// caller is `try_tx`, and LLVM's inliner stopped taking it there when times became
-    /// `SimTime` (0.8 % more instructions on perm1024 without this).
+    /// `SimTime` (about 1 % more instructions on perm1024 without this).
     #[inline(always)]
     pub(super) fn switch_pick(&mut self, now: SimTime, port: PortId) -> Option<u32> {
         let pi = port.index();

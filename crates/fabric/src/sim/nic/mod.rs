@@ -88,6 +88,7 @@ pub(super) struct Msg {
 /// The posted message holding `psn`. Messages are posted back to back in PSN order (each
 /// at least one packet) and leave from the front, so a binary search finds it however
 /// many a QP holds.
+#[inline]
 pub(super) fn msg_at(msgs: &VecDeque<Msg>, psn: u32) -> &Msg {
     let i = msgs.partition_point(|m| m.first_psn + m.npkts <= psn);
     let m = msgs.get(i).expect("snd_nxt inside a posted message");
