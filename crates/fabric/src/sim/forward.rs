@@ -62,8 +62,9 @@ impl Forwarding {
         Forwarding { table, overrides: HashMap::new(), pinned: HashMap::new(), hops: vec![], ttl_on, port_dscp, port_dscp_any: false }
     }
 
-    /// Packet `id` was just allocated: it has crossed no switch yet.
-    #[inline]
+    /// Packet `id` was just allocated: it has crossed no switch yet. Inlined by force: it
+    /// runs for every packet and is a test when no TTL is kept.
+    #[inline(always)]
     pub(super) fn new_packet(&mut self, id: u32) {
         if self.ttl_on {
             if self.hops.len() <= id as usize {
