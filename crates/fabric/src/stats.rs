@@ -1,6 +1,9 @@
-//! Counters the simulation updates in place; no formatting in the hot loop.
+//! Counters the simulation updates in place; no formatting in the hot loop. Ports, nodes
+//! and QPs are the simulator's typed ids (they serialise as their numbers); times are
+//! integer picoseconds (`_ps`, or `u64` where the field says so).
 
-use crate::topology::Topology;
+use crate::sim::QpId;
+use crate::topology::{NodeId, PortId, Topology};
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -147,9 +150,9 @@ pub struct Stats {
     pub flows: Vec<FlowRecord>,
     pub dropped_payload: u64,
     /// (time ps, receiving port, priority, quanta) of every PFC frame received (capped).
-    pub pause_log: Vec<(u64, u32, u8, u16)>,
+    pub pause_log: Vec<(u64, PortId, u8, u16)>,
     pub samples: Vec<Sample>,
-    pub switch_peak_cells: Vec<(u32, u64)>,
+    pub switch_peak_cells: Vec<(NodeId, u64)>,
     pub end: u64,
     pub events: u64,
     pub frames_in_flight_at_end: u64,
@@ -162,11 +165,11 @@ pub struct Stats {
     pub storms: Vec<Storm>,
     /// Losses the RC transport recovered from: (QP, first loss, first in-order delivery
     /// of the lost PSN or a later one).
-    pub recoveries: Vec<(u32, u64, u64)>,
+    pub recoveries: Vec<(QpId, u64, u64)>,
     /// QPs with a loss not yet recovered at the end: (QP, first loss).
-    pub unrecovered: Vec<(u32, u64)>,
+    pub unrecovered: Vec<(QpId, u64)>,
     /// (port, class) queues still paused when the run ended.
-    pub paused_at_end: Vec<(u32, u8)>,
+    pub paused_at_end: Vec<(PortId, u8)>,
     /// When the control plane installed new forwarding state after a fault.
     pub reroutes: Vec<u64>,
     /// For each fault (its time): the control plane's timed steps.
@@ -174,7 +177,7 @@ pub struct Stats {
     /// Each flow's path under the forwarding state at the end: the egress ports its data
     /// packets leave by, from its NIC to the last switch; `None` for a SHARP join, or when
     /// the route is broken or loops.
-    pub flow_paths: Vec<Option<Vec<crate::topology::PortId>>>,
+    pub flow_paths: Vec<Option<Vec<PortId>>>,
     /// The run was cancelled (Ctrl-C, a web job stopped) at this time, ps: every
     /// figure covers the run up to then only.
     pub cancelled: Option<u64>,
@@ -270,8 +273,8 @@ pub struct Incident {
     pub t_ps: u64,
     /// What happened.
     pub event: IncidentKind,
-    /// The port concerned, if any (a simulator port id; the report names it).
-    pub port: Option<u32>,
+    /// The port concerned, if any (the report names it).
+    pub port: Option<PortId>,
     /// Priority (RoCE) or VL (IB), if any.
     pub class: Option<u8>,
     pub detail: String,
@@ -280,7 +283,7 @@ pub struct Incident {
 /// A PFC storm the watchdog detected on a switch egress queue, and what it did.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Storm {
-    pub port: u32,
+    pub port: PortId,
     pub priority: u8,
     /// When the queue's pause began, when the watchdog declared the storm, and when it
     /// restored the queue (`None`: still in storm at the end).
@@ -300,7 +303,7 @@ pub struct Deadlock {
     /// The last time any queue of the cycle dequeued: from then on none moved.
     pub formed_at_ps: u64,
     /// The cycle: (egress port, class) queues, each blocked by the next one's buffer.
-    pub cycle: Vec<(u32, u8)>,
+    pub cycle: Vec<(PortId, u8)>,
 }
 
 impl Stats {

@@ -18,10 +18,35 @@
 
 use units::{BitRate, SimDuration};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// A node (switch or NIC endpoint), numbered densely in the order nodes were added.
+/// Serialises as its number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
+#[repr(transparent)]
 pub struct NodeId(pub u32);
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+
+/// A port, numbered densely across the whole fabric (each node owns a contiguous range).
+/// Serialises as its number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
+#[repr(transparent)]
 pub struct PortId(pub u32);
+
+impl NodeId {
+    /// Its index into per-node arrays.
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl PortId {
+    /// Its index into per-port arrays.
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeKind {

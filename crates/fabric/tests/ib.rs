@@ -162,9 +162,9 @@ fn minhop_on_a_ring_deadlocks_and_the_cycle_is_named_dfsssp_completes() {
     assert!(dl.cycle.len() >= 3, "{:?}", dl.cycle);
     for (k, &(port, _)) in dl.cycle.iter().enumerate() {
         let (next, _) = dl.cycle[(k + 1) % dl.cycle.len()];
-        let peer_node = t.port(t.port(fabric::topology::PortId(port)).peer.unwrap()).node;
+        let peer_node = t.port(t.port(port).peer.unwrap()).node;
         assert!(t.is_switch(peer_node));
-        assert_eq!(t.port(fabric::topology::PortId(next)).node, peer_node, "cycle {:?} is not a chain of hops", dl.cycle);
+        assert_eq!(t.port(next).node, peer_node, "cycle {:?} is not a chain of hops", dl.cycle);
     }
 }
 

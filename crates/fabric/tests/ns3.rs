@@ -339,7 +339,7 @@ fn run_ours(run: &Ns3Run, cc: Cc, sample: Option<&str>, seed: u64) -> Ours {
     fct.sort_by(f64::total_cmp);
     // None when the pause log is full (it keeps the first PAUSE_LOG_CAP frames).
     let pauses = (sim.stats.pause_log.len() < fabric::stats::PAUSE_LOG_CAP).then(|| {
-        let mut on: HashMap<(u32, u8), bool> = HashMap::new();
+        let mut on: HashMap<(fabric::topology::PortId, u8), bool> = HashMap::new();
         let mut n = 0;
         for &(_, port, prio, quanta) in &sim.stats.pause_log {
             let st = on.entry((port, prio)).or_default();

@@ -446,14 +446,14 @@ fn finite_nonneg(x: f64, name: &'static str) -> Result<f64, SonicError> {
     }
 }
 
-/// Evaluates `buffer_headroom_mellanox.lua` ([`LUA_SOURCE`]) for one port.
-pub fn mellanox_headroom(inp: &DynamicHeadroomInput) -> Result<DynamicHeadroom, SonicError> {
+/// The inputs the Lua cannot evaluate (it would fail or return nonsense); the ASIC
+/// delays and the over-subscription ratio are checked where the Lua reads them.
+fn check_input(inp: &DynamicHeadroomInput) -> Result<(), SonicError> {
     if inp.speed.0 == 0 || !inp.speed.0.is_multiple_of(1_000_000) {
         return Err(SonicError::Speed(inp.speed));
     }
-    let spp_int = inp.pattern.small_packet_percentage;
-    if spp_int > 100 {
-        return Err(SonicError::SmallPacketPercentage(spp_int));
+    if inp.pattern.small_packet_percentage > 100 {
+        return Err(SonicError::SmallPacketPercentage(inp.pattern.small_packet_percentage));
     }
     if inp.pattern.mtu.0 == 0 {
         return Err(SonicError::LosslessMtu);
@@ -461,13 +461,22 @@ pub fn mellanox_headroom(inp: &DynamicHeadroomInput) -> Result<DynamicHeadroom, 
     if inp.asic.cell_size.0 == 0 {
         return Err(SonicError::CellSize);
     }
+    Ok(())
+}
+
+/// Evaluates `buffer_headroom_mellanox.lua` ([`LUA_SOURCE`]) for one port. After the input
+/// check it follows the Lua from top to bottom, term by term, so that the two read side by
+/// side; that is why it stays one function.
+pub fn mellanox_headroom(inp: &DynamicHeadroomInput) -> Result<DynamicHeadroom, SonicError> {
+    check_input(inp)?;
+    let spp_int = inp.pattern.small_packet_percentage;
     let asic = &inp.asic;
     let speed_mbps = inp.speed.0 / 1_000_000;
     let port_speed = speed_mbps as f64;
     // The Lua strips the trailing "m" and calls tonumber; mm/1000 is the same double.
-    let cable_length = inp.cable_length.0 as f64 / 1000.0;
+    let cable_length = inp.cable_length.as_m_f64();
     let port_mtu = inp.port_mtu.0 as f64;
-    let gearbox_delay = inp.gearbox_delay.0 as f64 / 1000.0;
+    let gearbox_delay = inp.gearbox_delay.as_ns_f64();
     let is_8lane = inp.lane_count == 8;
     let lossless_mtu = inp.pattern.mtu.0 as f64;
     let small_packet_percentage = spp_int as f64;

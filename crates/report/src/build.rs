@@ -115,7 +115,7 @@ fn flow_summary(st: &Stats, records: &[FlowReport]) -> FlowSummary {
         slowdown_p50: pct(&slow, 0.5),
         slowdown_p99: pct(&slow, 0.99),
         slowdown_max: slow.last().copied().unwrap_or(0.0),
-        goodput_gbps: if lastf > first { bytes as f64 * 8.0 / ((lastf - first) as f64 / 1e12) / 1e9 } else { 0.0 },
+        goodput_gbps: if lastf > first { bytes as f64 * 8.0 / units::SimDuration(lastf - first).as_secs_f64() / 1e9 } else { 0.0 },
     }
 }
 
@@ -236,8 +236,8 @@ fn settings(p: &Params) -> Settings {
 }
 
 /// "node:port" of a simulator port.
-fn port_name(w: &World, p: u32) -> String {
-    w.topo.port_name(PortId(p))
+fn port_name(w: &World, p: PortId) -> String {
+    w.topo.port_name(p)
 }
 
 /// The incident timeline with ports named, PFC storms, each fault's recovery (QPs that
@@ -298,7 +298,7 @@ fn incidents(w: &World, st: &Stats) -> Incidents {
             d.cycle
                 .iter()
                 .map(|&(p, c)| {
-                    let peer = w.topo.ports[p as usize].peer.map(|q| w.topo.node(w.topo.ports[q.0 as usize].node).name.clone());
+                    let peer = w.topo.port(p).peer.map(|q| w.topo.node(w.topo.port(q).node).name.clone());
                     CycleHop { port: port_name(w, p), towards: peer.unwrap_or_default(), class: c }
                 })
                 .collect()

@@ -152,14 +152,14 @@ fn rows(ib: &Side, roce: &Side) -> Vec<Row> {
             add(format!("{label}: algbw"), "GB/s", &|r| r.collectives.get(i).filter(|c| c.time_ps.is_some()).map(|c| c.algbw_gbs));
         }
         add(format!("{label}: busbw"), "GB/s", &|r| r.collectives.get(i).filter(|c| c.time_ps.is_some()).map(|c| c.busbw_gbs));
-        add(format!("{label}: time per iteration"), "us", &|r| r.collectives.get(i).and_then(|c| c.time_ps).map(|t| t as f64 / 1e6));
+        add(format!("{label}: time per iteration"), "us", &|r| r.collectives.get(i).and_then(|c| c.time_ps).map(|t| units::SimDuration(t).as_us_f64()));
         add(format!("{label}: busbw bound"), "GB/s", &|r| r.collectives.get(i).map(|c| c.busbw_bound_gbs));
     }
     add("flows completed".into(), "flows", &|r| Some(r.flows.completed as f64));
     add("flows failed".into(), "flows", &|r| Some(r.flows.failed as f64));
-    add("completion time p50".into(), "us", &|r| Some(r.flows.fct_p50_ps as f64 / 1e6));
-    add("completion time p99".into(), "us", &|r| Some(r.flows.fct_p99_ps as f64 / 1e6));
-    add("completion time max".into(), "us", &|r| Some(r.flows.fct_max_ps as f64 / 1e6));
+    add("completion time p50".into(), "us", &|r| Some(units::SimDuration(r.flows.fct_p50_ps).as_us_f64()));
+    add("completion time p99".into(), "us", &|r| Some(units::SimDuration(r.flows.fct_p99_ps).as_us_f64()));
+    add("completion time max".into(), "us", &|r| Some(units::SimDuration(r.flows.fct_max_ps).as_us_f64()));
     add("slowdown p50".into(), "x", &|r| Some(r.flows.slowdown_p50));
     add("slowdown p99".into(), "x", &|r| Some(r.flows.slowdown_p99));
     add("goodput".into(), "Gb/s", &|r| Some(r.flows.goodput_gbps));
@@ -168,7 +168,9 @@ fn rows(ib: &Side, roce: &Side) -> Vec<Row> {
         r.ports.iter().max_by(|a, b| a.max_queue_bytes.cmp(&b.max_queue_bytes).then(b.node.cmp(&a.node))).map(|p| p.mean_queue_bytes)
     });
     add("PFC pause frames sent (RoCE)".into(), "frames", &|r| (r.fabric == Tech::Roce).then_some(r.totals.pfc_frames as f64));
-    add("flow-control wait: paused (RoCE) / PortXmitWait (IB), summed".into(), "us", &|r| Some(r.ports.iter().map(fc_wait).sum::<u64>() as f64 / 1e6));
+    add("flow-control wait: paused (RoCE) / PortXmitWait (IB), summed".into(), "us", &|r| {
+        Some(units::SimDuration(r.ports.iter().map(fc_wait).sum::<u64>()).as_us_f64())
+    });
     add("flow-control wait: most-blocked port, share of the run".into(), "%", &|r| {
         let worst = r.ports.iter().map(fc_wait).max().unwrap_or(0);
         Some(if r.end_ps > 0 { 100.0 * worst as f64 / r.end_ps as f64 } else { 0.0 })
@@ -192,17 +194,17 @@ fn rows(ib: &Side, roce: &Side) -> Vec<Row> {
     add("deadlock detected".into(), "", &|r| Some(if r.totals.deadlock.is_some() { 1.0 } else { 0.0 }));
     let incidents = |r: &Report, e: &str| r.incidents.timeline.iter().filter(|x| x.event == e).count();
     if [&ib.report, &roce.report].iter().any(|r| !r.incidents.timeline.is_empty()) {
-        add("  deadlock formed at".into(), "us", &|r| r.totals.deadlock.as_ref().map(|d| d.formed_at_ps as f64 / 1e6));
+        add("  deadlock formed at".into(), "us", &|r| r.totals.deadlock.as_ref().map(|d| units::SimTime(d.formed_at_ps).as_us_f64()));
         add("storms contained: PFC watchdog (RoCE) / VL stall (IB)".into(), "events", &|r| {
             Some((r.incidents.storms.len() + incidents(r, "vl-stalled")) as f64)
         });
         add("queues still paused at the end".into(), "queues", &|r| Some(r.incidents.paused_at_end.len() as f64));
-        add("recovery after a fault, worst".into(), "us", &|r| r.incidents.worst_recovery_ps().map(|t| t as f64 / 1e6));
+        add("recovery after a fault, worst".into(), "us", &|r| r.incidents.worst_recovery_ps().map(|t| units::SimDuration(t).as_us_f64()));
         add("QPs that lost data and never recovered".into(), "QPs", &|r| {
             Some(r.incidents.recovery.iter().map(|x| x.qps_with_loss - x.qps_recovered).sum::<usize>() as f64)
         });
     }
-    add("simulated time".into(), "us", &|r| Some(r.end_ps as f64 / 1e6));
+    add("simulated time".into(), "us", &|r| Some(units::SimTime(r.end_ps).as_us_f64()));
     rows
 }
 

@@ -55,7 +55,7 @@ pub fn write_csv(dir: &std::path::Path, w: &World, st: &Stats, r: &Report) -> st
     std::fs::write(dir.join("qp_rate_bps.csv"), rates)?;
     let mut log = String::from("time_ps,port,priority,quanta\n");
     for &(tm, port, prio, quanta) in &st.pause_log {
-        let _ = writeln!(log, "{tm},{},{prio},{quanta}", pname(port as usize));
+        let _ = writeln!(log, "{tm},{},{prio},{quanta}", t.port_name(port));
     }
     std::fs::write(dir.join("pause_events.csv"), log)?;
     let mut flows = String::from("src,dst,size_bytes,start_ps,fct_ps,ideal_ps,slowdown\n");

@@ -113,7 +113,7 @@ fn collectives(s: &mut String, r: &Report) {
         "op", "algo", "ranks", "size (B)", "iters", "time (us)", "algbw", "busbw", "factor", "bound"
     );
     for c in &r.collectives {
-        let time = c.time_ps.map_or("unfinished".to_string(), |t| format!("{:.2}", t as f64 / 1e6));
+        let time = c.time_ps.map_or("unfinished".to_string(), |t| format!("{:.2}", SimDuration(t).as_us_f64()));
         let _ = writeln!(
             s,
             "  {:<15} {:<5} {:>5} {:>14} {:>5} {:>12} {:>9.2} {:>9.2} {:>7.4} {:>9.2}",

@@ -55,8 +55,16 @@ impl SimTime {
     pub fn since(self, earlier: SimTime) -> SimDuration {
         SimDuration(self.0.saturating_sub(earlier.0))
     }
+    /// `self + d`, or [`SimTime::MAX`] (a time that never comes) if that overflows.
+    pub fn saturating_add(self, d: SimDuration) -> SimTime {
+        SimTime(self.0.saturating_add(d.0))
+    }
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / PS_PER_SEC as f64
+    }
+    /// Microseconds since the start of the run, for reports and plots.
+    pub fn as_us_f64(self) -> f64 {
+        self.0 as f64 / 1_000_000.0
     }
 }
 

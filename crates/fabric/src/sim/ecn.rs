@@ -19,9 +19,10 @@ impl EcnMarker {
 }
 
 impl Sim {
-    /// ECN at egress by the RED rule on the instantaneous queue of (`pi`, `tc`): the queue
-    /// the packet joins (enqueue marking) or leaves behind (dequeue marking).
-    pub(super) fn ecn_mark(&mut self, pi: usize, tc: usize, id: u32) {
+    /// ECN at egress by the RED rule on the instantaneous queue of (`port`, `tc`): the
+    /// queue the packet joins (enqueue marking) or leaves behind (dequeue marking).
+    pub(super) fn ecn_mark(&mut self, port: PortId, tc: usize, id: u32) {
+        let pi = port.index();
         let Some(red) = self.p.ecn[tc] else { return };
         let p = &self.pkts[id as usize];
         if !p.has(ECN_CAPABLE) || p.has(CE) {

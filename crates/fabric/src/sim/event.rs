@@ -9,27 +9,31 @@ use super::*;
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Ev {
     /// The head of the link leaving `port` reaches the peer.
-    Arrive(u32),
+    Arrive(PortId),
     /// `port` finished serialising a frame.
-    TxDone(u32),
+    TxDone(PortId),
     /// Re-check whether `port` can send (pause expiry, pacing).
-    Kick(u32),
+    Kick(PortId),
+    /// Re-send the XOFF of PG `pg` at ingress `port` if its pause (generation `gen`) holds.
     PfcRefresh {
-        port: u32,
+        port: PortId,
         pg: u8,
         gen: u32,
     },
+    /// Flow `f` (its index) is posted on its QP.
     Post(u32),
-    Rto(u32),
+    /// The retransmission timeout of a QP.
+    Rto(QpId),
+    /// DCQCN: a QP's rate-increase timer (stale if `gen` moved on).
     RateTimer {
-        qp: u32,
+        qp: QpId,
         gen: u32,
     },
     /// DCQCN: a deferred or grid-scheduled rate cut of QP `qp` is due.
-    RateCut(u32),
+    RateCut(QpId),
     /// IB CC: a QP's CCTI timer.
     CctiTimer {
-        qp: u32,
+        qp: QpId,
         gen: u32,
     },
     Sample,
@@ -48,15 +52,18 @@ pub(super) enum Ev {
     },
     /// PFC watchdog: has queue (`port`, `tc`) been paused for the detection time?
     WdCheck {
-        port: u32,
+        port: PortId,
         tc: u8,
     },
     /// PFC watchdog: has queue (`port`, `tc`) heard no PFC for the restoration time?
     WdRestore {
-        port: u32,
+        port: PortId,
         tc: u8,
     },
 }
+
+// The slab holds `Ev`s by value: keep them small.
+const _: () = assert!(std::mem::size_of::<Ev>() == 12);
 
 /// The event queue, with events packed into 32 bits for its 16-byte entries: a 3-bit
 /// kind and a port, flow or QP number; events with more fields wait in a slab and the
@@ -79,11 +86,11 @@ impl Events {
     #[inline]
     pub(super) fn schedule(&mut self, at: SimTime, ev: Ev) {
         let (kind, id) = match ev {
-            Ev::Arrive(p) => (0, p),
-            Ev::TxDone(p) => (1, p),
-            Ev::Kick(p) => (2, p),
+            Ev::Arrive(p) => (0, p.0),
+            Ev::TxDone(p) => (1, p.0),
+            Ev::Kick(p) => (2, p.0),
             Ev::Post(f) => (3, f),
-            Ev::Rto(q) => (4, q),
+            Ev::Rto(q) => (4, q.0),
             _ => {
                 let slot = match self.free.pop() {
                     Some(s) => {
@@ -107,11 +114,11 @@ impl Events {
         let (t, code) = self.q.pop()?;
         let id = code & ID_MASK;
         let ev = match code >> ID_BITS {
-            0 => Ev::Arrive(id),
-            1 => Ev::TxDone(id),
-            2 => Ev::Kick(id),
+            0 => Ev::Arrive(PortId(id)),
+            1 => Ev::TxDone(PortId(id)),
+            2 => Ev::Kick(PortId(id)),
             3 => Ev::Post(id),
-            4 => Ev::Rto(id),
+            4 => Ev::Rto(QpId(id)),
             _ => {
                 self.free.push(id);
                 self.slab[id as usize]

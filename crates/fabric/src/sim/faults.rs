@@ -62,7 +62,7 @@ impl Faults {
 }
 
 impl Sim {
-    pub(super) fn on_fault(&mut self, now: u64, i: u32) {
+    pub(super) fn on_fault(&mut self, now: SimTime, i: u32) {
         let f = self.faults.list[i as usize].clone();
         let ev = if f.ends { IncidentKind::FaultEnded } else { IncidentKind::Fault };
         self.incident(now, ev, None, None, f.label.clone());
@@ -70,38 +70,38 @@ impl Sim {
             FaultKind::Links { ports, up } => self.links_change(now, &ports, up),
             FaultKind::NicRx { ep, rx } => self.set_nic_rx(now, ep, rx),
             FaultKind::PortPfc { port, enabled } => {
-                let pi = port.0 as usize;
-                self.pfc.set_off(port.0, !enabled);
+                let pi = port.index();
+                self.pfc.set_off(port, !enabled);
                 if !enabled {
                     // The port forgets any pause it was obeying and stops pausing its peer.
                     for tc in 0..8 {
-                        self.stats.ports[pi].paused_ps[tc] += self.cls[pi * 8 + tc].cut_pause(now);
+                        self.stats.ports[pi].paused_ps[tc] += self.cls[pi * 8 + tc].cut_pause(now).ps();
                     }
                     for pg in 0..8u8 {
-                        self.set_pg_paused(now, port.0, pg, false, false);
+                        self.set_pg_paused(now, port, pg, false, false);
                     }
                 }
-                self.try_tx(now, port.0);
+                self.try_tx(now, port);
             }
             FaultKind::PortHeadroom { port, cells } => {
-                self.mmu.set_headroom(port.0, cells);
+                self.mmu.set_headroom(port, cells);
             }
             FaultKind::PortDscpMap { port, map } => {
-                self.forwarding.port_dscp[port.0 as usize] = map;
+                self.forwarding.port_dscp[port.index()] = map;
                 self.forwarding.port_dscp_any = self.forwarding.port_dscp.iter().any(Option::is_some);
             }
             FaultKind::RouteOverride { node, dst, port } => match port {
                 Some(p) => {
-                    self.forwarding.overrides.insert((node.0, dst), p);
+                    self.forwarding.overrides.insert((node, dst), p);
                 }
                 None => {
-                    self.forwarding.overrides.remove(&(node.0, dst));
+                    self.forwarding.overrides.remove(&(node, dst));
                 }
             },
             FaultKind::SmFailure { standby } => {
                 if let Some(mut cp) = self.control.plane.take() {
-                    if let Some(t) = cp.on_sm_failure(SimTime(now), standby) {
-                        self.incident(t.0, IncidentKind::SmTakeover, None, None, "the standby subnet manager becomes master".into());
+                    if let Some(t) = cp.on_sm_failure(now, standby) {
+                        self.incident(t, IncidentKind::SmTakeover, None, None, "the standby subnet manager becomes master".into());
                     }
                     self.control.plane = Some(cp);
                 }
@@ -112,38 +112,38 @@ impl Sim {
     /// Links of `ports` go down or come back (both directions): what waits at a dead
     /// egress is discarded; on RoCEv2 the switches next to a dead link drop it from their
     /// ECMP groups at once; the control plane re-routes after its delay.
-    pub(super) fn links_change(&mut self, now: u64, ports: &[PortId], up: bool) {
+    pub(super) fn links_change(&mut self, now: SimTime, ports: &[PortId], up: bool) {
         for &port in ports {
             self.set_link(port, up);
         }
         for &port in ports {
-            let ends = [Some(port), self.topo.ports[port.0 as usize].peer];
+            let ends = [Some(port), self.topo.port(port).peer];
             for p in ends.into_iter().flatten() {
-                let pi = p.0 as usize;
+                let pi = p.index();
                 if up {
                     if let Some(ibs) = &mut self.ib {
                         // Link (re)training exchanges FCPs: the sender resynchronises to what
                         // the peer has received and has free (IBTA Vol. 1 §7.9.4).
-                        let peer = self.topo.ports[pi].peer.expect("cabled").0 as usize;
+                        let peer = self.topo.port(p).peer.expect("cabled");
                         for vl in 0..8 {
                             let (abr, free) = (ibs[peer].abr[vl], ibs[peer].free[vl]);
-                            ibs[pi].fctbs[vl] = abr;
-                            ibs[pi].fccl[vl] = ib::fccl(abr, free);
+                            ibs[p].fctbs[vl] = abr;
+                            ibs[p].fccl[vl] = ib::fccl(abr, free);
                         }
                     }
-                    self.try_tx(now, p.0);
+                    self.try_tx(now, p);
                 } else {
                     // Whatever waits at a dead egress is discarded (PortXmitDiscards).
                     for tc in 0..8 {
                         while self.cls[pi * 8 + tc].head != NONE {
                             let id = if self.ports[pi].flags & P_SWITCH != 0 {
-                                self.dequeue(now, p.0, tc)
+                                self.dequeue(now, p, tc)
                             } else {
-                                let id = self.pop_q(pi, tc);
+                                let id = self.pop_q(p, tc);
                                 self.cls[pi * 8 + tc].qbytes -= self.pkts[id as usize].frame as u64;
                                 id
                             };
-                            self.drop_pkt(p.0, id, DropCause::PortDown);
+                            self.drop_pkt(p, id, DropCause::PortDown);
                         }
                     }
                     // A switch that lost every link (a dead switch) repairs nothing.
@@ -153,21 +153,21 @@ impl Sim {
                     if let Forwarder::Ecmp(r) = &mut self.forwarding.table {
                         if alive && self.ports[pi].flags & P_SWITCH != 0 && r.prune(&self.topo, p) {
                             let name = self.topo.node(self.topo.ports[pi].node).name.clone();
-                            self.incident(now, IncidentKind::LocalRepair, Some(p.0), None, format!("{name} removes the dead link from its ECMP groups"));
+                            self.incident(now, IncidentKind::LocalRepair, Some(p), None, format!("{name} removes the dead link from its ECMP groups"));
                         }
                     }
                 }
             }
         }
         if let Some(mut cp) = self.control.plane.take() {
-            let re = cp.on_link_change(SimTime(now), &self.topo, &self.links.up);
+            let re = cp.on_link_change(now, &self.topo, &self.links.up);
             self.control.plane = Some(cp);
             self.control.gen += 1;
-            self.stats.reroute_steps.push((now, re.steps));
+            self.stats.reroute_steps.push((now.ps(), re.steps));
             match re.delay {
                 Some(d) => {
                     self.control.pending = Some(re.fwd);
-                    self.q.schedule(SimTime(now) + d, Ev::Install { gen: self.control.gen });
+                    self.q.schedule(now + d, Ev::Install { gen: self.control.gen });
                 }
                 None => {
                     self.control.pending = None;

@@ -9,8 +9,8 @@ use super::*;
 /// `dependents[dep_first[f]..dep_first[f + 1]]`), and how many have not ended.
 pub(super) struct Flows {
     pub(super) specs: Vec<FlowSpec>,
-    /// The QP each flow is posted on (`NONE`: a SHARP join, done when released).
-    pub(super) qp: Vec<u32>,
+    /// The QP each flow is posted on (`NO_QP`: a SHARP join, done when released).
+    pub(super) qp: Vec<QpId>,
     waiting: Vec<u32>,
     dep_first: Vec<u32>,
     dependents: Vec<u32>,
@@ -21,7 +21,7 @@ pub(super) struct Flows {
 impl Flows {
     /// Builds the dependency graph and schedules the post of every flow that waits for
     /// none.
-    pub(super) fn new(specs: Vec<FlowSpec>, qp: Vec<u32>, q: &mut Events) -> Flows {
+    pub(super) fn new(specs: Vec<FlowSpec>, qp: Vec<QpId>, q: &mut Events) -> Flows {
         let nf = specs.len();
         let mut waiting = vec![0u32; nf];
         let mut dep_first = vec![0u32; nf + 1];
@@ -57,16 +57,16 @@ impl Flows {
 
 impl Sim {
     /// Flow `f`'s data is all at its receiver: release the flows waiting for it.
-    pub(super) fn on_delivered(&mut self, now: u64, f: u32) {
-        self.stats.flows[f as usize].delivered = Some(now);
+    pub(super) fn on_delivered(&mut self, now: SimTime, f: u32) {
+        self.stats.flows[f as usize].delivered = Some(now.ps());
         let (a, b) = (self.flows.dep_first[f as usize] as usize, self.flows.dep_first[f as usize + 1] as usize);
         for i in a..b {
             let d = self.flows.dependents[i] as usize;
             self.flows.waiting[d] -= 1;
             if self.flows.waiting[d] == 0 {
                 let fl = &self.flows.specs[d];
-                let at = (now + fl.delay.ps()).max(fl.start.0);
-                self.q.schedule(SimTime(at), Ev::Post(d as u32));
+                let at = (now + fl.delay).max(fl.start);
+                self.q.schedule(at, Ev::Post(d as u32));
             }
         }
     }

@@ -38,9 +38,9 @@ pub(super) struct QpAddr {
 pub(super) struct Forwarding {
     pub(super) table: Forwarder,
     /// Route overrides in force: (switch, destination endpoint) → output port.
-    pub(super) overrides: HashMap<(u32, u32), PortId>,
+    pub(super) overrides: HashMap<(NodeId, u32), PortId>,
     /// Paths pinned per QP ([`Sim::pin_route`]): (switch, QP, data or not) → output port.
-    pinned: HashMap<(u32, u32, bool), PortId>,
+    pinned: HashMap<(NodeId, QpId, bool), PortId>,
     /// Switch hops per packet (by packet id), kept only when a route override can loop.
     hops: Vec<u8>,
     ttl_on: bool,
@@ -62,8 +62,9 @@ impl Forwarding {
         Forwarding { table, overrides: HashMap::new(), pinned: HashMap::new(), hops: vec![], ttl_on, port_dscp, port_dscp_any: false }
     }
 
-    /// Packet `id` was just allocated: it has crossed no switch yet.
-    #[inline]
+    /// Packet `id` was just allocated: it has crossed no switch yet. Inlined by force: it
+    /// runs for every packet and is a test when no TTL is kept.
+    #[inline(always)]
     pub(super) fn new_packet(&mut self, id: u32) {
         if self.ttl_on {
             if self.hops.len() <= id as usize {
@@ -90,7 +91,7 @@ impl Sim {
     /// A packet's (source endpoint, destination endpoint, UDP source port).
     #[inline]
     pub(super) fn addr(&self, pk: &Packet) -> (u32, u32, u16) {
-        let a = self.hosts.qp_addr[pk.qp as usize];
+        let a = self.hosts.qp_addr[pk.qp.index()];
         if pk.kind == Kind::Data {
             (a.src, a.dst, a.sport)
         } else {
@@ -103,7 +104,7 @@ impl Sim {
         if pk.kind == Kind::Cnp {
             self.p.cnp_dscp
         } else {
-            self.hosts.qps[pk.qp as usize].dscp
+            self.hosts.qps[pk.qp.index()].dscp
         }
     }
 
@@ -111,7 +112,7 @@ impl Sim {
     pub(super) fn next_hop(&self, node: NodeId, pk: &Packet) -> Option<PortId> {
         let (src, dst, sport) = self.addr(pk);
         if !self.forwarding.overrides.is_empty() {
-            if let Some(&p) = self.forwarding.overrides.get(&(node.0, dst)) {
+            if let Some(&p) = self.forwarding.overrides.get(&(node, dst)) {
                 return Some(p);
             }
         }
@@ -122,9 +123,9 @@ impl Sim {
     /// NAKs and CNPs) from `src` to `dst`: the port pinned for it ([`Sim::pin_route`]), else
     /// the forwarding tables (ECMP on the UDP source port `sport`, or the LFT).
     #[inline]
-    pub(super) fn forward(&self, node: NodeId, qp: u32, data: bool, src: u32, dst: u32, sport: u16) -> Option<PortId> {
+    pub(super) fn forward(&self, node: NodeId, qp: QpId, data: bool, src: u32, dst: u32, sport: u16) -> Option<PortId> {
         if !self.forwarding.pinned.is_empty() {
-            if let Some(&p) = self.forwarding.pinned.get(&(node.0, qp, data)) {
+            if let Some(&p) = self.forwarding.pinned.get(&(node, qp, data)) {
                 return Some(p);
             }
         }
@@ -137,7 +138,7 @@ impl Sim {
     /// A packet arrives at switch `node` on `in_port`, in named steps: TTL → next hop →
     /// (InfiniBand: the VL of the hop, FECN, enqueue) classify → watchdog drop → admit →
     /// ECN mark → enqueue.
-    pub(super) fn switch_rx(&mut self, now: u64, node: NodeId, in_port: u32, id: u32) {
+    pub(super) fn switch_rx(&mut self, now: SimTime, node: NodeId, in_port: PortId, id: u32) {
         let pk = self.pkts[id as usize];
         if !self.forwarding.hop(id) {
             self.drop_pkt(in_port, id, DropCause::TtlExpired);
@@ -157,7 +158,7 @@ impl Sim {
         p.in_port = in_port;
         p.in_pg = pg;
         if self.p.ecn_marking == EcnMarking::Enqueue {
-            self.ecn_mark(out as usize, tc, id);
+            self.ecn_mark(out, tc, id);
         }
         self.enqueue(now, out, id);
         self.try_tx(now, out);
@@ -166,17 +167,17 @@ impl Sim {
     /// The output port for a packet at switch `node`, if there is one and its link is up;
     /// else the packet is dropped (and on InfiniBand its input blocks freed).
     #[inline]
-    fn next_hop_up(&mut self, now: u64, node: NodeId, in_port: u32, id: u32, pk: &Packet) -> Option<u32> {
+    fn next_hop_up(&mut self, now: SimTime, node: NodeId, in_port: PortId, id: u32, pk: &Packet) -> Option<PortId> {
         let hop = self.next_hop(node, pk);
-        if let Some(o) = hop.filter(|o| self.links.up[o.0 as usize]) {
-            return Some(o.0);
+        if let Some(o) = hop.filter(|o| self.links.up[o.index()]) {
+            return Some(o);
         }
         if self.ib.is_some() {
             self.ib_release(now, in_port, pk.tc, pk.frame as u32);
         }
         match hop {
             None => self.drop_pkt(in_port, id, DropCause::NoRoute),
-            Some(o) => self.drop_pkt(o.0, id, DropCause::PortDown),
+            Some(o) => self.drop_pkt(o, id, DropCause::PortDown),
         }
         None
     }
@@ -184,11 +185,11 @@ impl Sim {
     /// The class a RoCEv2 switch gives a packet: by its DSCP, through the map of the port
     /// it arrived on (the fabric's map unless a misconfiguration changed that port's).
     #[inline]
-    fn classify(&mut self, in_port: u32, id: u32, pk: &Packet) -> usize {
+    fn classify(&mut self, in_port: PortId, id: u32, pk: &Packet) -> usize {
         if !self.forwarding.port_dscp_any {
             return pk.tc as usize;
         }
-        let map = self.forwarding.port_dscp[in_port as usize].as_deref().unwrap_or(&self.p.dscp_to_tc);
+        let map = self.forwarding.port_dscp[in_port.index()].as_deref().unwrap_or(&self.p.dscp_to_tc);
         let tc = map[self.dscp_of(pk) as usize];
         self.pkts[id as usize].tc = tc;
         tc as usize
@@ -198,13 +199,13 @@ impl Sim {
     /// admitted (pausing the ingress peer if the PG just reached its trigger), else
     /// dropped with the MMU's cause.
     #[inline]
-    fn admit(&mut self, now: u64, node: NodeId, in_port: u32, tc: usize, id: u32, pk: &Packet) -> Option<u8> {
+    fn admit(&mut self, now: SimTime, node: NodeId, in_port: PortId, tc: usize, id: u32, pk: &Packet) -> Option<u8> {
         let pg = self.p.tc_to_pg[tc];
         let lossless = self.p.lossless[tc] && self.p.pfc.enabled;
         let pfc_disabled = lossless && self.pfc.is_off(in_port);
         let cells = Bytes(pk.frame as u64).cells(self.p.buffer.cell);
         let gi = self.mmu.pg_index(in_port, pg);
-        match self.mmu.admit(node.0 as usize, gi, cells, lossless && !pfc_disabled, pfc_disabled) {
+        match self.mmu.admit(node, gi, cells, lossless && !pfc_disabled, pfc_disabled) {
             Admit::Dropped(cause) => {
                 self.drop_pkt(in_port, id, cause);
                 None
@@ -221,7 +222,7 @@ impl Sim {
     /// The output port a switch picks for the packets of flow `flow`.
     pub fn route(&self, sw: NodeId, flow: u32) -> Option<PortId> {
         let qi = self.flows.qp[flow as usize];
-        let q = &self.hosts.qps[qi as usize];
+        let q = &self.hosts.qps[qi.index()];
         self.forward(sw, qi, true, q.src, q.dst, q.sport)
     }
 
@@ -230,7 +231,7 @@ impl Sim {
     /// paths (the ns-3 cross-check). Call before running; a flow sharing a QP shares its pins.
     pub fn pin_route(&mut self, flow: u32, sw: NodeId, port: PortId, data: bool) {
         assert!(self.topo.is_switch(sw) && self.topo.port(port).node == sw, "pin_route: {port:?} is not a port of switch {sw:?}");
-        self.forwarding.pinned.insert((sw.0, self.flows.qp[flow as usize], data), port);
+        self.forwarding.pinned.insert((sw, self.flows.qp[flow as usize], data), port);
     }
 
     /// Replaces the forwarding state while the simulation runs (a re-sweep, re-routing).
@@ -242,7 +243,7 @@ impl Sim {
     /// under the forwarding state now; `None` for a SHARP join, or if the route is broken
     /// or loops.
     pub(super) fn flow_path(&self, flow: u32) -> Option<Vec<PortId>> {
-        if self.flows.qp[flow as usize] == NONE {
+        if self.flows.qp[flow as usize] == NO_QP {
             return None;
         }
         let t = &self.topo;

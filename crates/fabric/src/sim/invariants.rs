@@ -16,12 +16,12 @@ impl Sim {
                 continue;
             }
             let mut queued_cells = 0u64;
-            for pi in n.first_port..n.first_port + n.nports {
+            for port in (n.first_port..n.first_port + n.nports).map(PortId) {
                 for tc in 0..8 {
-                    queued_cells += self.queued(pi as usize, tc).map(|id| self.cells_of(&self.pkts[id as usize])).sum::<u64>();
+                    queued_cells += self.queued(port, tc).map(|id| self.cells_of(&self.pkts[id as usize])).sum::<u64>();
                 }
             }
-            self.mmu.check(ni, n, queued_cells)?;
+            self.mmu.check(NodeId(ni as u32), n, queued_cells)?;
         }
         self.check_credits()?;
         self.check_payload()
@@ -34,36 +34,36 @@ impl Sim {
     pub(super) fn check_credits(&self) -> Result<(), String> {
         let (Some(ibc), Some(ibs)) = (&self.p.ib, &self.ib) else { return Ok(()) };
         let mut held = vec![0u64; self.ports.len() * 8];
-        for pi in 0..self.ports.len() {
+        for port in self.port_ids() {
             for tc in 0..8 {
-                for id in self.queued(pi, tc) {
+                for id in self.queued(port, tc) {
                     let pk = &self.pkts[id as usize];
-                    if pk.in_port != NONE {
-                        held[pk.in_port as usize * 8 + pk.in_pg as usize] += ib::blocks(Bytes(pk.frame as u64)) as u64;
+                    if pk.in_port != NO_PORT {
+                        held[pk.in_port.index() * 8 + pk.in_pg as usize] += ib::blocks(Bytes(pk.frame as u64)) as u64;
                     }
                 }
             }
         }
-        for (pi, pt) in self.topo.ports.iter().enumerate() {
-            let Some(peer) = pt.peer else { continue };
-            let rx = peer.0 as usize;
+        for port in self.port_ids() {
+            let Some(peer) = self.topo.port(port).peer else { continue };
+            let (pi, rx) = (port.index(), peer.index());
             for vl in 0..ibc.data_vls as usize {
-                let tx = &ibs[pi];
+                let tx = &ibs[port];
                 let credits = (tx.fccl[vl] as u32 + ib::CREDIT_MODULUS - tx.fctbs[vl] as u32) % ib::CREDIT_MODULUS;
                 if credits > ib::MAX_CREDITS {
                     return Err(format!("port {pi} vl {vl}: {credits} credits outstanding, above 2048"));
                 }
                 let on_wire: u64 = self
-                    .on_link(pi)
+                    .on_link(port)
                     .map(|id| &self.pkts[id as usize])
                     .filter(|pk| pk.is_pkt() && pk.tc as usize == vl)
                     .map(|pk| ib::blocks(Bytes(pk.frame as u64)) as u64)
                     .sum();
-                let free = ibs[rx].free[vl] as u64;
+                let free = ibs[peer].free[vl] as u64;
                 if credits as u64 + on_wire > free {
                     return Err(format!("port {pi} vl {vl}: {credits} credits + {on_wire} blocks on the wire > {free} free at the peer"));
                 }
-                if self.topo.is_switch(self.topo.ports[rx].node) && ibc.vl_buffer_blocks as u64 - free != held[rx * 8 + vl] {
+                if self.topo.is_switch(self.topo.port(peer).node) && ibc.vl_buffer_blocks as u64 - free != held[rx * 8 + vl] {
                     return Err(format!("port {rx} vl {vl}: {} blocks used, packets hold {}", ibc.vl_buffer_blocks as u64 - free, held[rx * 8 + vl]));
                 }
             }
@@ -78,10 +78,10 @@ impl Sim {
         let tx: u64 = self.stats.nics.iter().map(|n| n.tx_payload).sum();
         let rx: u64 = self.stats.nics.iter().map(|n| n.rx_payload + n.rx_discarded_payload).sum();
         let mut in_flight = 0u64;
-        for pi in 0..self.ports.len() {
-            in_flight += self.on_link(pi).map(|id| &self.pkts[id as usize]).filter(|pk| pk.is_pkt()).map(|pk| pk.payload as u64).sum::<u64>();
+        for port in self.port_ids() {
+            in_flight += self.on_link(port).map(|id| &self.pkts[id as usize]).filter(|pk| pk.is_pkt()).map(|pk| pk.payload as u64).sum::<u64>();
             for tc in 0..8 {
-                in_flight += self.queued(pi, tc).map(|id| self.pkts[id as usize].payload as u64).sum::<u64>();
+                in_flight += self.queued(port, tc).map(|id| self.pkts[id as usize].payload as u64).sum::<u64>();
             }
         }
         for r in &self.impaired.nics {

@@ -28,18 +28,18 @@ pub(super) const P_PEER_CUT_THROUGH: u8 = 4;
 pub(super) struct PortState {
     /// Bytes queued at this egress (all classes), and when that last changed.
     pub(super) qtotal: u64,
-    pub(super) q_changed: u64,
+    pub(super) q_changed: SimTime,
     /// Cable propagation delay, plus the pipeline latency when the peer is a switch
     /// ([`Hop::delay`]).
-    pub(super) delay: u64,
+    pub(super) delay: SimDuration,
     pub(super) rate: u64,
     /// Frames on the link, oldest first (a list through `Packet::next`).
     pub(super) chan_head: u32,
     pub(super) chan_tail: u32,
     /// The node of a switch port, the endpoint of a NIC port.
     pub(super) owner: u32,
-    /// The peer port (`NONE`: uncabled) and the peer's node (switch) or endpoint (NIC).
-    pub(super) peer: u32,
+    /// The peer port (`NO_PORT`: uncabled) and the peer's node (switch) or endpoint (NIC).
+    pub(super) peer: PortId,
     pub(super) peer_owner: u32,
     pub(super) busy: bool,
     pub(super) flags: u8,
@@ -59,19 +59,19 @@ pub(super) struct Links {
     /// Per port: its link is up (both directions change together).
     pub(super) up: Vec<bool>,
     /// Per port: the earliest pending Kick (NEVER: none).
-    kick: Vec<u64>,
-    /// The port whose `try_tx` is picking a frame (NONE: none); see `try_tx`.
-    picking: u32,
+    kick: Vec<SimTime>,
+    /// The port whose `try_tx` is picking a frame (`NO_PORT`: none); see `try_tx`.
+    picking: PortId,
 }
 
 impl Links {
     pub(super) fn new(np: usize) -> Links {
-        Links { up: vec![true; np], kick: vec![NEVER; np], picking: NONE }
+        Links { up: vec![true; np], kick: vec![NEVER; np], picking: NO_PORT }
     }
 
     /// A Kick event for `port` at `now` is being handled: it is no longer pending.
-    pub(super) fn kicked(&mut self, port: u32, now: u64) {
-        let k = &mut self.kick[port as usize];
+    pub(super) fn kicked(&mut self, port: PortId, now: SimTime) {
+        let k = &mut self.kick[port.index()];
         if *k == now {
             *k = NEVER;
         }
@@ -91,12 +91,12 @@ pub(super) fn port_states(topo: &Topology, p: &Params) -> Vec<PortState> {
         .map(|(pi, pt)| {
             let (own, sw) = owner(pt.node);
             let mut flags = if sw { P_SWITCH } else { 0 };
-            let (mut peer, mut peer_owner, mut delay) = (NONE, NONE, pt.prop.ps());
+            let (mut peer, mut peer_owner, mut delay) = (NO_PORT, NONE, pt.prop);
             if let (Some(pp), Some(hop)) = (pt.peer, Hop::out_of(topo, p, PortId(pi as u32))) {
-                let (po, psw) = owner(topo.ports[pp.0 as usize].node);
-                peer = pp.0;
+                let (po, psw) = owner(topo.port(pp).node);
+                peer = pp;
                 peer_owner = po;
-                delay = hop.delay.ps();
+                delay = hop.delay;
                 if psw {
                     flags |= P_PEER_SWITCH;
                 }
@@ -106,7 +106,7 @@ pub(super) fn port_states(topo: &Topology, p: &Params) -> Vec<PortState> {
             }
             PortState {
                 qtotal: 0,
-                q_changed: 0,
+                q_changed: SimTime::ZERO,
                 delay,
                 rate: pt.rate.0,
                 chan_head: NONE,
@@ -127,13 +127,13 @@ pub(super) fn port_states(topo: &Topology, p: &Params) -> Vec<PortState> {
 
 impl Sim {
     /// Puts frame `id` (`frame_bytes` long; `pkt`: a packet, not PFC/FCP) on the link.
-    pub(super) fn send(&mut self, now: u64, port: u32, id: u32, frame_bytes: u64, pkt: bool) {
-        let pi = port as usize;
+    pub(super) fn send(&mut self, now: SimTime, port: PortId, id: u32, frame_bytes: u64, pkt: bool) {
+        let pi = port.index();
         let ps = &self.ports[pi];
-        assert!(ps.peer != NONE, "send on an uncabled port");
-        let hop = Hop { tech: self.p.tech, rate: BitRate(ps.rate), delay: SimDuration(ps.delay), cut_through: ps.flags & P_PEER_CUT_THROUGH != 0 };
+        assert!(ps.peer != NO_PORT, "send on an uncabled port");
+        let hop = Hop { tech: self.p.tech, rate: BitRate(ps.rate), delay: ps.delay, cut_through: ps.flags & P_PEER_CUT_THROUGH != 0 };
         let transit = hop.transit(Bytes(frame_bytes), pkt);
-        let (dur, arrive) = (transit.busy.ps(), now + transit.ready.ps());
+        let (busy, arrive) = (transit.busy, now + transit.ready);
         self.pkts[id as usize].next = NONE;
         let ps = &mut self.ports[pi];
         ps.busy = true;
@@ -141,22 +141,22 @@ impl Sim {
         ps.chan_tail = id;
         if tail == NONE {
             ps.chan_head = id;
-            self.q.schedule(SimTime(arrive), Ev::Arrive(port));
+            self.q.schedule(arrive, Ev::Arrive(port));
         } else {
             let t = &mut self.pkts[tail as usize];
-            debug_assert!(self.q.now().0 <= arrive);
+            debug_assert!(self.q.now() <= arrive);
             t.next = id;
             t.t = arrive;
         }
-        self.q.schedule(SimTime(now + dur), Ev::TxDone(port));
+        self.q.schedule(now + busy, Ev::TxDone(port));
         let st = &mut self.stats.ports[pi];
         st.tx_frames += 1;
         st.tx_bytes += frame_bytes;
-        st.busy_ps += dur;
+        st.busy_ps += busy.ps();
     }
 
-    pub(super) fn on_arrive(&mut self, now: u64, port: u32) {
-        let pi = port as usize;
+    pub(super) fn on_arrive(&mut self, now: SimTime, port: PortId) {
+        let pi = port.index();
         let ps = &mut self.ports[pi];
         let id = ps.chan_head;
         assert!(id != NONE, "arrival on an empty link");
@@ -165,11 +165,11 @@ impl Sim {
         if pk.next == NONE {
             ps.chan_tail = NONE;
         } else {
-            self.q.schedule(SimTime(pk.t), Ev::Arrive(port));
+            self.q.schedule(pk.t, Ev::Arrive(port));
         }
         let (peer, peer_owner, flags) = (ps.peer, ps.peer_owner, ps.flags);
         if pk.kind == Kind::Pfc {
-            let quanta = self.pfc.frame_arrived(pi);
+            let quanta = self.pfc.frame_arrived(port);
             self.free_pkt(id);
             if self.links.up[pi] {
                 self.on_pfc(now, peer, pk.tc, quanta);
@@ -201,8 +201,8 @@ impl Sim {
     }
 
     /// Starts the next frame on `port` if it is idle: PFC first, then data.
-    pub(super) fn try_tx(&mut self, now: u64, port: u32) {
-        let pi = port as usize;
+    pub(super) fn try_tx(&mut self, now: SimTime, port: PortId) {
+        let pi = port.index();
         let ps = &self.ports[pi];
         // `picking`: this port is choosing its next frame further up the stack. A packet it
         // dequeues may free buffer on its own ingress (hairpin forwarding, as in a routing
@@ -219,12 +219,12 @@ impl Sim {
                     self.stats.ports[pi].pfc_tx[p] += 1;
                 }
             }
-            self.pfc.frame_sent(pi);
+            self.pfc.frame_sent(port);
             let id = self.alloc(Packet::ctrl(Kind::Pfc, mask, 0));
             self.send(now, port, id, PFC_FRAME, false);
             return;
         }
-        if let Some(st) = self.ib.as_mut().map(|ib| &mut ib[pi]).filter(|st| st.fcp_pending != 0) {
+        if let Some(st) = self.ib.as_mut().map(|ib| &mut ib[port]).filter(|st| st.fcp_pending != 0) {
             let vl = st.fcp_pending.trailing_zeros() as u8;
             st.fcp_pending &= !(1 << vl);
             let fccl = ib::fccl(st.abr[vl as usize], st.free[vl as usize]);
@@ -240,11 +240,11 @@ impl Sim {
             let frame = self.pkts[id as usize].frame as u64;
             if let Some(ib) = &mut self.ib {
                 let vl = self.pkts[id as usize].tc as usize;
-                let st = &mut ib[pi];
+                let st = &mut ib[port];
                 st.fctbs[vl] = ((st.fctbs[vl] as u32 + ib::blocks(Bytes(frame))) % ib::CREDIT_MODULUS) as u16;
                 st.hoq_run[vl] = 0;
                 if st.wait_from != NEVER {
-                    self.stats.ports[pi].xmit_wait_ps += now - st.wait_from;
+                    self.stats.ports[pi].xmit_wait_ps += (now - st.wait_from).ps();
                     st.wait_from = NEVER;
                 }
             }
@@ -252,25 +252,30 @@ impl Sim {
         }
     }
 
-    pub(super) fn kick_at(&mut self, port: u32, at: u64) {
-        let k = &mut self.links.kick[port as usize];
+    pub(super) fn kick_at(&mut self, port: PortId, at: SimTime) {
+        let k = &mut self.links.kick[port.index()];
         if at < *k {
             *k = at;
-            self.q.schedule(SimTime(at), Ev::Kick(port));
+            self.q.schedule(at, Ev::Kick(port));
         }
     }
 
     /// Takes the link at `port` (both directions) down or up. Packets later forwarded to a
     /// down port are discarded; routing does not change until [`Sim::set_forwarder`].
     pub fn set_link(&mut self, port: PortId, up: bool) {
-        self.links.up[port.0 as usize] = up;
-        if let Some(peer) = self.topo.ports[port.0 as usize].peer {
-            self.links.up[peer.0 as usize] = up;
+        self.links.up[port.index()] = up;
+        if let Some(peer) = self.topo.port(port).peer {
+            self.links.up[peer.index()] = up;
         }
     }
 
-    /// The frames on the link leaving `pi`, oldest first.
-    pub(super) fn on_link(&self, pi: usize) -> impl Iterator<Item = u32> + '_ {
-        self.pkts.list(self.ports[pi].chan_head)
+    /// Every port, in number order.
+    pub(super) fn port_ids(&self) -> impl Iterator<Item = PortId> {
+        (0..self.ports.len() as u32).map(PortId)
+    }
+
+    /// The frames on the link leaving `port`, oldest first.
+    pub(super) fn on_link(&self, port: PortId) -> impl Iterator<Item = u32> + '_ {
+        self.pkts.list(self.ports[port.index()].chan_head)
     }
 }

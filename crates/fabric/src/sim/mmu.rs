@@ -99,11 +99,11 @@ impl Mmu {
     /// Index of (ingress port, PG) in `pgs` and `hdrm_cap`: PG-major, so the state of the
     /// PGs in use (usually one lossless PG) is dense.
     #[inline]
-    pub(super) fn pg_index(&self, port: u32, pg: u8) -> usize {
-        pg as usize * self.np + port as usize
+    pub(super) fn pg_index(&self, port: PortId, pg: u8) -> usize {
+        pg as usize * self.np + port.index()
     }
 
-    pub(super) fn pg(&self, port: u32, pg: u8) -> &PgState {
+    pub(super) fn pg(&self, port: PortId, pg: u8) -> &PgState {
         &self.pgs[self.pg_index(port, pg)]
     }
 
@@ -113,6 +113,7 @@ impl Mmu {
     }
 
     /// The dynamic threshold: α · free, α = 2^dynamic_th (Choudhury & Hahne 1998).
+    #[inline]
     fn alpha_limit(&self, free: u64) -> u64 {
         let th = self.b.dynamic_th;
         if th >= 0 {
@@ -123,8 +124,9 @@ impl Mmu {
     }
 
     /// Shared-pool cells a PG of switch `node` may use now.
-    fn shared_limit(&self, node: usize, lossless: bool) -> u64 {
-        let m = &self.pools[node];
+    #[inline]
+    fn shared_limit(&self, node: NodeId, lossless: bool) -> u64 {
+        let m = &self.pools[node.index()];
         let dynamic = self.alpha_limit(m.shared_total - m.shared_used);
         match (lossless, self.b.trigger) {
             (true, Trigger::Static(s)) => s.saturating_sub(self.b.reserved_cells).min(dynamic.max(1)),
@@ -132,13 +134,14 @@ impl Mmu {
         }
     }
 
-    /// Ingress admission of `cells` at switch `ni`, PG index `gi`: the PG's reserve first,
-    /// then the shared pool under the dynamic threshold, then (lossless) headroom; else a
-    /// drop, with its cause. `pfc_disabled`: the class is lossless but PFC is off on the
-    /// ingress port (a misconfiguration), so it is admitted as lossy.
+    /// Ingress admission of `cells` at switch `node`, PG index `gi`: the PG's reserve
+    /// first, then the shared pool under the dynamic threshold, then (lossless) headroom;
+    /// else a drop, with its cause. `pfc_disabled`: the class is lossless but PFC is off on
+    /// the ingress port (a misconfiguration), so it is admitted as lossy.
     #[inline]
-    pub(super) fn admit(&mut self, ni: usize, gi: usize, cells: u64, lossless: bool, pfc_disabled: bool) -> Admit {
-        let limit = self.shared_limit(ni, lossless);
+    pub(super) fn admit(&mut self, node: NodeId, gi: usize, cells: u64, lossless: bool, pfc_disabled: bool) -> Admit {
+        let limit = self.shared_limit(node, lossless);
+        let ni = node.index();
         let st = self.pgs[gi];
         let m = self.pools[ni];
         let b = &self.b;
@@ -171,14 +174,15 @@ impl Mmu {
         s.peak_hdrm = s.peak_hdrm.max(s.hdrm);
         s.peak_total = s.peak_total.max(s.resv + s.shared + s.hdrm);
         let s = self.pgs[gi];
-        let xoff = lossless && !s.paused && (s.hdrm > 0 || s.shared >= self.shared_limit(ni, true));
+        let xoff = lossless && !s.paused && (s.hdrm > 0 || s.shared >= self.shared_limit(node, true));
         Admit::Taken { xoff }
     }
 
-    /// Frees `cells` of PG index `gi` at switch `ni`: headroom first, then shared, then
+    /// Frees `cells` of PG index `gi` at switch `node`: headroom first, then shared, then
     /// reserved. `true` when the PG is paused and may now resume: headroom empty and
     /// occupancy at the resume level.
-    pub(super) fn release(&mut self, ni: usize, gi: usize, cells: u64) -> bool {
+    #[inline]
+    pub(super) fn release(&mut self, node: NodeId, gi: usize, cells: u64) -> bool {
         let mut c = cells;
         let s = &mut self.pgs[gi];
         let h = c.min(s.hdrm);
@@ -188,7 +192,7 @@ impl Mmu {
         s.shared -= sh;
         c -= sh;
         s.resv -= c;
-        let m = &mut self.pools[ni];
+        let m = &mut self.pools[node.index()];
         m.used -= cells;
         m.shared_used -= sh;
         if self.b.shared_headroom_pool.is_some() {
@@ -203,7 +207,7 @@ impl Mmu {
         // to the shared pool whole, so resv may stay below `reserved_cells`.
         let level = match self.b.resume {
             Resume::Absolute(a) => a,
-            Resume::Offset(o) => (s.resv + self.shared_limit(ni, true)).saturating_sub(o),
+            Resume::Offset(o) => (s.resv + self.shared_limit(node, true)).saturating_sub(o),
         };
         s.resv + s.shared <= level
     }
@@ -222,7 +226,7 @@ impl Mmu {
     }
 
     /// A fault sets the headroom of every lossless PG of `port` to `cells`.
-    pub(super) fn set_headroom(&mut self, port: u32, cells: u64) {
+    pub(super) fn set_headroom(&mut self, port: PortId, cells: u64) {
         for pg in lossless_pgs(self.lossless_pg_mask) {
             let gi = self.pg_index(port, pg);
             self.hdrm_cap[gi] = cells;
@@ -230,13 +234,13 @@ impl Mmu {
     }
 
     /// Headroom cap of a port (cells, the largest over its PGs).
-    pub(super) fn headroom_of(&self, port: u32) -> u64 {
+    pub(super) fn headroom_of(&self, port: PortId) -> u64 {
         (0..8).map(|pg| self.hdrm_cap[self.pg_index(port, pg)]).max().unwrap_or(0)
     }
 
-    /// Peak headroom and peak total cells of port `pi`, over its PGs.
-    pub(super) fn peaks(&self, pi: u32) -> (u64, u64) {
-        (0..8).map(|pg| self.pgs[self.pg_index(pi, pg)]).fold((0, 0), |(h, t), s| (h.max(s.peak_hdrm), t.max(s.peak_total)))
+    /// Peak headroom and peak total cells of `port`, over its PGs.
+    pub(super) fn peaks(&self, port: PortId) -> (u64, u64) {
+        (0..8).map(|pg| self.pgs[self.pg_index(port, pg)]).fold((0, 0), |(h, t), s| (h.max(s.peak_hdrm), t.max(s.peak_total)))
     }
 
     /// Cells in use in every switch.
@@ -244,19 +248,20 @@ impl Mmu {
         self.pools.iter().map(|m| m.used).sum()
     }
 
-    /// Peak and current cells in use at switch `ni`.
-    pub(super) fn switch_cells(&self, ni: usize) -> (u64, u64) {
-        (self.pools[ni].peak_used, self.pools[ni].used)
+    /// Peak and current cells in use at switch `node`.
+    pub(super) fn switch_cells(&self, node: NodeId) -> (u64, u64) {
+        let m = &self.pools[node.index()];
+        (m.peak_used, m.used)
     }
 
-    /// The accounting invariant of switch `n`: the PGs' cells add up to the pool's, none
-    /// over its headroom cap, and the queued packets hold exactly the cells in use
-    /// (`queued_cells`).
-    pub(super) fn check(&self, ni: usize, n: &crate::topology::Node, queued_cells: u64) -> Result<(), String> {
+    /// The accounting invariant of switch `node` (`n`): the PGs' cells add up to the
+    /// pool's, none over its headroom cap, and the queued packets hold exactly the cells in
+    /// use (`queued_cells`).
+    pub(super) fn check(&self, node: NodeId, n: &crate::topology::Node, queued_cells: u64) -> Result<(), String> {
         let (mut used, mut shared, mut hdrm) = (0, 0, 0);
         for pi in n.first_port..n.first_port + n.nports {
             for pg in 0..8 {
-                let gi = self.pg_index(pi, pg as u8);
+                let gi = self.pg_index(PortId(pi), pg as u8);
                 let s = self.pgs[gi];
                 used += s.resv + s.shared + s.hdrm;
                 shared += s.shared;
@@ -266,7 +271,7 @@ impl Mmu {
                 }
             }
         }
-        let m = &self.pools[ni];
+        let m = &self.pools[node.index()];
         if used != m.used || shared != m.shared_used || queued_cells != m.used {
             return Err(format!("switch {}: PG cells {used} / pool {}, shared {shared} / {}, queued {queued_cells}", n.name, m.used, m.shared_used));
         }
@@ -289,18 +294,19 @@ impl Sim {
     }
 
     /// Frees a departing packet's ingress cells and resumes its PG's peer when that lets
-    /// it (RoCEv2; InfiniBand frees input blocks in [`Sim::ib_release`]). `ni`: the switch
-    /// holding the packet.
-    pub(super) fn release(&mut self, now: u64, ni: usize, pk: Packet) {
+    /// it (RoCEv2; InfiniBand frees input blocks in [`Sim::ib_release`]). `node`: the
+    /// switch holding the packet.
+    #[inline]
+    pub(super) fn release(&mut self, now: SimTime, node: NodeId, pk: Packet) {
         let gi = self.mmu.pg_index(pk.in_port, pk.in_pg);
         let cells = self.cells_of(&pk);
-        if self.mmu.release(ni, gi, cells) {
+        if self.mmu.release(node, gi, cells) {
             self.set_pg_paused(now, pk.in_port, pk.in_pg, false, true);
         }
     }
 
     /// Headroom cap of each port (cells), for reporting.
     pub fn headroom_of(&self, port: PortId) -> u64 {
-        self.mmu.headroom_of(port.0)
+        self.mmu.headroom_of(port)
     }
 }

@@ -72,6 +72,7 @@ pub use faults::{Fault, FaultKind};
 pub use footprint::{footprint, SimShape, Term, HEAP_BLOCK};
 pub use forward::Forwarder;
 pub use nic::impaired_rx::RxFault;
+pub use nic::QpId;
 pub use watch::{Progress, Unwatched, Watch, CHECK_EVERY};
 
 use control_plane::Control;
@@ -94,7 +95,14 @@ use sched::*;
 
 const NONE: u32 = u32::MAX;
 
-const NEVER: u64 = u64::MAX;
+/// No port (an uncabled port's peer; a packet not held by a switch).
+const NO_PORT: PortId = PortId(NONE);
+
+/// No QP (PFC and FCP frames; a SHARP join).
+const NO_QP: QpId = QpId(NONE);
+
+/// A time that never comes (no pending timer, no deadline, blocked until credits arrive).
+const NEVER: SimTime = SimTime::MAX;
 
 /// What a simulator is built from: the compiled scenario (`scenario::World` makes one).
 pub struct SimInput {
@@ -235,16 +243,16 @@ impl Sim {
                 break;
             }
             let (now, ev) = self.q.pop().expect("peeked");
-            self.dispatch(now.0, ev);
+            self.dispatch(now, ev);
             if self.q.popped() & (CHECK_EVERY - 1) == 0 && !watch.check(&self.progress(started, total_bytes)) {
                 self.stats.cancelled = Some(self.q.now().0);
-                self.finish(self.q.now().0);
+                self.finish(self.q.now());
                 return false;
             }
         }
         let end = match self.stop {
-            Some(s) if self.flows.remaining > 0 && !self.halted => s.0.max(self.q.now().0),
-            _ => self.q.now().0,
+            Some(s) if self.flows.remaining > 0 && !self.halted => s.max(self.q.now()),
+            _ => self.q.now(),
         };
         self.finish(end);
         true
@@ -264,11 +272,11 @@ impl Sim {
         }
     }
 
-    fn dispatch(&mut self, now: u64, ev: Ev) {
+    fn dispatch(&mut self, now: SimTime, ev: Ev) {
         match ev {
             Ev::Arrive(port) => self.on_arrive(now, port),
             Ev::TxDone(port) => {
-                self.ports[port as usize].busy = false;
+                self.ports[port.index()].busy = false;
                 self.try_tx(now, port);
             }
             Ev::Kick(port) => {
@@ -281,30 +289,30 @@ impl Sim {
             Ev::RateTimer { qp, gen } => {
                 let (_, d) = self.p.dcqcn.as_ref().expect("dcqcn timer without dcqcn");
                 let d = *d;
-                let q = &mut self.hosts.qps[qp as usize];
+                let q = &mut self.hosts.qps[qp.index()];
                 let cc = q.cc.as_mut().expect("cc");
                 if gen != q.rate_gen || !cc.rate_running {
                     return; // superseded by a later rate cut
                 }
                 if cc.on_rate_timer(&d) {
-                    self.q.schedule(SimTime(now) + d.rate_timer, Ev::RateTimer { qp, gen });
+                    self.q.schedule(now + d.rate_timer, Ev::RateTimer { qp, gen });
                 }
                 self.dcqcn_rate_changed(now, qp);
             }
             Ev::RateCut(qp) => {
                 let (_, d) = self.p.dcqcn.as_ref().expect("dcqcn cut without dcqcn");
                 let d = *d;
-                let cc = self.hosts.qps[qp as usize].cc.as_mut().expect("cc");
-                let arm = cc.on_cut_due(now, &d);
+                let cc = self.hosts.qps[qp.index()].cc.as_mut().expect("cc");
+                let arm = cc.on_cut_due(now.ps(), &d);
                 self.dcqcn_arm(now, qp, arm);
             }
             Ev::DeadlockCheck => self.check_deadlock(now),
             Ev::CctiTimer { qp, gen } => {
                 let p = self.p.ib.as_ref().and_then(|i| i.cc.as_ref()).expect("CCTI timer without IB CC");
-                let cca = &mut self.hosts.qps[qp as usize].cca;
+                let cca = &mut self.hosts.qps[qp.index()].cca;
                 if gen == cca.gen && cca.timer_running && cca.on_timer(p) {
                     let t = p.ccti_timer;
-                    self.q.schedule(SimTime(now) + t, Ev::CctiTimer { qp, gen });
+                    self.q.schedule(now + t, Ev::CctiTimer { qp, gen });
                 }
             }
             Ev::Fault(i) => self.on_fault(now, i),
@@ -312,7 +320,7 @@ impl Sim {
                 if gen == self.control.gen {
                     if let Some(f) = self.control.pending.take() {
                         self.forwarding.table = f;
-                        self.stats.reroutes.push(now);
+                        self.stats.reroutes.push(now.ps());
                         self.incident(now, IncidentKind::RerouteInstalled, None, None, "the control plane's new forwarding tables take effect".into());
                     }
                 }
@@ -331,7 +339,7 @@ impl Sim {
             return false;
         }
         let (now, ev) = self.q.pop().expect("peeked");
-        self.dispatch(now.0, ev);
+        self.dispatch(now, ev);
         true
     }
 
@@ -344,8 +352,7 @@ impl Sim {
 
     /// Finalises statistics after [`Sim::step`]-driven runs.
     pub fn finish_now(&mut self) {
-        let end = self.q.now().0;
-        self.finish(end);
+        self.finish(self.q.now());
     }
 
     /// Which technology this simulator runs.

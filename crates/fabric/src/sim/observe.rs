@@ -23,22 +23,23 @@ impl Observer {
 
 impl Sim {
     /// Takes a sample, and schedules the next while the run goes on.
-    pub(super) fn on_sample(&mut self, now: u64) {
+    pub(super) fn on_sample(&mut self, now: SimTime) {
         self.sample(now);
-        if self.flows.remaining > 0 || self.stop.is_some_and(|s| now < s.0) {
+        if self.flows.remaining > 0 || self.stop.is_some_and(|s| now < s) {
             let sp = self.observe.sample_period.expect("sampling");
-            self.q.schedule(SimTime(now) + sp, Ev::Sample);
+            self.q.schedule(now + sp, Ev::Sample);
         }
     }
 
-    pub(super) fn sample(&mut self, now: u64) {
+    pub(super) fn sample(&mut self, now: SimTime) {
         let ports: Vec<u64> = self.ports.iter().map(|p| p.qtotal).collect();
         let rates: Vec<u64> = self.hosts.qps.iter().map(Qp::rate_bps).collect();
         // RoCE: priorities paused; IB: VLs whose head waits for credits.
-        let paused: Vec<u8> = (0..self.ports.len())
-            .map(|pi| {
+        let paused: Vec<u8> = self
+            .port_ids()
+            .map(|port| {
                 (0..8).fold(0u8, |m, tc| {
-                    let b = if self.ib.is_none() { self.paused(pi, tc, now) } else { self.head_blocked(pi, tc, now) };
+                    let b = if self.ib.is_none() { self.paused(port, tc, now) } else { self.head_blocked(port, tc, now) };
                     if b {
                         m | 1 << tc
                     } else {
@@ -47,58 +48,60 @@ impl Sim {
                 })
             })
             .collect();
-        self.stats.samples.push(crate::stats::Sample { t: now, queue: ports, qp_rate: rates, paused });
+        self.stats.samples.push(crate::stats::Sample { t: now.ps(), queue: ports, qp_rate: rates, paused });
     }
 
-    pub(super) fn finish(&mut self, end: u64) {
+    pub(super) fn finish(&mut self, end: SimTime) {
         if let Some(ib) = &mut self.ib {
             for (pi, st) in ib.ports_mut().enumerate() {
                 if st.wait_from != NEVER && st.wait_from < end {
-                    self.stats.ports[pi].xmit_wait_ps += end - st.wait_from;
+                    self.stats.ports[pi].xmit_wait_ps += (end - st.wait_from).ps();
                     st.wait_from = end;
                 }
             }
         }
-        for pi in 0..self.ports.len() {
-            self.account_queue(end, pi);
+        for port in self.port_ids() {
+            self.account_queue(end, port);
+            let pi = port.index();
             for p in 0..8 {
                 let c = &self.cls[pi * 8 + p];
-                self.stats.ports[pi].paused_ps[p] += c.paused_through(end);
+                self.stats.ports[pi].paused_ps[p] += c.paused_through(end).ps();
             }
         }
         for (i, n) in self.topo.nodes.iter().enumerate() {
             if n.kind == NodeKind::Switch {
-                self.stats.switch_peak_cells.push((i as u32, self.mmu.switch_cells(i).0));
+                let node = NodeId(i as u32);
+                self.stats.switch_peak_cells.push((node, self.mmu.switch_cells(node).0));
             }
         }
-        for pi in 0..self.ports.len() {
-            let (hdrm, total) = self.mmu.peaks(pi as u32);
-            let st = &mut self.stats.ports[pi];
+        for port in self.port_ids() {
+            let (hdrm, total) = self.mmu.peaks(port);
+            let st = &mut self.stats.ports[port.index()];
             st.peak_headroom_cells = st.peak_headroom_cells.max(hdrm);
             st.peak_pg_cells = st.peak_pg_cells.max(total);
         }
-        for pi in 0..self.ports.len() {
+        for port in self.port_ids() {
             for p in 0..8 {
-                let c = &self.cls[pi * 8 + p];
+                let c = &self.cls[port.index() * 8 + p];
                 if c.paused(end) {
-                    self.stats.paused_at_end.push((pi as u32, p as u8));
+                    self.stats.paused_at_end.push((port, p as u8));
                 }
             }
         }
-        self.stats.unrecovered = self.hosts.lost.iter().enumerate().filter(|(_, l)| l.0 != NEVER).map(|(q, l)| (q as u32, l.0)).collect();
-        let in_flight: u64 = (0..self.ports.len()).map(|pi| self.on_link(pi).count() as u64).sum();
-        self.stats.end = end;
+        self.stats.unrecovered = self.hosts.lost.iter().enumerate().filter(|(_, l)| l.0 != NEVER).map(|(q, l)| (QpId(q as u32), l.0.ps())).collect();
+        let in_flight: u64 = self.port_ids().map(|port| self.on_link(port).count() as u64).sum();
+        self.stats.end = end.ps();
         self.stats.events = self.q.popped();
         self.stats.frames_in_flight_at_end = in_flight;
         self.stats.buffer_cells_at_end = self.mmu.cells_in_use();
-        for pi in 0..self.ports.len() {
-            self.stats.ports[pi].headroom_cap_cells = self.headroom_of(PortId(pi as u32));
+        for port in self.port_ids() {
+            self.stats.ports[port.index()].headroom_cap_cells = self.headroom_of(port);
         }
         self.stats.flow_paths = (0..self.flows.qp.len() as u32).map(|f| self.flow_path(f)).collect();
     }
 
     /// Adds an entry to the incident timeline.
-    pub(super) fn incident(&mut self, t: u64, event: IncidentKind, port: Option<u32>, class: Option<u8>, detail: String) {
-        self.stats.timeline.push(crate::stats::Incident { t_ps: t, event, port, class, detail });
+    pub(super) fn incident(&mut self, t: SimTime, event: IncidentKind, port: Option<PortId>, class: Option<u8>, detail: String) {
+        self.stats.timeline.push(crate::stats::Incident { t_ps: t.ps(), event, port, class, detail });
     }
 }

@@ -54,25 +54,25 @@ pub(super) struct Packet {
     pub(super) frame: u16,
     /// RDMA payload bytes (0 for ACK, NAK, CNP, PFC, FCP).
     pub(super) payload: u16,
-    /// The QP it belongs to (`NONE` for PFC and FCP frames).
-    pub(super) qp: u32,
+    /// The QP it belongs to (`NO_QP` for PFC and FCP frames).
+    pub(super) qp: QpId,
     /// By kind: data: its PSN; ACK: the last PSN acknowledged; NAK: the PSN expected;
     /// FCP: its FCCL; CNP and PFC: unused.
     pub(super) psn: u32,
-    /// Ingress port at the switch currently holding it (`NONE` elsewhere).
-    pub(super) in_port: u32,
+    /// Ingress port at the switch currently holding it (`NO_PORT` elsewhere).
+    pub(super) in_port: PortId,
     /// The next frame in the same queue or on the same link.
     pub(super) next: u32,
     /// On a link: when the frame behind it (`next`) arrives. In an IB switch: when it
     /// entered (lifetime limits).
-    pub(super) t: u64,
+    pub(super) t: SimTime,
 }
 
 const _: () = assert!(std::mem::size_of::<Packet>() == 32);
 
 impl Packet {
     pub(super) fn ctrl(kind: Kind, tc: u8, psn: u32) -> Packet {
-        Packet { kind, tc, in_pg: 0, flags: 0, frame: 0, payload: 0, qp: NONE, psn, in_port: NONE, next: NONE, t: 0 }
+        Packet { kind, tc, in_pg: 0, flags: 0, frame: 0, payload: 0, qp: NO_QP, psn, in_port: NO_PORT, next: NONE, t: SimTime::ZERO }
     }
     #[inline]
     pub(super) fn is_pkt(&self) -> bool {
@@ -94,6 +94,7 @@ pub(super) struct Packets {
 
 impl Packets {
     /// Stores `p` and returns its id.
+    #[inline]
     pub(super) fn alloc(&mut self, p: Packet) -> u32 {
         if let Some(id) = self.free.pop() {
             self.slab[id as usize] = p;
@@ -137,6 +138,7 @@ impl std::ops::IndexMut<usize> for Packets {
 }
 
 impl Sim {
+    #[inline]
     pub(super) fn alloc(&mut self, p: Packet) -> u32 {
         let id = self.pkts.alloc(p);
         self.forwarding.new_packet(id);
@@ -148,14 +150,26 @@ impl Sim {
     }
 
     /// An ACK, NAK or CNP of QP `qp` (from its responder to its requester).
-    pub(super) fn ctrl_packet(&self, kind: Kind, qp: u32, psn: u32, tc: u8) -> Packet {
+    pub(super) fn ctrl_packet(&self, kind: Kind, qp: QpId, psn: u32, tc: u8) -> Packet {
         let t = if kind == Kind::Cnp { Transport::Cnp } else { Transport::Ack };
-        Packet { kind, tc, in_pg: 0, flags: 0, frame: frame_of(&self.p, t, Bytes(0)).0 as u16, payload: 0, qp, psn, in_port: NONE, next: NONE, t: 0 }
+        Packet {
+            kind,
+            tc,
+            in_pg: 0,
+            flags: 0,
+            frame: frame_of(&self.p, t, Bytes(0)).0 as u16,
+            payload: 0,
+            qp,
+            psn,
+            in_port: NO_PORT,
+            next: NONE,
+            t: SimTime::ZERO,
+        }
     }
 
-    pub(super) fn drop_pkt(&mut self, port: u32, id: u32, cause: DropCause) {
+    pub(super) fn drop_pkt(&mut self, port: PortId, id: u32, cause: DropCause) {
         let pk = self.pkts[id as usize];
-        let st = &mut self.stats.ports[port as usize];
+        let st = &mut self.stats.ports[port.index()];
         st.drops[cause as usize] += 1;
         st.drop_bytes += pk.frame as u64;
         if self.p.lossless[pk.tc as usize] {
@@ -163,9 +177,9 @@ impl Sim {
         }
         if pk.kind == Kind::Data {
             self.stats.dropped_payload += pk.payload as u64;
-            let l = &mut self.hosts.lost[pk.qp as usize];
+            let l = &mut self.hosts.lost[pk.qp.index()];
             if l.0 == NEVER {
-                *l = (self.q.now().0, pk.psn);
+                *l = (self.q.now(), pk.psn);
             } else {
                 l.1 = l.1.min(pk.psn);
             }

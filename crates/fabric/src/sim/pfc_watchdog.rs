@@ -14,7 +14,7 @@ pub(super) struct WdQueue {
     /// A detection check is pending.
     armed: bool,
     /// The last PFC frame received on this queue.
-    last_pfc: u64,
+    last_pfc: SimTime,
     /// Index of its current storm in `Stats::storms`.
     storm_idx: u32,
 }
@@ -32,21 +32,22 @@ impl PfcWatchdog {
         PfcWatchdog { queues, storms_active: 0 }
     }
 
-    /// A PFC frame arrived for queue `q` (`port * 8 + priority`): remembered for the
-    /// restoration timer. `true` if the queue is in storm and ignores it.
+    /// A PFC frame arrived for queue (`port`, `prio`): remembered for the restoration
+    /// timer. `true` if the queue is in storm and ignores it.
     #[inline]
-    pub(super) fn heard_pfc(&mut self, q: usize, now: u64) -> bool {
+    pub(super) fn heard_pfc(&mut self, port: PortId, prio: usize, now: SimTime) -> bool {
         if self.queues.is_empty() {
             return false;
         }
-        let w = &mut self.queues[q];
+        let w = &mut self.queues[port.index() * 8 + prio];
         w.last_pfc = now;
         w.storm
     }
 
-    /// Queue `q` started a pause: `true` if a detection check must be scheduled (a
-    /// watchdog runs and none is pending).
-    pub(super) fn arm(&mut self, q: usize) -> bool {
+    /// Queue (`port`, `prio`) started a pause: `true` if a detection check must be
+    /// scheduled (a watchdog runs and none is pending).
+    pub(super) fn arm(&mut self, port: PortId, prio: usize) -> bool {
+        let q = port.index() * 8 + prio;
         if self.queues.is_empty() || self.queues[q].armed {
             return false;
         }
@@ -65,30 +66,30 @@ impl PfcWatchdog {
 impl Sim {
     /// PFC watchdog: declares a storm on (`port`, `tc`) if it has been paused without a
     /// break for the detection time, and mitigates it.
-    pub(super) fn on_wd_check(&mut self, now: u64, port: u32, tc: u8) {
+    pub(super) fn on_wd_check(&mut self, now: SimTime, port: PortId, tc: u8) {
         let w = self.p.pfc.watchdog.expect("watchdog");
-        let (pi, t) = (port as usize, tc as usize);
+        let (pi, t) = (port.index(), tc as usize);
         let q = pi * 8 + t;
         self.watchdog.queues[q].armed = false;
-        if self.watchdog.queues[q].storm || !self.paused(pi, t, now) {
+        if self.watchdog.queues[q].storm || !self.paused(port, t, now) {
             return;
         }
         let since = self.cls[q].pause_from;
-        if now < since + w.detection.ps() {
+        if now < since + w.detection {
             self.watchdog.queues[q].armed = true;
-            self.q.schedule(SimTime(since + w.detection.ps()), Ev::WdCheck { port, tc });
+            self.q.schedule(since + w.detection, Ev::WdCheck { port, tc });
             return;
         }
         // Storm: the queue stops obeying pause frames.
-        self.stats.ports[pi].paused_ps[t] += self.cls[q].cut_pause(now);
+        self.stats.ports[pi].paused_ps[t] += self.cls[q].cut_pause(now).ps();
         self.watchdog.queues[q].storm = true;
         self.watchdog.queues[q].storm_idx = self.stats.storms.len() as u32;
         self.watchdog.storms_active += 1;
         self.stats.storms.push(crate::stats::Storm {
             port,
             priority: tc,
-            paused_from_ps: since,
-            detected_ps: now,
+            paused_from_ps: since.ps(),
+            detected_ps: now.ps(),
             restored_ps: None,
             dropped_pkts: 0,
             dropped_bytes: 0,
@@ -100,7 +101,7 @@ impl Sim {
             IncidentKind::WatchdogFired,
             Some(port),
             Some(tc),
-            format!("paused for {} us without a break: action {verb}", SimDuration(now - since).whole_us()),
+            format!("paused for {} us without a break: action {verb}", (now - since).whole_us()),
         );
         if action == crate::params::WatchdogAction::Drop {
             while self.cls[q].head != NONE {
@@ -116,28 +117,28 @@ impl Sim {
                 self.set_pg_paused(now, port, pg, false, true);
             }
         }
-        let at = self.watchdog.queues[q].last_pfc.max(now) + w.restoration.ps();
-        self.q.schedule(SimTime(at), Ev::WdRestore { port, tc });
+        let at = self.watchdog.queues[q].last_pfc.max(now) + w.restoration;
+        self.q.schedule(at, Ev::WdRestore { port, tc });
         self.try_tx(now, port);
     }
 
     /// PFC watchdog: restores (`port`, `tc`) once no pause frame has arrived on it for the
     /// restoration time.
-    pub(super) fn on_wd_restore(&mut self, now: u64, port: u32, tc: u8) {
+    pub(super) fn on_wd_restore(&mut self, now: SimTime, port: PortId, tc: u8) {
         let w = self.p.pfc.watchdog.expect("watchdog");
-        let q = port as usize * 8 + tc as usize;
+        let q = port.index() * 8 + tc as usize;
         if !self.watchdog.queues[q].storm {
             return;
         }
-        let at = self.watchdog.queues[q].last_pfc + w.restoration.ps();
+        let at = self.watchdog.queues[q].last_pfc + w.restoration;
         if now < at {
-            self.q.schedule(SimTime(at), Ev::WdRestore { port, tc });
+            self.q.schedule(at, Ev::WdRestore { port, tc });
             return;
         }
         self.watchdog.queues[q].storm = false;
         self.watchdog.storms_active -= 1;
         let st = &mut self.stats.storms[self.watchdog.queues[q].storm_idx as usize];
-        st.restored_ps = Some(now);
+        st.restored_ps = Some(now.ps());
         let dropped = st.dropped_pkts;
         self.incident(
             now,
@@ -152,11 +153,11 @@ impl Sim {
     /// The watchdog's drop action at a RoCEv2 switch: a packet for a queue in storm, or
     /// arriving on the stormed port's priority, is discarded. `true` if it was.
     #[inline]
-    pub(super) fn watchdog_drops(&mut self, in_port: u32, out: u32, tc: usize, id: u32, pk: &Packet) -> bool {
+    pub(super) fn watchdog_drops(&mut self, in_port: PortId, out: PortId, tc: usize, id: u32, pk: &Packet) -> bool {
         if self.watchdog.storms_active == 0 || !self.p.pfc.watchdog.is_some_and(|w| w.action == crate::params::WatchdogAction::Drop) {
             return false;
         }
-        for q in [out as usize * 8 + tc, in_port as usize * 8 + tc] {
+        for q in [out.index() * 8 + tc, in_port.index() * 8 + tc] {
             if let Some(i) = self.watchdog.storm_of(q) {
                 let st = &mut self.stats.storms[i];
                 st.dropped_pkts += 1;

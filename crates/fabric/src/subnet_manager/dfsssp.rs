@@ -319,46 +319,20 @@ fn path_deps(f: &Fabric, t: &Tables, src: usize, lid: usize, out: &mut Vec<(usiz
     }
 }
 
+/// OpenSM's `dfsssp_remove_deadlocks`, in named steps: every path starts on VL 0
+/// ([`count_vl0`]); while a VL's dependency graph has a cycle, the paths through its weakest
+/// dependency ([`weakest_dependency`]) move up one VL; spare VLs then go to the busiest
+/// ([`split_spare_vls`]). `Err` when the last VL keeps a cycle.
 fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8) -> Result<SlTable, String> {
     let n = f.nsw();
     let nlid = f.nlid;
     let weight: Vec<u64> = (0..n).map(|s| f.sw_eps[s].iter().map(|&e| 1u64 << f.eps[e as usize].lmc).sum()).collect();
     let dst_lids: Vec<usize> = (1..nlid).filter(|&l| matches!(f.owner[l], Owner::Ep(_)) && f.lid_switch(l).is_some()).collect();
     let mut vl = vec![0u8; n * nlid];
-    let mut counts: Vec<DepCounts> = vec![DepCounts::new(f)];
     let mut paths_per_vl = vec![0u64; vl_avail as usize];
-    // VL 0: every path, counted via the per-destination trees.
-    let mut tree = DstTree::new(n);
-    let mut sub = vec![0u64; n];
-    let cols = t.columns();
-    for &lid in &dst_lids {
-        let Owner::Ep(e) = f.owner[lid] else { continue };
-        tree.build_col(f, &cols[lid * n..(lid + 1) * n], Some(e));
-        for &s in &tree.far_first {
-            sub[s as usize] = weight[s as usize];
-        }
-        for &s in &tree.far_first {
-            let nx = tree.next[s as usize];
-            if nx != NONE {
-                sub[nx as usize] += sub[s as usize];
-            }
-        }
-        let own = match f.owner[lid] {
-            Owner::Ep(e) => 1u64 << f.eps[e as usize].lmc,
-            _ => 0,
-        };
-        let dsw = f.lid_switch(lid).map(|x| x as usize);
-        for &s in &tree.far_first {
-            let s = s as usize;
-            paths_per_vl[0] += weight[s] - if Some(s) == dsw { own } else { 0 };
-            let nx = tree.next[s];
-            if nx == NONE || tree.next[nx as usize] == NONE || sub[s] == 0 {
-                continue;
-            }
-            let Peer::Switch { port: q, .. } = f.adj[s][tree.port[s] as usize] else { continue };
-            *counts[0].at(nx as usize, q, tree.port[nx as usize]) += sub[s];
-        }
-    }
+    let (vl0, on_vl0) = count_vl0(f, t, &weight, &dst_lids);
+    let mut counts: Vec<DepCounts> = vec![vl0];
+    paths_per_vl[0] = on_vl0;
     let mut vl_needed = 1u8;
     let mut deps = vec![];
     for test_vl in 0..vl_avail as usize - 1 {
@@ -369,20 +343,7 @@ fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8) -> Result<SlTable, Str
             let g = counts[test_vl].graph(f);
             let Some(cycle) = find_cycle(f, &g) else { break };
             vl_needed = test_vl as u8 + 2;
-            // Weakest dependency on the cycle: (channel i → channel i+1) with fewest paths.
-            let mut weakest = None;
-            let mut wc = u64::MAX;
-            for i in 0..cycle.len() {
-                let (s, p) = cycle[i];
-                let (nx, r) = cycle[(i + 1) % cycle.len()];
-                let Peer::Switch { port: q, .. } = f.adj[s as usize][p as usize] else { continue };
-                let c = *counts[test_vl].at(nx as usize, q, r);
-                if c < wc {
-                    wc = c;
-                    weakest = Some((nx as usize, q, r));
-                }
-            }
-            let (wn, wq, wr) = weakest.expect("a cycle has dependencies");
+            let (wn, wq, wr) = weakest_dependency(f, &mut counts[test_vl], &cycle);
             // Move every path of this VL that uses it.
             let mut moved = false;
             let (lo, hi) = counts.split_at_mut(test_vl + 1);
@@ -422,7 +383,72 @@ fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8) -> Result<SlTable, Str
             return Err(format!("dfsssp: {vl_avail} VLs are not enough to break every dependency cycle"));
         }
     }
-    // Balance spare VLs (OpenSM `vl_split_count`).
+    let split = split_spare_vls(&mut vl, &paths_per_vl, vl_needed, vl_avail);
+    Ok(SlTable { nlid, vl, vls_needed: vl_needed, split })
+}
+
+/// Every path on VL 0: the dependencies of all paths, counted per destination over its
+/// tree (a switch's paths to it weigh its source LIDs), and how many paths there are.
+fn count_vl0(f: &Fabric, t: &Tables, weight: &[u64], dst_lids: &[usize]) -> (DepCounts, u64) {
+    let n = f.nsw();
+    let mut counts = DepCounts::new(f);
+    let mut paths = 0u64;
+    let mut tree = DstTree::new(n);
+    let mut sub = vec![0u64; n];
+    let cols = t.columns();
+    for &lid in dst_lids {
+        let Owner::Ep(e) = f.owner[lid] else { continue };
+        tree.build_col(f, &cols[lid * n..(lid + 1) * n], Some(e));
+        for &s in &tree.far_first {
+            sub[s as usize] = weight[s as usize];
+        }
+        for &s in &tree.far_first {
+            let nx = tree.next[s as usize];
+            if nx != NONE {
+                sub[nx as usize] += sub[s as usize];
+            }
+        }
+        let own = match f.owner[lid] {
+            Owner::Ep(e) => 1u64 << f.eps[e as usize].lmc,
+            _ => 0,
+        };
+        let dsw = f.lid_switch(lid).map(|x| x as usize);
+        for &s in &tree.far_first {
+            let s = s as usize;
+            paths += weight[s] - if Some(s) == dsw { own } else { 0 };
+            let nx = tree.next[s];
+            if nx == NONE || tree.next[nx as usize] == NONE || sub[s] == 0 {
+                continue;
+            }
+            let Peer::Switch { port: q, .. } = f.adj[s][tree.port[s] as usize] else { continue };
+            *counts.at(nx as usize, q, tree.port[nx as usize]) += sub[s];
+        }
+    }
+    (counts, paths)
+}
+
+/// The weakest dependency on `cycle`: the (channel i → channel i+1) that the fewest paths
+/// use, as (switch, in port, out port).
+fn weakest_dependency(f: &Fabric, counts: &mut DepCounts, cycle: &[(u32, u8)]) -> (usize, u8, u8) {
+    let mut weakest = None;
+    let mut wc = u64::MAX;
+    for i in 0..cycle.len() {
+        let (s, p) = cycle[i];
+        let (nx, r) = cycle[(i + 1) % cycle.len()];
+        let Peer::Switch { port: q, .. } = f.adj[s as usize][p as usize] else { continue };
+        let c = *counts.at(nx as usize, q, r);
+        if c < wc {
+            wc = c;
+            weakest = Some((nx as usize, q, r));
+        }
+    }
+    weakest.expect("a cycle has dependencies")
+}
+
+/// Shares the spare VLs out (OpenSM `vl_split_count`): each goes to the needed VL with the
+/// most paths per VL so far, and the VL numbers of `vl` move up to make room. Returns how
+/// many VLs each needed VL is split over.
+fn split_spare_vls(vl: &mut [u8], paths_per_vl: &[u64], vl_needed: u8, vl_avail: u8) -> Vec<u8> {
     let mut split = vec![0u8; vl_avail as usize];
     for s in split.iter_mut().take(vl_needed.min(vl_avail) as usize) {
         *s = 1;
@@ -454,5 +480,5 @@ fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8) -> Result<SlTable, Str
             split[from] = 0;
         }
     }
-    Ok(SlTable { nlid, vl, vls_needed: vl_needed, split })
+    split
 }

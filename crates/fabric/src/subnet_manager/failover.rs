@@ -114,50 +114,18 @@ impl SmInstance {
     }
 
     /// Runs whatever is due at `now`; `agents` is the fabric as seen from this SM's port.
+    /// By state: discover and elect (`discover_and_elect`), poll the master as a standby
+    /// (`poll_master`; after too many failed polls, the master is lost and this SM
+    /// discovers and elects again at once), or sweep as master (`master_sweep`).
     pub fn on_timer(&mut self, now: SimTime, id: usize, agents: &mut Agents) -> Vec<SmEvent> {
         let mut ev = vec![];
         if !self.alive || self.next_timer().is_none_or(|t| t > now) {
             return ev;
         }
-        let tm = self.cfg.timing;
         match self.state {
-            SmState::Discovering | SmState::NotActive => {
-                let mut smi = agents.at(self.node, self.port);
-                let sub = discovery::discover(&mut smi, self.port);
-                let swept = tm.smps_time(sub.smps.total(), sub.depth + 1);
-                // Election among the SMs that answered (IBTA Vol. 1 §14.4.1.1).
-                let best = sub.sms.iter().filter(|s| s.2.state != SmState::NotActive).max_by(|a, b| {
-                    if greater((a.2.priority, a.2.guid), (b.2.priority, b.2.guid)) {
-                        std::cmp::Ordering::Greater
-                    } else {
-                        std::cmp::Ordering::Less
-                    }
-                });
-                match best {
-                    Some(b) if greater((b.2.priority, b.2.guid), (self.priority, self.guid)) => {
-                        self.state = SmState::Standby;
-                        self.polling = Some((discovery::route_to_port(&sub, b.0, b.1), b.2.guid));
-                        self.retries = 0;
-                        self.next = Some(now + swept + tm.polling_timeout);
-                        ev.push(SmEvent::BecameStandby { sm: id, master: b.2.guid, at: now + swept });
-                    }
-                    _ => {
-                        self.state = SmState::Master;
-                        self.act_count += 1;
-                        agents.publish_sm(self.node, self.port, Some(self.info()));
-                        ev.push(SmEvent::BecameMaster { sm: id, at: now + swept });
-                        let mut smi = agents.at(self.node, self.port);
-                        let r = self.master.configure(&mut smi, sub, &self.cfg, SimDuration::ZERO, false);
-                        self.sweeps += 1;
-                        let done = now + r.total;
-                        self.next = Some(done + tm.sweep_interval);
-                        self.trap = None;
-                        ev.push(SmEvent::Swept { sm: id, start: now, done, result: Box::new(r) });
-                    }
-                }
-            }
+            SmState::Discovering | SmState::NotActive => self.discover_and_elect(now, id, agents, &mut ev),
             SmState::Standby => {
-                if self.retries > tm.polling_retries {
+                if self.retries > self.cfg.timing.polling_retries {
                     // Master lost: sweep and elect again, now.
                     self.state = SmState::Discovering;
                     self.polling = None;
@@ -167,48 +135,98 @@ impl SmInstance {
                     ev.extend(self.on_timer(now, id, agents));
                     return ev;
                 }
-                let (path, _) = self.polling.clone().expect("a standby polls a master");
-                let mut smi = agents.at(self.node, self.port);
-                let mut c = Counted::new(&mut smi);
-                match c.sm_info(&path) {
-                    Ok(_) => self.retries = 0,
-                    Err(_) => self.retries += 1,
-                }
-                self.next = Some(now + tm.polling_timeout);
+                self.poll_master(now, agents);
             }
-            SmState::Master => {
-                let trapped = self.trap.is_some_and(|t| t <= now);
-                let mut heavy = trapped;
-                let mut detect = SimDuration::ZERO;
-                if !trapped {
-                    // Light sweep: SwitchInfo.PortStateChange of every known switch.
-                    let st = self.master.state.as_ref();
-                    let paths: Vec<Vec<u8>> = st.map(|s| s.subnet.nodes.iter().filter(|n| n.switch).map(|n| n.path.clone()).collect()).unwrap_or_default();
-                    let mut smi = agents.at(self.node, self.port);
-                    let mut c = Counted::new(&mut smi);
-                    for p in &paths {
-                        match c.switch_info(p) {
-                            Ok(si) if !si.port_state_change => {}
-                            _ => heavy = true,
-                        }
-                    }
-                    detect = tm.smps_time(c.counts.total(), 0);
-                }
-                if heavy {
-                    let mut smi = agents.at(self.node, self.port);
-                    let r = self.master.sweep(&mut smi, self.port, &self.cfg, detect, self.sweeps > 0);
-                    self.sweeps += 1;
-                    let done = now + r.total;
-                    ev.push(SmEvent::Swept { sm: id, start: now, done, result: Box::new(r) });
-                    self.next = Some(done + tm.sweep_interval);
-                } else {
-                    self.next = Some(now + tm.sweep_interval);
-                }
-                self.trap = None;
-            }
+            SmState::Master => self.master_sweep(now, id, agents, &mut ev),
         }
         agents.publish_sm(self.node, self.port, Some(self.info()));
         ev
+    }
+
+    /// Discovers the subnet and holds the election among the SMs that answered (IBTA
+    /// Vol. 1 §14.4.1.1): a better one makes this SM a standby that polls it; else this SM
+    /// becomes master and configures the subnet.
+    fn discover_and_elect(&mut self, now: SimTime, id: usize, agents: &mut Agents, ev: &mut Vec<SmEvent>) {
+        let tm = self.cfg.timing;
+        let mut smi = agents.at(self.node, self.port);
+        let sub = discovery::discover(&mut smi, self.port);
+        let swept = tm.smps_time(sub.smps.total(), sub.depth + 1);
+        let best = sub.sms.iter().filter(|s| s.2.state != SmState::NotActive).max_by(|a, b| {
+            if greater((a.2.priority, a.2.guid), (b.2.priority, b.2.guid)) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Less
+            }
+        });
+        match best {
+            Some(b) if greater((b.2.priority, b.2.guid), (self.priority, self.guid)) => {
+                self.state = SmState::Standby;
+                self.polling = Some((discovery::route_to_port(&sub, b.0, b.1), b.2.guid));
+                self.retries = 0;
+                self.next = Some(now + swept + tm.polling_timeout);
+                ev.push(SmEvent::BecameStandby { sm: id, master: b.2.guid, at: now + swept });
+            }
+            _ => {
+                self.state = SmState::Master;
+                self.act_count += 1;
+                agents.publish_sm(self.node, self.port, Some(self.info()));
+                ev.push(SmEvent::BecameMaster { sm: id, at: now + swept });
+                let mut smi = agents.at(self.node, self.port);
+                let r = self.master.configure(&mut smi, sub, &self.cfg, SimDuration::ZERO, false);
+                self.sweeps += 1;
+                let done = now + r.total;
+                self.next = Some(done + tm.sweep_interval);
+                self.trap = None;
+                ev.push(SmEvent::Swept { sm: id, start: now, done, result: Box::new(r) });
+            }
+        }
+    }
+
+    /// A standby polls its master's SMInfo; a failed poll counts a retry.
+    fn poll_master(&mut self, now: SimTime, agents: &mut Agents) {
+        let (path, _) = self.polling.clone().expect("a standby polls a master");
+        let mut smi = agents.at(self.node, self.port);
+        let mut c = Counted::new(&mut smi);
+        match c.sm_info(&path) {
+            Ok(_) => self.retries = 0,
+            Err(_) => self.retries += 1,
+        }
+        self.next = Some(now + self.cfg.timing.polling_timeout);
+    }
+
+    /// The master's periodic sweep: a light sweep (every known switch's
+    /// SwitchInfo.PortStateChange) unless a trap arrived; a heavy sweep when either says
+    /// something changed.
+    fn master_sweep(&mut self, now: SimTime, id: usize, agents: &mut Agents, ev: &mut Vec<SmEvent>) {
+        let tm = self.cfg.timing;
+        let trapped = self.trap.is_some_and(|t| t <= now);
+        let mut heavy = trapped;
+        let mut detect = SimDuration::ZERO;
+        if !trapped {
+            // Light sweep: SwitchInfo.PortStateChange of every known switch.
+            let st = self.master.state.as_ref();
+            let paths: Vec<Vec<u8>> = st.map(|s| s.subnet.nodes.iter().filter(|n| n.switch).map(|n| n.path.clone()).collect()).unwrap_or_default();
+            let mut smi = agents.at(self.node, self.port);
+            let mut c = Counted::new(&mut smi);
+            for p in &paths {
+                match c.switch_info(p) {
+                    Ok(si) if !si.port_state_change => {}
+                    _ => heavy = true,
+                }
+            }
+            detect = tm.smps_time(c.counts.total(), 0);
+        }
+        if heavy {
+            let mut smi = agents.at(self.node, self.port);
+            let r = self.master.sweep(&mut smi, self.port, &self.cfg, detect, self.sweeps > 0);
+            self.sweeps += 1;
+            let done = now + r.total;
+            ev.push(SmEvent::Swept { sm: id, start: now, done, result: Box::new(r) });
+            self.next = Some(done + tm.sweep_interval);
+        } else {
+            self.next = Some(now + tm.sweep_interval);
+        }
+        self.trap = None;
     }
 }
 

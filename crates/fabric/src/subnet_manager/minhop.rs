@@ -158,6 +158,39 @@ struct Used {
     v: Vec<(u64, u64, u32)>, // (node guid, sys guid, forwarded_to)
 }
 
+impl Used {
+    /// One more LID of the destination forwarded to the remote (node guid, sys guid).
+    fn note(&mut self, (ng, sg): (u64, u64)) {
+        match self.v.iter_mut().find(|x| x.0 == ng) {
+            Some(x) => x.2 += 1,
+            None => self.v.push((ng, sg, 1)),
+        }
+    }
+}
+
+/// The switch a target CA port is cabled to (`None` for a switch target or an uncabled CA).
+fn ca_switch(f: &Fabric, tg: Target) -> Option<u32> {
+    match tg {
+        Target::Ep(e) => f.eps[e as usize].sw.map(|(w, _)| w),
+        Target::Switch(_) => None,
+    }
+}
+
+/// A target's LID at LMC `offset` and whether it is a switch's; `None` when it has no LID
+/// there (a CA's LMC is smaller; a switch has one LID).
+fn target_lid(f: &Fabric, tg: Target, offset: u16) -> Option<(usize, bool)> {
+    match tg {
+        Target::Ep(e) => {
+            let ep = &f.eps[e as usize];
+            (offset < 1 << ep.lmc).then_some((ep.lid as usize + offset as usize, false))
+        }
+        Target::Switch(w) => (offset == 0).then_some((f.sw_lid[w as usize] as usize, true)),
+    }
+}
+
+/// One switch's row of the LFT: for every LMC offset, every target in OpenSM's order gets
+/// the port [`recommend`] picks; runs of CA ports behind one remote switch go through the
+/// fast path ([`assign_run`]) when nothing else (LMC, old tables) bears on the choice.
 fn build_switch(f: &Fabric, hops: &dyn Hops, old: Option<&Tables>, lmc: u8, order: &[Target], s: usize, row: &mut [u8]) {
     let np = f.nports[s] as usize;
     let mut counts = vec![0u32; np + 1];
@@ -186,46 +219,25 @@ fn build_switch(f: &Fabric, hops: &dyn Hops, old: Option<&Tables>, lmc: u8, orde
             // Fast path: a run of CA ports on one remote switch shares its candidate
             // ports; picking "fewest routes, lowest port" k times is a round-robin by
             // levels (see `assign_run`).
-            if fast {
-                if let Target::Ep(e) = order[i] {
-                    if let Some((t, _)) = f.eps[e as usize].sw {
-                        let mut j = i;
-                        while j < order.len() && matches!(order[j], Target::Ep(x) if f.eps[x as usize].sw.map(|w| w.0) == Some(t)) {
-                            j += 1;
-                        }
-                        if t as usize != s {
-                            candidates(f, hops, masks, s, t as usize, 1, &mut cands);
-                            assign_run(f, &order[i..j], &cands, &mut counts, row);
-                        } else {
-                            for tg in &order[i..j] {
-                                let Target::Ep(x) = *tg else { unreachable!() };
-                                let p = f.eps[x as usize].sw.expect("on this switch").1;
-                                row[f.eps[x as usize].lid as usize] = p;
-                                counts[p as usize] += 1;
-                            }
-                        }
-                        i = j;
-                        continue;
+            if let Some(t) = ca_switch(f, order[i]).filter(|_| fast) {
+                let j = i + order[i..].iter().take_while(|&&tg| ca_switch(f, tg) == Some(t)).count();
+                if t as usize != s {
+                    candidates(f, hops, masks, s, t as usize, 1, &mut cands);
+                    assign_run(f, &order[i..j], &cands, &mut counts, row);
+                } else {
+                    for tg in &order[i..j] {
+                        let Target::Ep(x) = *tg else { unreachable!() };
+                        let p = f.eps[x as usize].sw.expect("on this switch").1;
+                        row[f.eps[x as usize].lid as usize] = p;
+                        counts[p as usize] += 1;
                     }
                 }
+                i = j;
+                continue;
             }
             let tg = order[i];
             i += 1;
-            let (lid, is_sw) = match tg {
-                Target::Ep(e) => {
-                    let ep = &f.eps[e as usize];
-                    if offset >= 1 << ep.lmc {
-                        continue;
-                    }
-                    (ep.lid as usize + offset as usize, false)
-                }
-                Target::Switch(w) => {
-                    if offset > 0 {
-                        continue;
-                    }
-                    (f.sw_lid[w as usize] as usize, true)
-                }
-            };
+            let Some((lid, is_sw)) = target_lid(f, tg, offset) else { continue };
             if lid == 0 || lid >= row.len() {
                 continue;
             }
@@ -255,12 +267,7 @@ fn build_switch(f: &Fabric, hops: &dyn Hops, old: Option<&Tables>, lmc: u8, orde
             if !is_sw && port != NO_PATH {
                 counts[port as usize] += 1;
                 if port > 0 && lmc > 0 {
-                    let (ng, sg) = remote(port as usize);
-                    let u = used.entry(key).or_default();
-                    match u.v.iter_mut().find(|x| x.0 == ng) {
-                        Some(x) => x.2 += 1,
-                        None => u.v.push((ng, sg, 1)),
-                    }
+                    used.entry(key).or_default().note(remote(port as usize));
                 }
             }
         }
@@ -332,7 +339,9 @@ fn assign_run(f: &Fabric, run: &[Target], cands: &[u8], counts: &mut [u32], row:
     }
 }
 
-/// `osm_switch_recommend_path` without DOR, scatter or port shifting.
+/// `osm_switch_recommend_path` without DOR, scatter or port shifting: the least-hop
+/// candidates towards the target's switch; the old tables' port if it is still one of
+/// them ([`old_port`]); else the least-used candidate ([`least_used`]).
 #[allow(clippy::too_many_arguments)]
 fn recommend(
     f: &Fabric,
@@ -366,19 +375,33 @@ fn recommend(
     if least == u8::MAX {
         return NO_PATH;
     }
-    if let Some(o) = old {
-        if s < o.lft.len() / o.nlid.max(1) && lid < o.nlid {
-            let p = o.get(s, lid) as usize;
-            if p != NO_PATH as usize && p <= f.nports[s] as usize {
-                if let Peer::Switch { sw, .. } = f.adj[s][p] {
-                    if hops.via(s, sw as usize, t) == least {
-                        return p as u8;
-                    }
-                }
-            }
-        }
+    if let Some(p) = old.and_then(|o| old_port(f, hops, o, s, lid, t, least)) {
+        return p;
     }
-    let routing_for_lmc = lmc > 0;
+    least_used(cands, counts, lmc > 0, used, remote)
+}
+
+/// The port the old tables give `lid` at switch `s`, if it still leads to switch `t` in
+/// the `least` hops (OpenSM keeps existing routes that are still shortest).
+fn old_port(f: &Fabric, hops: &dyn Hops, o: &Tables, s: usize, lid: usize, t: usize, least: u8) -> Option<u8> {
+    if s >= o.lft.len() / o.nlid.max(1) || lid >= o.nlid {
+        return None;
+    }
+    let p = o.get(s, lid) as usize;
+    if p == NO_PATH as usize || p > f.nports[s] as usize {
+        return None;
+    }
+    match f.adj[s][p] {
+        Peer::Switch { sw, .. } if hops.via(s, sw as usize, t) == least => Some(p as u8),
+        _ => None,
+    }
+}
+
+/// The candidate with the fewest routes (ties: the first in scan order). With LMC
+/// (`routing_for_lmc`), one leading to a system, else a node, that this destination's
+/// other LIDs do not use yet goes first; among equals, the one forwarding the fewest of
+/// them.
+fn least_used(cands: &[u8], counts: &[u32], routing_for_lmc: bool, used: &Used, remote: &dyn Fn(usize) -> (u64, u64)) -> u8 {
     let (mut best, mut least_paths) = (NO_PATH, u32::MAX);
     let (mut best_other_sys, mut least_other_sys) = (0u8, u32::MAX);
     let (mut best_other_node, mut least_other_node) = (0u8, u32::MAX);

@@ -273,7 +273,8 @@ impl Master {
     }
 
     /// The rest of a heavy sweep once the subnet is discovered (`sub`, whose SMPs are
-    /// counted as the sweep step): LIDs, routing, programming.
+    /// counted as the sweep step): LIDs, routing, programming (`program_lfts`, then
+    /// `activate_ports`), each step timed by its SMPs.
     pub fn configure(&mut self, smi: &mut dyn Smi, mut sub: Subnet, cfg: &SmConfig, detect: SimDuration, keep_routes: bool) -> SweepResult {
         let tm = &cfg.timing;
         let disc_smps = sub.smps;
@@ -307,49 +308,8 @@ impl Master {
         // Programming: only what differs from what this master wrote before.
         let prev = self.state.as_ref().map(|s| remap_tables(&s.fabric, &s.routed.tables, &fabric));
         let mut c = Counted::new(smi);
-        let mut changed = 0u64;
-        let nblocks = fabric.nlid.div_ceil(LFT_BLOCK);
-        let mut block = [NO_PATH; LFT_BLOCK];
-        for s in 0..fabric.nsw() {
-            let path = sub.nodes[fabric.sw_node[s] as usize].path.clone();
-            let row = routed.tables.row(s);
-            let prev_row = prev.as_ref().map(|p| p.row(s));
-            // LinearFDBTop, and PortStateChange cleared (write-1-to-clear, IBTA Vol. 1
-            // §14.2.5.4), as OpenSM does during a heavy sweep.
-            if prev.as_ref().is_none_or(|p| p.nlid != fabric.nlid) || sub.nodes[fabric.sw_node[s] as usize].port_state_change {
-                let _ = c.set_switch_info(&path, (fabric.nlid - 1) as u16);
-            }
-            for b in 0..nblocks {
-                let lo = b * LFT_BLOCK;
-                let hi = (lo + LFT_BLOCK).min(fabric.nlid);
-                let same = prev_row.is_some_and(|pr| pr.len() == row.len() && pr[lo..hi] == row[lo..hi]);
-                if let Some(pr) = prev_row {
-                    if pr.len() == row.len() {
-                        changed += (lo..hi).filter(|&i| pr[i] != row[i]).count() as u64;
-                    }
-                } else {
-                    changed += (hi - lo) as u64;
-                }
-                if same {
-                    continue;
-                }
-                block.fill(NO_PATH);
-                block[..hi - lo].copy_from_slice(&row[lo..hi]);
-                let _ = c.set_lft_block(&path, b as u16, &block);
-            }
-        }
-        // Port activation: every port still in Init goes Armed, then Active (OpenSM
-        // link manager and state manager, IBTA Vol. 1 §7.2).
-        for (i, n) in sub.nodes.iter().enumerate() {
-            for (p, port) in n.ports.iter().enumerate() {
-                if (n.switch && p == 0) || port.state != Some(PortState::Init) {
-                    continue;
-                }
-                let path = route_to_port(&sub, i as u32, p as u8);
-                let _ = c.set_port_info(&path, p as u8, port.lid, port.lmc, sm_lid, PortState::Armed);
-                let _ = c.set_port_info(&path, p as u8, port.lid, port.lmc, sm_lid, PortState::Active);
-            }
-        }
+        let changed = program_lfts(&mut c, &sub, &fabric, &routed.tables, prev.as_ref());
+        activate_ports(&mut c, &sub, sm_lid);
         let prog_smps = c.counts;
         let d = tm.smps_time(prog_smps.total(), 0);
         steps.push(StepTime { step: Step::Program, start: t, duration: d, smps: prog_smps.total() });
@@ -371,6 +331,58 @@ impl Master {
         };
         self.state = Some(MasterState { subnet: sub, fabric, routed, stats });
         res
+    }
+}
+
+/// Writes the LFT blocks of every switch that differ from `prev` (what this master wrote
+/// before; `None`: all of them), with LinearFDBTop and PortStateChange cleared
+/// (write-1-to-clear, IBTA Vol. 1 §14.2.5.4) where OpenSM writes them during a heavy
+/// sweep. Returns how many entries changed.
+fn program_lfts(c: &mut Counted, sub: &Subnet, fabric: &Fabric, tables: &Tables, prev: Option<&Tables>) -> u64 {
+    let mut changed = 0u64;
+    let nblocks = fabric.nlid.div_ceil(LFT_BLOCK);
+    let mut block = [NO_PATH; LFT_BLOCK];
+    for s in 0..fabric.nsw() {
+        let path = sub.nodes[fabric.sw_node[s] as usize].path.clone();
+        let row = tables.row(s);
+        let prev_row = prev.map(|p| p.row(s));
+        if prev.is_none_or(|p| p.nlid != fabric.nlid) || sub.nodes[fabric.sw_node[s] as usize].port_state_change {
+            let _ = c.set_switch_info(&path, (fabric.nlid - 1) as u16);
+        }
+        for b in 0..nblocks {
+            let lo = b * LFT_BLOCK;
+            let hi = (lo + LFT_BLOCK).min(fabric.nlid);
+            let same = prev_row.is_some_and(|pr| pr.len() == row.len() && pr[lo..hi] == row[lo..hi]);
+            if let Some(pr) = prev_row {
+                if pr.len() == row.len() {
+                    changed += (lo..hi).filter(|&i| pr[i] != row[i]).count() as u64;
+                }
+            } else {
+                changed += (hi - lo) as u64;
+            }
+            if same {
+                continue;
+            }
+            block.fill(NO_PATH);
+            block[..hi - lo].copy_from_slice(&row[lo..hi]);
+            let _ = c.set_lft_block(&path, b as u16, &block);
+        }
+    }
+    changed
+}
+
+/// Port activation: every port still in Init goes Armed, then Active (OpenSM link manager
+/// and state manager, IBTA Vol. 1 §7.2).
+fn activate_ports(c: &mut Counted, sub: &Subnet, sm_lid: u16) {
+    for (i, n) in sub.nodes.iter().enumerate() {
+        for (p, port) in n.ports.iter().enumerate() {
+            if (n.switch && p == 0) || port.state != Some(PortState::Init) {
+                continue;
+            }
+            let path = route_to_port(sub, i as u32, p as u8);
+            let _ = c.set_port_info(&path, p as u8, port.lid, port.lmc, sm_lid, PortState::Armed);
+            let _ = c.set_port_info(&path, p as u8, port.lid, port.lmc, sm_lid, PortState::Active);
+        }
     }
 }
 

@@ -77,30 +77,79 @@ pub const PEER_EP: u32 = 1 << 31;
 /// Nothing behind the port, in [`Fabric::peer_flat`].
 pub const PEER_NONE: u32 = u32::MAX;
 
-impl Fabric {
-    /// Builds the graph from a swept subnet whose LIDs are assigned.
-    pub fn from_subnet(sub: &Subnet) -> Fabric {
-        let mut sws: Vec<u32> = (0..sub.nodes.len() as u32).filter(|&i| sub.nodes[i as usize].switch).collect();
-        sws.sort_by_key(|&i| guid_order(sub.nodes[i as usize].guid));
-        let mut sw_of = vec![u32::MAX; sub.nodes.len()];
-        for (k, &i) in sws.iter().enumerate() {
-            sw_of[i as usize] = k as u32;
+/// The subnet's switches in OpenSM's `sw_guid_tbl` order, and each node's switch index
+/// (`u32::MAX` for a CA).
+fn switch_order(sub: &Subnet) -> (Vec<u32>, Vec<u32>) {
+    let mut sws: Vec<u32> = (0..sub.nodes.len() as u32).filter(|&i| sub.nodes[i as usize].switch).collect();
+    sws.sort_by_key(|&i| guid_order(sub.nodes[i as usize].guid));
+    let mut sw_of = vec![u32::MAX; sub.nodes.len()];
+    for (k, &i) in sws.iter().enumerate() {
+        sw_of[i as usize] = k as u32;
+    }
+    (sws, sw_of)
+}
+
+/// The cabled CA ports that have a LID, in OpenSM's `port_guid_tbl` order, each with the
+/// switch port it is cabled to.
+fn endports(sub: &Subnet, sw_of: &[u32]) -> Vec<Ep> {
+    let mut eps: Vec<Ep> = vec![];
+    for (i, n) in sub.nodes.iter().enumerate() {
+        if n.switch {
+            continue;
         }
-        let mut eps: Vec<Ep> = vec![];
-        for (i, n) in sub.nodes.iter().enumerate() {
-            if n.switch {
+        for (p, port) in n.ports.iter().enumerate().skip(1) {
+            if port.lid == 0 || port.peer.is_none() {
                 continue;
             }
-            for (p, port) in n.ports.iter().enumerate().skip(1) {
-                if port.lid == 0 || port.peer.is_none() {
-                    continue;
-                }
-                let sw = port.peer.and_then(|(pn, pp)| (sw_of[pn as usize] != u32::MAX).then_some((sw_of[pn as usize], pp)));
-                let an = n.desc.contains(AN_DESC);
-                eps.push(Ep { node: i as u32, port: p as u8, guid: port.guid, node_guid: n.guid, sys_guid: n.sys_guid, lid: port.lid, lmc: port.lmc, sw, an });
-            }
+            let sw = port.peer.and_then(|(pn, pp)| (sw_of[pn as usize] != u32::MAX).then_some((sw_of[pn as usize], pp)));
+            let an = n.desc.contains(AN_DESC);
+            eps.push(Ep { node: i as u32, port: p as u8, guid: port.guid, node_guid: n.guid, sys_guid: n.sys_guid, lid: port.lid, lmc: port.lmc, sw, an });
         }
-        eps.sort_by_key(|e| guid_order(e.guid));
+    }
+    eps.sort_by_key(|e| guid_order(e.guid));
+    eps
+}
+
+/// The owner of every LID from 0 to the highest in use (a CA owns its LMC range).
+fn lid_owners(eps: &[Ep], sw_lid: &[u16]) -> Vec<Owner> {
+    let max_lid = eps.iter().map(|e| e.lid as usize + (1usize << e.lmc) - 1).chain(sw_lid.iter().map(|&l| l as usize)).max().unwrap_or(0);
+    let mut owner = vec![Owner::None; max_lid + 1];
+    for (s, &l) in sw_lid.iter().enumerate() {
+        if l != 0 {
+            owner[l as usize] = Owner::Switch(s as u32);
+        }
+    }
+    for (k, e) in eps.iter().enumerate() {
+        for l in e.lid..e.lid + (1 << e.lmc) {
+            owner[l as usize] = Owner::Ep(k as u32);
+        }
+    }
+    owner
+}
+
+/// `adj` flattened for hot loops ([`Fabric::peer_flat`], [`Fabric::port_base`]).
+fn flat_peers(adj: &[Vec<Peer>]) -> (Vec<u32>, Vec<u32>) {
+    let mut port_base = vec![];
+    let mut peer_flat = vec![];
+    for row in adj {
+        port_base.push(peer_flat.len() as u32);
+        peer_flat.extend(row.iter().map(|p| match *p {
+            Peer::Switch { sw, .. } => sw,
+            Peer::Ep { ep } => PEER_EP | ep,
+            Peer::None => PEER_NONE,
+        }));
+    }
+    (port_base, peer_flat)
+}
+
+impl Fabric {
+    /// Builds the graph from a swept subnet whose LIDs are assigned, in named steps: the
+    /// switches and the endports in OpenSM's order (`switch_order`, `endports`), each
+    /// switch's ports, the owner of every LID (`lid_owners`) and the flat peer table
+    /// (`flat_peers`).
+    pub fn from_subnet(sub: &Subnet) -> Fabric {
+        let (sws, sw_of) = switch_order(sub);
+        let eps = endports(sub, &sw_of);
         let mut ep_of = std::collections::HashMap::new();
         for (k, e) in eps.iter().enumerate() {
             ep_of.insert((e.node, e.port), k as u32);
@@ -143,28 +192,8 @@ impl Fabric {
                 }
             }
         }
-        let max_lid = eps.iter().map(|e| e.lid as usize + (1usize << e.lmc) - 1).chain(sw_lid.iter().map(|&l| l as usize)).max().unwrap_or(0);
-        let mut owner = vec![Owner::None; max_lid + 1];
-        for (s, &l) in sw_lid.iter().enumerate() {
-            if l != 0 {
-                owner[l as usize] = Owner::Switch(s as u32);
-            }
-        }
-        for (k, e) in eps.iter().enumerate() {
-            for l in e.lid..e.lid + (1 << e.lmc) {
-                owner[l as usize] = Owner::Ep(k as u32);
-            }
-        }
-        let mut port_base = vec![];
-        let mut peer_flat = vec![];
-        for row in &adj {
-            port_base.push(peer_flat.len() as u32);
-            peer_flat.extend(row.iter().map(|p| match *p {
-                Peer::Switch { sw, .. } => sw,
-                Peer::Ep { ep } => PEER_EP | ep,
-                Peer::None => PEER_NONE,
-            }));
-        }
+        let owner = lid_owners(&eps, &sw_lid);
+        let (port_base, peer_flat) = flat_peers(&adj);
         Fabric {
             port_base,
             peer_flat,
@@ -175,7 +204,7 @@ impl Fabric {
             adj,
             eps,
             sw_eps,
-            nlid: max_lid + 1,
+            nlid: owner.len(),
             owner,
             data_vls: if data_vls == u8::MAX { super::mad::DEFAULT_DATA_VLS } else { data_vls },
         }

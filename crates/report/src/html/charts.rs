@@ -12,7 +12,7 @@ use super::{esc, Fabric, MAX_POINTS, MAX_QPS, MAX_ROWS, PALETTE};
 
 /// Every chart section; axes shared between fabrics so that heights compare.
 pub(super) fn charts(s: &mut String, fabrics: &[Fabric]) {
-    let end_us = fabrics.iter().map(|f| f.end_ps()).max().unwrap_or(0) as f64 / 1e6;
+    let end_us = units::SimTime(fabrics.iter().map(|f| f.end_ps()).max().unwrap_or(0)).as_us_f64();
     let time = Scale::linear(end_us);
     let sampled = fabrics.iter().all(|f| !f.stats.samples.is_empty());
     let period = fabrics[0].world.sample_period;
@@ -79,7 +79,7 @@ fn queue_chart(f: &Fabric, ports: &[usize], time: &Scale, qmax: u64, sampled: bo
         .iter()
         .enumerate()
         .map(|(k, &i)| {
-            let pts: Vec<(f64, f64)> = f.stats.samples.iter().map(|s| (s.t as f64 / 1e6, s.queue[i] as f64 / div)).collect();
+            let pts: Vec<(f64, f64)> = f.stats.samples.iter().map(|s| (units::SimTime(s.t).as_us_f64(), s.queue[i] as f64 / div)).collect();
             Line {
                 label: format!("{} → {} (max {})", f.port_name(i), f.peer_name(i), units::Bytes(f.stats.ports[i].max_queue)),
                 colour: PALETTE[k % PALETTE.len()],
@@ -142,7 +142,7 @@ fn rate_lines(f: &Fabric, sampled: bool) -> Result<RateLines, String> {
         .iter()
         .enumerate()
         .map(|(k, &(min, q))| {
-            let pts: Vec<(f64, f64)> = f.stats.samples.iter().map(|s| (s.t as f64 / 1e6, s.qp_rate[q] as f64 / 1e9)).collect();
+            let pts: Vec<(f64, f64)> = f.stats.samples.iter().map(|s| (units::SimTime(s.t).as_us_f64(), s.qp_rate[q] as f64 / 1e9)).collect();
             let who = eps.get(q).map_or_else(String::new, |&(a, b)| format!(" {}→{}", f.endpoint_name(a), f.endpoint_name(b)));
             Line {
                 label: format!("qp{q}{who} (min {})", units::BitRate(min)),
@@ -310,7 +310,7 @@ fn unseen_note(f: &Fabric, unseen: &[(usize, u64)]) -> String {
             ""
         },
         f.port_name(p),
-        b as f64 / 1e6
+        units::SimDuration(b).as_us_f64()
     )
 }
 
@@ -336,20 +336,20 @@ fn fc_bars(f: &Fabric, rows: &[FcRow], time: &Scale, what: &str, class: &str) ->
              <text class=\"row\" x=\"{:.1}\" y=\"{:.1}\">{:.1} µs, {share:.0}%</text>",
             esc(&name),
             esc(&f.peer_name(r.port)),
-            r.blocked_ps as f64 / 1e6,
+            units::SimDuration(r.blocked_ps).as_us_f64(),
             classes.join(","),
             FC_L - 6.0,
             y + FC_ROW - 5.0,
             esc(&shorten(&name, 20)),
             w - FC_R + 6.0,
             y + FC_ROW - 5.0,
-            r.blocked_ps as f64 / 1e6,
+            units::SimDuration(r.blocked_ps).as_us_f64(),
         );
         // Spans closer than half a pixel merge, so a row has at most one bar per pixel.
         let mut px: Vec<(f64, f64)> = vec![];
         for &(a, b) in &r.spans {
-            let x0 = FC_L + time.frac(a as f64 / 1e6) * pw;
-            let x1 = FC_L + time.frac(b as f64 / 1e6) * pw;
+            let x0 = FC_L + time.frac(units::SimTime(a).as_us_f64()) * pw;
+            let x1 = FC_L + time.frac(units::SimTime(b).as_us_f64()) * pw;
             match px.last_mut() {
                 Some(last) if x0 - last.1 < 0.5 => last.1 = x1,
                 _ => px.push((x0, x1)),
@@ -386,7 +386,8 @@ fn cdf_chart(fabrics: &[Fabric]) -> String {
         let n = fct.len();
         // At most MAX_POINTS ranks, evenly spaced, the last one always kept.
         let step = n.div_ceil(MAX_POINTS);
-        let pts: Vec<(f64, f64)> = (0..n).filter(|i| (i + 1) % step == 0 || i + 1 == n).map(|i| (fct[i] as f64 / 1e6, (i + 1) as f64 / n as f64)).collect();
+        let pts: Vec<(f64, f64)> =
+            (0..n).filter(|i| (i + 1) % step == 0 || i + 1 == n).map(|i| (units::SimDuration(fct[i]).as_us_f64(), (i + 1) as f64 / n as f64)).collect();
         lo = lo.min(pts[0].0);
         hi = hi.max(pts[pts.len() - 1].0);
         lines.push(Line { label: format!("{} ({} flows)", f.name, n), colour: f.colour, pts });

@@ -162,17 +162,17 @@ pub fn run_page(world: &World, report: &Report, stats: &Stats) -> String {
     let rows: [(&str, &str, Option<f64>); 13] = [
         ("flows completed", "flows", Some(fl.completed as f64)),
         ("flows failed", "flows", Some(fl.failed as f64)),
-        ("completion time p50", "us", Some(fl.fct_p50_ps as f64 / 1e6)),
-        ("completion time p99", "us", Some(fl.fct_p99_ps as f64 / 1e6)),
+        ("completion time p50", "us", Some(units::SimDuration(fl.fct_p50_ps).as_us_f64())),
+        ("completion time p99", "us", Some(units::SimDuration(fl.fct_p99_ps).as_us_f64())),
         ("slowdown p99", "x", Some(fl.slowdown_p99)),
         ("goodput", "Gb/s", Some(fl.goodput_gbps)),
         ("max queue depth (any port)", "B", report.ports.iter().map(|p| p.max_queue_bytes as f64).reduce(f64::max)),
         ("PFC pause frames sent", "frames", (!f[0].ib()).then_some(report.totals.pfc_frames as f64)),
-        ("flow-control wait, most-blocked port", "us", worst_wait.map(|w| w as f64 / 1e6)),
+        ("flow-control wait, most-blocked port", "us", worst_wait.map(|w| units::SimDuration(w).as_us_f64())),
         ("drops", "packets", Some(report.totals.drops as f64)),
         (if f[0].ib() { "FECN marks" } else { "ECN marks" }, "packets", Some(report.totals.ecn_marks as f64)),
         ("victim flows (blocked, not contributing)", "flows", Some(report.victims.victims as f64)),
-        ("simulated time", "us", Some(report.end_ps as f64 / 1e6)),
+        ("simulated time", "us", Some(units::SimTime(report.end_ps).as_us_f64())),
     ];
     for (metric, unit, v) in rows {
         let _ = writeln!(s, "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>", esc(metric), esc(unit), cell(v, unit));

@@ -27,7 +27,7 @@ pub(super) fn collectives(s: &mut String, fabrics: &[Fabric]) {
         );
         for f in fabrics {
             let o = f.report.collectives.get(i);
-            let t = o.and_then(|c| c.time_ps).map(|t| t as f64 / 1e6);
+            let t = o.and_then(|c| c.time_ps).map(|t| units::SimDuration(t).as_us_f64());
             let bw = o.filter(|c| c.time_ps.is_some()).map(|c| c.busbw_gbs);
             let _ = write!(s, "<td class=\"num\">{}</td><td class=\"num\">{}</td>", cell(t, "us"), cell(bw, "GB/s"));
         }
@@ -51,21 +51,21 @@ pub(super) fn incidents(s: &mut String, fabrics: &[Fabric]) {
                 s,
                 "<p class=\"note\"><b>{}</b>: deadlock formed at {:.3} us, detected at {:.3} us: {}</p>",
                 f.name,
-                dl.formed_at_ps as f64 / 1e6,
-                dl.detected_at_ps as f64 / 1e6,
+                units::SimTime(dl.formed_at_ps).as_us_f64(),
+                units::SimTime(dl.detected_at_ps).as_us_f64(),
                 esc(&hops.join(" → "))
             );
         }
         for x in &inc.storms {
-            let restored = x.restored_ps.map_or_else(|| "not restored".to_string(), |t| format!("restored at {:.3} us", t as f64 / 1e6));
+            let restored = x.restored_ps.map_or_else(|| "not restored".to_string(), |t| format!("restored at {:.3} us", units::SimTime(t).as_us_f64()));
             let _ = writeln!(
                 s,
                 "<p class=\"note\"><b>{}</b>: PFC storm on {} priority {}: paused from {:.3} us, watchdog at {:.3} us, {restored}, {} packets dropped</p>",
                 f.name,
                 esc(&x.port),
                 x.priority,
-                x.paused_from_ps as f64 / 1e6,
-                x.detected_ps as f64 / 1e6,
+                units::SimTime(x.paused_from_ps).as_us_f64(),
+                units::SimTime(x.detected_ps).as_us_f64(),
                 x.dropped_pkts
             );
         }
@@ -80,7 +80,7 @@ pub(super) fn incidents(s: &mut String, fabrics: &[Fabric]) {
         let _ = writeln!(
             s,
             "<tr><td class=\"num\">{:.3}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-            t as f64 / 1e6,
+            units::SimTime(t).as_us_f64(),
             f.key,
             f.name,
             e.event,

@@ -8,20 +8,20 @@ use super::*;
 impl Sim {
     /// IB CC (Annex A10.2.1): FECN on every `marking_rate`-th eligible packet entering an
     /// output VL queue at or above the threshold.
-    pub(in crate::sim) fn fecn_mark(&mut self, port: u32, id: u32) {
+    pub(in crate::sim) fn fecn_mark(&mut self, port: PortId, id: u32) {
         let Some(cc) = self.p.ib.as_ref().and_then(|i| i.cc.as_ref()) else { return };
         let pk = self.pkts[id as usize];
         if pk.kind != Kind::Data || (pk.frame as u64) < cc.packet_size_bytes {
             return;
         }
-        let pi = port as usize;
+        let pi = port.index();
         if self.cls[pi * 8 + pk.tc as usize].qbytes < cc.threshold_bytes {
             return;
         }
         // Only the root of congestion marks: a port that has credits (A10.2.1.1). A port
         // waiting for credits is a victim of congestion further on and marks only when its
         // victim-mask bit is set (OpenSM's default mask is all zero).
-        if !cc.mark_victims && self.may_send(pi, pk.tc as usize, pk.frame as u32, 0).is_err() {
+        if !cc.mark_victims && self.may_send(port, pk.tc as usize, pk.frame as u32, SimTime::ZERO).is_err() {
             return;
         }
         let ib = self.ib.as_mut().expect("ib");

@@ -25,23 +25,23 @@ pub(in crate::sim) struct IbPort {
     /// VLs whose new FCCL still has to be sent to the peer.
     pub(in crate::sim) fcp_pending: u8,
     /// Since when the port has had a packet but no credits (NEVER: not waiting).
-    pub(in crate::sim) wait_from: u64,
+    pub(in crate::sim) wait_from: SimTime,
     /// When each VL queue's current head became the head (HOQ lifetime).
-    pub(in crate::sim) head_since: [u64; 8],
+    pub(in crate::sim) head_since: [SimTime; 8],
     /// Head-of-queue discards in a row per VL, and until when the VL is stalled.
     pub(in crate::sim) hoq_run: [u8; 8],
-    pub(in crate::sim) stalled_until: [u64; 8],
+    pub(in crate::sim) stalled_until: [SimTime; 8],
 }
 
 impl Sim {
     /// Takes a packet arriving at `port` into its input VL buffer (IBTA Vol. 1 §7.9.4.3:
     /// ABR counts received blocks). `false` if it had no credits (never, unless broken).
-    pub(in crate::sim) fn ib_receive(&mut self, now: u64, port: u32, id: u32) -> bool {
+    pub(in crate::sim) fn ib_receive(&mut self, now: SimTime, port: PortId, id: u32) -> bool {
         let pk = self.pkts[id as usize];
         let b = ib::blocks(Bytes(pk.frame as u64));
         let vl = pk.tc as usize;
-        let pi = port as usize;
-        let st = &mut self.ib.as_mut().expect("ib")[pi];
+        let pi = port.index();
+        let st = &mut self.ib.as_mut().expect("ib")[port];
         if st.free[vl] < b {
             self.drop_pkt(port, id, DropCause::CreditOverrun);
             return false;
@@ -65,29 +65,29 @@ impl Sim {
     }
 
     /// Frees the input-buffer blocks of a packet leaving the switch and schedules an FCP.
-    pub(in crate::sim) fn ib_release(&mut self, now: u64, in_port: u32, vl: u8, frame: u32) {
+    pub(in crate::sim) fn ib_release(&mut self, now: SimTime, in_port: PortId, vl: u8, frame: u32) {
         let b = ib::blocks(Bytes(frame as u64));
-        let st = &mut self.ib.as_mut().expect("ib")[in_port as usize];
+        let st = &mut self.ib.as_mut().expect("ib")[in_port];
         st.free[vl as usize] += b;
         st.fcp_pending |= 1 << vl;
         self.try_tx(now, in_port);
     }
 
-    pub(in crate::sim) fn on_fcp(&mut self, now: u64, port: u32, vl: u8, fccl: u16) {
-        let pi = port as usize;
+    pub(in crate::sim) fn on_fcp(&mut self, now: SimTime, port: PortId, vl: u8, fccl: u16) {
+        let pi = port.index();
         self.stats.ports[pi].fcp_rx += 1;
-        self.ib.as_mut().expect("ib")[pi].fccl[vl as usize] = fccl;
+        self.ib.as_mut().expect("ib")[port].fccl[vl as usize] = fccl;
         self.try_tx(now, port);
     }
 
-    /// Marks the start of a credit wait (PortXmitWait) on `pi`.
-    pub(in crate::sim) fn credit_wait(&mut self, pi: usize, now: u64) {
-        let st = &mut self.ib.as_mut().expect("ib")[pi];
+    /// Marks the start of a credit wait (PortXmitWait) on `port`.
+    pub(in crate::sim) fn credit_wait(&mut self, port: PortId, now: SimTime) {
+        let st = &mut self.ib.as_mut().expect("ib")[port];
         if st.wait_from == NEVER {
             st.wait_from = now;
-            if !self.observe.first_block[pi] {
-                self.observe.first_block[pi] = true;
-                self.incident(now, IncidentKind::CreditStarved, Some(pi as u32), None, "first wait for credits".into());
+            if !self.observe.first_block[port.index()] {
+                self.observe.first_block[port.index()] = true;
+                self.incident(now, IncidentKind::CreditStarved, Some(port), None, "first wait for credits".into());
             }
         }
     }

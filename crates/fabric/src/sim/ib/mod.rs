@@ -41,17 +41,17 @@ impl IbState {
     }
 }
 
-impl Index<usize> for IbState {
+impl Index<PortId> for IbState {
     type Output = IbPort;
     #[inline]
-    fn index(&self, pi: usize) -> &IbPort {
-        &self.ports[pi]
+    fn index(&self, port: PortId) -> &IbPort {
+        &self.ports[port.index()]
     }
 }
 
-impl IndexMut<usize> for IbState {
+impl IndexMut<PortId> for IbState {
     #[inline]
-    fn index_mut(&mut self, pi: usize) -> &mut IbPort {
-        &mut self.ports[pi]
+    fn index_mut(&mut self, port: PortId) -> &mut IbPort {
+        &mut self.ports[port.index()]
     }
 }

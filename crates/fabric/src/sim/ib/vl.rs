@@ -10,7 +10,7 @@ impl Sim {
     /// (remembering its input port and VL, whose blocks it holds until it leaves, and when
     /// it entered, for the switch lifetime), may be FECN-marked, and joins the output
     /// VL's queue.
-    pub(in crate::sim) fn ib_switch(&mut self, now: u64, in_port: u32, out: u32, id: u32, pk: &Packet) {
+    pub(in crate::sim) fn ib_switch(&mut self, now: SimTime, in_port: PortId, out: PortId, id: u32, pk: &Packet) {
         let vl = self.hop_vl(in_port, out, pk);
         let p = &mut self.pkts[id as usize];
         p.in_port = in_port;
@@ -25,21 +25,21 @@ impl Sim {
     /// The VL a packet leaves a switch on: its SL through the SL→VL table of the (input,
     /// output) port pair. With one table everywhere that is the VL it arrived on.
     #[inline]
-    pub(in crate::sim) fn hop_vl(&self, in_port: u32, out_port: u32, pk: &Packet) -> u8 {
+    pub(in crate::sim) fn hop_vl(&self, in_port: PortId, out_port: PortId, pk: &Packet) -> u8 {
         let ibc = self.p.ib.as_ref().expect("ib");
         if ibc.sl_to_vl_ports.is_empty() && ibc.sl_to_vl_hca.is_empty() {
             return pk.tc;
         }
-        let sl = self.hosts.qps[pk.qp as usize].sl as usize;
-        ibc.sl_to_vl_ports.get(&(in_port, out_port)).unwrap_or(&ibc.sl_to_vl)[sl]
+        let sl = self.hosts.qps[pk.qp.index()].sl as usize;
+        ibc.sl_to_vl_ports.get(&(in_port.0, out_port.0)).unwrap_or(&ibc.sl_to_vl)[sl]
     }
 
     /// IB lifetime limits at output `port`: discards heads older than the HOQ lifetime or
     /// packets older than the switch lifetime (checked at the head). Returns when the
     /// next head would expire.
-    pub(in crate::sim) fn expire_heads(&mut self, now: u64, port: u32) -> u64 {
-        let pi = port as usize;
-        let (hoq, life) = (self.hoq_of(pi).map(|d| d.ps()), self.p.ib.as_ref().expect("ib").switch_lifetime.map(|d| d.ps()));
+    pub(in crate::sim) fn expire_heads(&mut self, now: SimTime, port: PortId) -> SimTime {
+        let pi = port.index();
+        let (hoq, life) = (self.hoq_of(port), self.p.ib.as_ref().expect("ib").switch_lifetime);
         if hoq.is_none() && life.is_none() {
             return NEVER;
         }
@@ -50,7 +50,7 @@ impl Sim {
             m &= m - 1;
             while self.cls[pi * 8 + tc].head != NONE {
                 let head = self.cls[pi * 8 + tc].head;
-                let st = &self.ib.as_ref().expect("ib")[pi];
+                let st = &self.ib.as_ref().expect("ib")[port];
                 let (since, stalled) = (st.head_since[tc], now < st.stalled_until[tc]);
                 let t_in = self.pkts[head as usize].t;
                 let hoq_at = if stalled { now } else { hoq.map_or(NEVER, |h| since.saturating_add(h)) };
@@ -71,11 +71,11 @@ impl Sim {
         next
     }
 
-    /// The head-of-queue lifetime of switch port `pi`: OpenSM sets a shorter one on ports
+    /// The head-of-queue lifetime of switch port `port`: OpenSM sets a shorter one on ports
     /// that drive a CA.
-    pub(in crate::sim) fn hoq_of(&self, pi: usize) -> Option<SimDuration> {
+    pub(in crate::sim) fn hoq_of(&self, port: PortId) -> Option<SimDuration> {
         let ibc = self.p.ib.as_ref().expect("ib");
-        if self.ports[pi].flags & P_PEER_SWITCH != 0 {
+        if self.ports[port.index()].flags & P_PEER_SWITCH != 0 {
             ibc.hoq_lifetime
         } else {
             ibc.leaf_hoq_lifetime
@@ -88,14 +88,13 @@ impl Sim {
     /// OSM_DEFAULT_VL_STALL_COUNT 0x7: "in stalled state, the port is supposed to drop
     /// everything for 8*(head of queue lifetime)"). InfiniBand's own containment of a
     /// receiver that stopped returning credits.
-    pub(in crate::sim) fn hoq_discard(&mut self, now: u64, port: u32, tc: usize) {
-        let pi = port as usize;
-        let (Some(hoq), count) = (self.hoq_of(pi), self.p.ib.as_ref().expect("ib").vl_stall_count) else { return };
-        let st = &mut self.ib.as_mut().expect("ib")[pi];
+    pub(in crate::sim) fn hoq_discard(&mut self, now: SimTime, port: PortId, tc: usize) {
+        let (Some(hoq), count) = (self.hoq_of(port), self.p.ib.as_ref().expect("ib").vl_stall_count) else { return };
+        let st = &mut self.ib.as_mut().expect("ib")[port];
         st.hoq_run[tc] = st.hoq_run[tc].saturating_add(1);
         if count > 0 && st.hoq_run[tc] >= count {
             st.hoq_run[tc] = 0;
-            st.stalled_until[tc] = now + 8 * hoq.ps();
+            st.stalled_until[tc] = now + hoq * 8;
             self.incident(
                 now,
                 IncidentKind::VlStalled,

@@ -52,7 +52,7 @@ impl ImpairedRx {
 
 impl Sim {
     /// Impairs (or heals) the receive side of endpoint `ep`'s NIC.
-    pub(in crate::sim) fn set_nic_rx(&mut self, now: u64, ep: u32, rx: Option<RxFault>) {
+    pub(in crate::sim) fn set_nic_rx(&mut self, now: SimTime, ep: u32, rx: Option<RxFault>) {
         let e = ep as usize;
         self.impaired.nics[e].fault = rx;
         self.impaired.nics[e].gen += 1;
@@ -79,7 +79,7 @@ impl Sim {
 
     /// A packet reaches an impaired NIC receiver: held in its backlog, or dropped when the
     /// receiver is stuck or its buffer full; crossing XOFF pauses the switch.
-    pub(in crate::sim) fn impaired_rx(&mut self, now: u64, ep: u32, port: u32, id: u32) {
+    pub(in crate::sim) fn impaired_rx(&mut self, now: SimTime, ep: u32, port: PortId, id: u32) {
         let e = ep as usize;
         let f = self.impaired.nics[e].fault.expect("impaired");
         let frame = self.pkts[id as usize].frame as u64;
@@ -117,17 +117,17 @@ impl Sim {
         }
     }
 
-    pub(in crate::sim) fn schedule_drain(&mut self, now: u64, ep: u32) {
+    pub(in crate::sim) fn schedule_drain(&mut self, now: SimTime, ep: u32) {
         let e = ep as usize;
         let f = self.impaired.nics[e].fault.expect("impaired");
         let head = *self.impaired.nics[e].backlog.front().expect("backlog");
-        let t = serialization(Bytes(self.pkts[head as usize].frame as u64), BitRate(f.drain_bps)).ps();
+        let t = serialization(Bytes(self.pkts[head as usize].frame as u64), BitRate(f.drain_bps));
         self.impaired.nics[e].draining = true;
         let gen = self.impaired.nics[e].gen;
-        self.q.schedule(SimTime(now + t), Ev::NicDrain { ep, gen });
+        self.q.schedule(now + t, Ev::NicDrain { ep, gen });
     }
 
-    pub(in crate::sim) fn on_nic_drain(&mut self, now: u64, ep: u32, gen: u32) {
+    pub(in crate::sim) fn on_nic_drain(&mut self, now: SimTime, ep: u32, gen: u32) {
         let e = ep as usize;
         if self.impaired.nics[e].gen != gen || !self.impaired.nics[e].draining {
             return;
@@ -147,7 +147,7 @@ impl Sim {
     }
 
     /// InfiniBand: an impaired HCA returns a held packet's credits (once).
-    pub(in crate::sim) fn hca_release(&mut self, now: u64, ep: u32, id: u32) {
+    pub(in crate::sim) fn hca_release(&mut self, now: SimTime, ep: u32, id: u32) {
         if self.ib.is_some() && !self.pkts[id as usize].has(CREDITED) {
             let pk = self.pkts[id as usize];
             self.ib_release(now, self.hosts.nics[ep as usize].port, pk.tc, pk.frame as u32);

@@ -17,13 +17,29 @@ pub(super) mod impaired_rx;
 pub(super) mod requester;
 pub(super) mod responder;
 
+/// A queue pair, numbered densely in flow order as flows open one (flows that share a
+/// connection share its QP; a SHARP join has none). Serialises as its number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
+#[repr(transparent)]
+pub struct QpId(pub u32);
+
+impl QpId {
+    /// Its index into per-QP arrays.
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 pub(super) struct Nic {
-    pub(super) port: u32,
-    pub(super) active: Vec<u32>,
+    pub(super) port: PortId,
+    /// QPs with work or that may have some, in round-robin order.
+    pub(super) active: Vec<QpId>,
     pub(super) rr: usize,
     pub(super) line_bps: u64,
     /// Last CNP this NIC sent (DCQCN `cnp_scope = "port"`).
-    pub(super) last_cnp: u64,
+    pub(super) last_cnp: SimTime,
 }
 
 pub(super) struct Qp {
@@ -40,13 +56,13 @@ pub(super) struct Qp {
     pub(super) snd_nxt: u32,
     pub(super) snd_max: u32,
     pub(super) max_sent: u32,
-    pub(super) rto_deadline: u64,
+    pub(super) rto_deadline: SimTime,
     pub(super) rto_pending: bool,
     pub(super) retries: u32,
     pub(super) failed: bool,
-    pub(super) next_tx: u64,
+    pub(super) next_tx: SimTime,
     /// When the QP's last data frame started, and its wire bytes (DCQCN re-timing).
-    pub(super) last_tx: u64,
+    pub(super) last_tx: SimTime,
     pub(super) last_wire: u32,
     pub(super) active: bool,
     pub(super) cc: Option<Dcqcn>,
@@ -56,7 +72,7 @@ pub(super) struct Qp {
     pub(super) epsn: u32,
     pub(super) nak_sent: bool,
     pub(super) unacked: u32,
-    pub(super) last_cnp: u64,
+    pub(super) last_cnp: SimTime,
     /// Flows posted on this QP and not yet fully received, in PSN order.
     pub(super) rx_msgs: VecDeque<u32>,
 }
@@ -71,7 +87,8 @@ pub(super) struct Msg {
 
 /// The posted message holding `psn`. Messages are posted back to back in PSN order (each
 /// at least one packet) and leave from the front, so a binary search finds it however
-/// many a QP holds.
+/// many a QP holds. Inlined by force: every data packet looks its message up.
+#[inline(always)]
 pub(super) fn msg_at(msgs: &VecDeque<Msg>, psn: u32) -> &Msg {
     let i = msgs.partition_point(|m| m.first_psn + m.npkts <= psn);
     let m = msgs.get(i).expect("snd_nxt inside a posted message");
@@ -88,19 +105,19 @@ pub(super) struct Hosts {
     /// Per QP: the addresses and UDP source port its packets carry (read by forwarding).
     pub(super) qp_addr: Vec<QpAddr>,
     /// Per QP, a data loss not yet recovered: (when, lowest PSN lost).
-    pub(super) lost: Vec<(u64, u32)>,
+    pub(super) lost: Vec<(SimTime, u32)>,
 }
 
 impl Hosts {
     /// A NIC per endpoint and a QP per flow, except flows that share a connection (one QP)
-    /// and SHARP joins (none). Returns the QP of each flow (`NONE` for a join).
-    pub(super) fn new(topo: &Topology, p: &Params, flows: &[FlowSpec], seed: u64) -> (Hosts, Vec<u32>) {
+    /// and SHARP joins (none). Returns the QP of each flow (`NO_QP` for a join).
+    pub(super) fn new(topo: &Topology, p: &Params, flows: &[FlowSpec], seed: u64) -> (Hosts, Vec<QpId>) {
         let nics = topo
             .endpoints
             .iter()
             .map(|&nid| {
-                let port = topo.node(nid).first_port;
-                Nic { port, active: vec![], rr: 0, line_bps: topo.ports[port as usize].rate.0, last_cnp: NEVER }
+                let port = PortId(topo.node(nid).first_port);
+                Nic { port, active: vec![], rr: 0, line_bps: topo.port(port).rate.0, last_cnp: NEVER }
             })
             .collect();
         let mut qps = Vec::with_capacity(flows.len());
@@ -108,10 +125,10 @@ impl Hosts {
         let mut qp_rng = Rng::new(seed, engine::stream::QP_SOURCE_PORT);
         let mut flow_qp = Vec::with_capacity(flows.len());
         // Lookup only (QP numbers follow flow order): connection id → (QP, its first flow).
-        let mut conn_qp: std::collections::HashMap<u32, (u32, usize)> = std::collections::HashMap::new();
+        let mut conn_qp: std::collections::HashMap<u32, (QpId, usize)> = std::collections::HashMap::new();
         for (fi, f) in flows.iter().enumerate() {
             if f.join {
-                flow_qp.push(NONE);
+                flow_qp.push(NO_QP);
                 continue;
             }
             if let Some(c) = f.conn {
@@ -124,9 +141,9 @@ impl Hosts {
                     flow_qp.push(qi);
                     continue;
                 }
-                conn_qp.insert(c, (qps.len() as u32, fi));
+                conn_qp.insert(c, (QpId(qps.len() as u32), fi));
             }
-            flow_qp.push(qps.len() as u32);
+            flow_qp.push(QpId(qps.len() as u32));
             // RoCEv2 source ports come from the dynamic range 49152–65535 (Annex A17.5.1.1).
             let sport = 49152 + qp_rng.below(16384) as u16;
             qp_addr.push(QpAddr { src: f.src, dst: f.dst, sport });
@@ -161,7 +178,7 @@ impl Qp {
             rto_pending: false,
             retries: 0,
             failed: false,
-            next_tx: 0,
+            next_tx: SimTime::ZERO,
             last_tx: NEVER,
             last_wire: 0,
             active: false,
@@ -183,7 +200,7 @@ impl Qp {
 }
 
 impl Sim {
-    pub(super) fn nic_rx(&mut self, now: u64, ep: u32, id: u32) {
+    pub(super) fn nic_rx(&mut self, now: SimTime, ep: u32, id: u32) {
         let pk = self.pkts[id as usize];
         self.free_pkt(id);
         debug_assert_eq!(self.addr(&pk).1, ep);
@@ -194,11 +211,11 @@ impl Sim {
                 self.stats.nics[ep as usize].cnp_rx += 1;
                 let qpi = pk.qp;
                 if let Some(cc) = self.p.ib.as_ref().and_then(|i| i.cc.as_ref()) {
-                    let cca = &mut self.hosts.qps[qpi as usize].cca;
+                    let cca = &mut self.hosts.qps[qpi.index()].cca;
                     if cca.on_becn(cc) {
                         let gen = cca.gen;
                         let t = cc.ccti_timer;
-                        self.q.schedule(SimTime(now) + t, Ev::CctiTimer { qp: qpi, gen });
+                        self.q.schedule(now + t, Ev::CctiTimer { qp: qpi, gen });
                     }
                 }
                 self.dcqcn_cnp(now, qpi);
@@ -207,18 +224,18 @@ impl Sim {
         }
     }
 
-    pub(super) fn nic_tx_ctrl(&mut self, now: u64, ep: u32, pk: Packet) {
+    pub(super) fn nic_tx_ctrl(&mut self, now: SimTime, ep: u32, pk: Packet) {
         let port = self.hosts.nics[ep as usize].port;
         let id = self.alloc(pk);
-        let (pi, tc) = (port as usize, pk.tc as usize);
-        self.push_q(pi, tc, id);
-        self.cls[pi * 8 + tc].qbytes += pk.frame as u64;
+        let tc = pk.tc as usize;
+        self.push_q(port, tc, id);
+        self.cls[port.index() * 8 + tc].qbytes += pk.frame as u64;
         self.try_tx(now, port);
     }
 
-    pub(super) fn activate(&mut self, ep: u32, qp: u32) {
-        if !self.hosts.qps[qp as usize].active {
-            self.hosts.qps[qp as usize].active = true;
+    pub(super) fn activate(&mut self, ep: u32, qp: QpId) {
+        if !self.hosts.qps[qp.index()].active {
+            self.hosts.qps[qp.index()].active = true;
             self.hosts.nics[ep as usize].active.push(qp);
         }
     }

@@ -6,19 +6,19 @@
 use super::super::*;
 
 impl Sim {
-    pub(in crate::sim) fn on_post(&mut self, now: u64, f: u32) {
+    pub(in crate::sim) fn on_post(&mut self, now: SimTime, f: u32) {
         let fl = &self.flows.specs[f as usize];
         let (n, last) = segments(fl.size, self.p.mtu);
         let qpi = self.flows.qp[f as usize];
-        self.stats.flows[f as usize].start = now;
-        if qpi == NONE {
+        self.stats.flows[f as usize].start = now.ps();
+        if qpi == NO_QP {
             // A barrier: done as soon as it is released.
-            self.stats.flows[f as usize].finish = Some(now);
+            self.stats.flows[f as usize].finish = Some(now.ps());
             self.flows.remaining -= 1;
             self.on_delivered(now, f);
             return;
         }
-        let qp = &mut self.hosts.qps[qpi as usize];
+        let qp = &mut self.hosts.qps[qpi.index()];
         if qp.failed {
             // The QP is in the error state: the post completes with an error at once.
             self.fail_flows(&[f]);
@@ -33,9 +33,13 @@ impl Sim {
         self.try_tx(now, port);
     }
 
-    pub(in crate::sim) fn nic_pick(&mut self, now: u64, ep: u32) -> Option<u32> {
+    /// A NIC's next frame ([`Sim::try_tx`] step 3): a control packet (ACK, NAK, CNP) first,
+    /// then round robin over the QPs with work that are not paused, have credits and whose
+    /// rate allows. Inlined by force into its one caller, like `sched::switch_pick`.
+    #[inline(always)]
+    pub(in crate::sim) fn nic_pick(&mut self, now: SimTime, ep: u32) -> Option<u32> {
         let port = self.hosts.nics[ep as usize].port;
-        let pi = port as usize;
+        let pi = port.index();
         let mut wake = NEVER;
         // Control packets (ACK/NAK/CNP) first, by class, honouring pause.
         let mut credit_blocked = false;
@@ -44,7 +48,7 @@ impl Sim {
             let tc = 7 - m.leading_zeros() as usize;
             m &= !(1 << tc);
             let head = self.cls[pi * 8 + tc].head;
-            match self.may_send(pi, tc, self.pkts[head as usize].frame as u32, now) {
+            match self.may_send(port, tc, self.pkts[head as usize].frame as u32, now) {
                 Ok(()) => {}
                 Err(NEVER) => {
                     credit_blocked = true;
@@ -55,7 +59,7 @@ impl Sim {
                     continue;
                 }
             }
-            let id = self.pop_q(pi, tc);
+            let id = self.pop_q(port, tc);
             self.cls[pi * 8 + tc].qbytes -= self.pkts[id as usize].frame as u64;
             return Some(id);
         }
@@ -67,10 +71,10 @@ impl Sim {
             let len = self.hosts.nics[e].active.len();
             let idx = (self.hosts.nics[e].rr + i) % len;
             let qpi = self.hosts.nics[e].active[idx];
-            let qp = &self.hosts.qps[qpi as usize];
+            let qp = &self.hosts.qps[qpi.index()];
             if qp.snd_nxt >= qp.snd_max || qp.failed {
                 // Nothing to send: leave the active list (re-added on post or go-back).
-                self.hosts.qps[qpi as usize].active = false;
+                self.hosts.qps[qpi.index()].active = false;
                 self.hosts.nics[e].active.swap_remove(idx);
                 continue;
             }
@@ -83,7 +87,7 @@ impl Sim {
                     i += 1;
                     continue;
                 }
-            } else if !self.qp_has_credit(pi, qpi) {
+            } else if !self.qp_has_credit(port, qpi) {
                 credit_blocked = true;
                 i += 1;
                 continue;
@@ -98,7 +102,7 @@ impl Sim {
             return Some(id);
         }
         if credit_blocked {
-            self.credit_wait(pi, now);
+            self.credit_wait(port, now);
         }
         if wake != NEVER {
             self.kick_at(port, wake);
@@ -106,20 +110,23 @@ impl Sim {
         None
     }
 
-    /// Whether QP `qpi`'s next packet fits the credits of its VL at port `pi`.
-    pub(in crate::sim) fn qp_has_credit(&self, pi: usize, qpi: u32) -> bool {
-        let qp = &self.hosts.qps[qpi as usize];
+    /// Whether QP `qpi`'s next packet fits the credits of its VL at `port`.
+    pub(in crate::sim) fn qp_has_credit(&self, port: PortId, qpi: QpId) -> bool {
+        let qp = &self.hosts.qps[qpi.index()];
         let psn = qp.snd_nxt;
         let m = msg_at(&qp.msgs, psn);
         let first = psn == m.first_psn;
         let payload = if psn == m.first_psn + m.npkts - 1 { m.last_payload as u64 } else { self.p.mtu.0 };
         let t = if first { Transport::WriteFirst } else { Transport::WriteRest };
-        self.may_send(pi, qp.tc as usize, frame_of(&self.p, t, Bytes(payload)).0 as u32, 0).is_ok()
+        self.may_send(port, qp.tc as usize, frame_of(&self.p, t, Bytes(payload)).0 as u32, SimTime::ZERO).is_ok()
     }
 
-    pub(in crate::sim) fn build_data(&mut self, now: u64, qpi: u32) -> u32 {
+    /// The next data packet of QP `qpi`: its PSN, size and flags; DCQCN or IB CC pacing;
+    /// the retransmission timer armed. Inlined by force into its one caller, `nic_pick`.
+    #[inline(always)]
+    pub(in crate::sim) fn build_data(&mut self, now: SimTime, qpi: QpId) -> u32 {
         let mtu = self.p.mtu.0 as u32;
-        let qp = &mut self.hosts.qps[qpi as usize];
+        let qp = &mut self.hosts.qps[qpi.index()];
         let psn = qp.snd_nxt;
         let m = msg_at(&qp.msgs, psn);
         let first = psn == m.first_psn;
@@ -136,18 +143,18 @@ impl Sim {
             cc.on_sent(w.0, d);
             qp.last_tx = now;
             qp.last_wire = w.0 as u32;
-            qp.next_tx = paced_next_tx(now, w.0 as u32, cc.rate_bps(), line);
+            qp.next_tx = SimTime(paced_next_tx(now.ps(), w.0 as u32, cc.rate_bps(), line));
         } else if let Some(cc) = self.p.ib.as_ref().and_then(|i| i.cc.as_ref()) {
-            let t = serialization(w, units::BitRate(line)).ps();
-            let gap = qp.cca.gap_ps(cc, t);
-            qp.next_tx = if gap == 0 { 0 } else { now + t + gap };
+            let t = serialization(w, units::BitRate(line));
+            let gap = SimDuration(qp.cca.gap_ps(cc, t.ps()));
+            qp.next_tx = if gap == SimDuration::ZERO { SimTime::ZERO } else { now + t + gap };
         }
         if !qp.rto_pending {
             qp.rto_pending = true;
-            qp.rto_deadline = now + self.p.rto.ps();
-            self.q.schedule(SimTime(qp.rto_deadline), Ev::Rto(qpi));
+            qp.rto_deadline = now + self.p.rto;
+            self.q.schedule(qp.rto_deadline, Ev::Rto(qpi));
         } else if qp.rto_deadline == NEVER {
-            qp.rto_deadline = now + self.p.rto.ps();
+            qp.rto_deadline = now + self.p.rto;
         }
         let (src, tc) = (qp.src, qp.tc);
         let ecn_capable = self.p.dcqcn.is_some() || self.p.ecn[tc as usize].is_some() || self.p.ib.as_ref().is_some_and(|i| i.cc.is_some());
@@ -167,19 +174,19 @@ impl Sim {
             payload: payload as u16,
             qp: qpi,
             psn,
-            in_port: NONE,
+            in_port: NO_PORT,
             next: NONE,
-            t: 0,
+            t: SimTime::ZERO,
         })
     }
 
-    pub(in crate::sim) fn requester_ack(&mut self, now: u64, pk: Packet) {
+    pub(in crate::sim) fn requester_ack(&mut self, now: SimTime, pk: Packet) {
         let qpi = pk.qp;
         if pk.has(CNP_FLAG) {
-            self.stats.nics[self.hosts.qps[qpi as usize].src as usize].cnp_rx += 1;
+            self.stats.nics[self.hosts.qps[qpi.index()].src as usize].cnp_rx += 1;
             self.dcqcn_cnp(now, qpi);
         }
-        let qp = &mut self.hosts.qps[qpi as usize];
+        let qp = &mut self.hosts.qps[qpi.index()];
         let new_una = match pk.kind {
             Kind::Ack => pk.psn + 1,
             _ => pk.psn,
@@ -189,12 +196,12 @@ impl Sim {
             // A late cumulative ACK may overtake a go-back: never resend acknowledged PSNs.
             qp.snd_nxt = qp.snd_nxt.max(new_una);
             qp.retries = 0;
-            qp.rto_deadline = if qp.snd_una < qp.snd_nxt.max(qp.max_sent) { now + self.p.rto.ps() } else { NEVER };
+            qp.rto_deadline = if qp.snd_una < qp.snd_nxt.max(qp.max_sent) { now + self.p.rto } else { NEVER };
             while let Some(m) = qp.msgs.front() {
                 if m.first_psn + m.npkts <= qp.snd_una {
                     let m = qp.msgs.pop_front().expect("front");
                     let rec = &mut self.stats.flows[m.flow as usize];
-                    rec.finish = Some(now);
+                    rec.finish = Some(now.ps());
                     debug_assert_eq!(rec.size, m.size);
                     self.flows.remaining -= 1;
                 } else {
@@ -213,17 +220,17 @@ impl Sim {
         }
     }
 
-    pub(in crate::sim) fn on_rto(&mut self, now: u64, qpi: u32) {
-        let rto = self.p.rto.ps();
+    pub(in crate::sim) fn on_rto(&mut self, now: SimTime, qpi: QpId) {
+        let rto = self.p.rto;
         let retry_cnt = self.p.retry_cnt;
-        let qp = &mut self.hosts.qps[qpi as usize];
+        let qp = &mut self.hosts.qps[qpi.index()];
         qp.rto_pending = false;
         if qp.rto_deadline == NEVER || qp.failed {
             return;
         }
         if qp.rto_deadline > now {
             qp.rto_pending = true;
-            self.q.schedule(SimTime(qp.rto_deadline), Ev::Rto(qpi));
+            self.q.schedule(qp.rto_deadline, Ev::Rto(qpi));
             return;
         }
         if qp.snd_una >= qp.snd_max {
@@ -243,7 +250,7 @@ impl Sim {
         qp.snd_nxt = qp.snd_una;
         qp.rto_deadline = now + rto;
         qp.rto_pending = true;
-        self.q.schedule(SimTime(qp.rto_deadline), Ev::Rto(qpi));
+        self.q.schedule(qp.rto_deadline, Ev::Rto(qpi));
         let ep = qp.src;
         self.activate(ep, qpi);
         let port = self.hosts.nics[ep as usize].port;

@@ -6,20 +6,20 @@
 use super::super::*;
 
 impl Sim {
-    pub(in crate::sim) fn responder(&mut self, now: u64, pk: Packet) {
+    pub(in crate::sim) fn responder(&mut self, now: SimTime, pk: Packet) {
         let qpi = pk.qp;
         let ack_every = self.p.ack_every;
         // DCQCN: at most one CNP per interval (per QP or per port); IB CC: a BECN for every
         // FECN.
         let (cnp_interval, per_port, ack_flag) = match &self.p.ib {
-            Some(i) => (i.cc.as_ref().map(|_| 0), false, false),
+            Some(i) => (i.cc.as_ref().map(|_| SimDuration::ZERO), false, false),
             None => match self.p.dcqcn.as_ref() {
-                Some((_, d)) => (Some(d.cnp_interval.ps()), d.cnp_scope == CnpScope::Port, d.cnp == CnpTransport::AckFlag),
+                Some((_, d)) => (Some(d.cnp_interval), d.cnp_scope == CnpScope::Port, d.cnp == CnpTransport::AckFlag),
                 None => (None, false, false),
             },
         };
         let cnp_tc = self.p.dscp_to_tc[self.p.cnp_dscp as usize];
-        let qp = &mut self.hosts.qps[qpi as usize];
+        let qp = &mut self.hosts.qps[qpi.index()];
         // The responder's HCA maps the SL by its own table (RoCE: the QP's class).
         let tc = match &self.p.ib {
             Some(ibc) => ibc.sl_to_vl_hca.get(&qp.dst).unwrap_or(&ibc.sl_to_vl)[qp.sl as usize],
@@ -39,9 +39,9 @@ impl Sim {
         }
         let mut reply = None;
         if pk.psn == qp.epsn {
-            let l = &mut self.hosts.lost[qpi as usize];
+            let l = &mut self.hosts.lost[qpi.index()];
             if l.0 != NEVER && pk.psn >= l.1 {
-                self.stats.recoveries.push((qpi, l.0, now));
+                self.stats.recoveries.push((qpi, l.0.ps(), now.ps()));
                 *l = (NEVER, 0);
             }
             qp.epsn += 1;
