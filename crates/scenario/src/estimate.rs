@@ -293,10 +293,34 @@ pub(crate) fn estimate(cfg: &ScenarioFile, topo: &Topology, base: &std::path::Pa
         infiniband,
         pfc_watchdog: cfg.roce.as_ref().is_some_and(|r| r.pfc.watchdog.is_some()),
     };
-    // Two phases: compiling holds the world's flow specs and a collective's transfer
-    // graph; running holds the specs, the simulator's copy and its state. The peak is
-    // the larger.
-    let mut memory_terms = fabric_terms(&size, &shape, "topology");
+    let mut memory_terms = memory_terms(&volumes, &size, &shape);
+    // Route the memory a flow's share takes in the simulator to the entry with the most.
+    let busiest = volumes.iter().enumerate().max_by_key(|(_, v)| v.flows).map(|(i, _)| format!("traffic[{i}]"));
+    if let Some(f) = &busiest {
+        for t in memory_terms.iter_mut().filter(|t| t.what.starts_with("flows") || t.what.starts_with("queue pairs") || t.field == "traffic") {
+            t.field = f.clone();
+        }
+    }
+    if sample {
+        for t in memory_terms.iter_mut().filter(|t| t.what.starts_with("time-series")) {
+            t.field = if cfg.scenario.stop_time.is_some() { "scenario.stop_time".into() } else { "output.sample_period".into() };
+        }
+    }
+    // Events: two per frame per link, data out and ACKs back, plus a few per flow.
+    let links = 2 * max_tier;
+    let frames = |v: &Volume| v.bytes / mtu + v.flows;
+    debug_assert_eq!(volumes.iter().map(frames).sum::<u128>(), traffic_frames);
+    let events_of = |v: &Volume| 2 * links * frames(v) * (ack_every.max(1) as u128 + 1) / ack_every.max(1) as u128 + 6 * v.flows;
+    let events = volumes.iter().map(events_of).sum();
+    let events_field = volumes.iter().enumerate().max_by_key(|(_, v)| events_of(v)).map_or("traffic".to_string(), |(i, _)| format!("traffic[{i}].size"));
+    Estimate { memory_terms, events, events_field, sim_time_ps }
+}
+
+/// The memory terms, in two phases: compiling holds the world's flow specs and a
+/// collective's transfer graph; running holds the specs, the simulator's copy and its
+/// state, and the report. The peak is the larger.
+fn memory_terms(volumes: &[Volume], size: &Size, shape: &SimShape) -> Vec<Term> {
+    let mut memory_terms = fabric_terms(size, shape, "topology");
     let running = memory_terms.split_off(2);
     let spec = std::mem::size_of::<fabric::params::FlowSpec>() as u128;
     let mut specs = vec![];
@@ -328,26 +352,7 @@ pub(crate) fn estimate(cfg: &ScenarioFile, topo: &Topology, base: &std::path::Pa
         memory_terms.push(Term { what: "the simulator's copy of the flow specs".into(), field: "traffic".into(), bytes: spec_bytes });
         memory_terms.push(report);
     }
-    // Route the memory a flow's share takes in the simulator to the entry with the most.
-    let busiest = volumes.iter().enumerate().max_by_key(|(_, v)| v.flows).map(|(i, _)| format!("traffic[{i}]"));
-    if let Some(f) = &busiest {
-        for t in memory_terms.iter_mut().filter(|t| t.what.starts_with("flows") || t.what.starts_with("queue pairs") || t.field == "traffic") {
-            t.field = f.clone();
-        }
-    }
-    if sample {
-        for t in memory_terms.iter_mut().filter(|t| t.what.starts_with("time-series")) {
-            t.field = if cfg.scenario.stop_time.is_some() { "scenario.stop_time".into() } else { "output.sample_period".into() };
-        }
-    }
-    // Events: two per frame per link, data out and ACKs back, plus a few per flow.
-    let links = 2 * max_tier;
-    let frames = |v: &Volume| v.bytes / mtu + v.flows;
-    debug_assert_eq!(volumes.iter().map(frames).sum::<u128>(), traffic_frames);
-    let events_of = |v: &Volume| 2 * links * frames(v) * (ack_every.max(1) as u128 + 1) / ack_every.max(1) as u128 + 6 * v.flows;
-    let events = volumes.iter().map(events_of).sum();
-    let events_field = volumes.iter().enumerate().max_by_key(|(_, v)| events_of(v)).map_or("traffic".to_string(), |(i, _)| format!("traffic[{i}].size"));
-    Estimate { memory_terms, events, events_field, sim_time_ps }
+    memory_terms
 }
 
 /// Whether entry `t` runs in a RoCEv2 class without PFC (its DSCP's traffic class is not

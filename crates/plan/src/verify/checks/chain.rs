@@ -152,34 +152,40 @@ pub(super) fn dscp_chain(
                 break;
             }
         }
-        // CNPs: not in a paused class, not unmapped.
-        let c = u32::from(opts.cnp_dscp);
-        let cnp = map_step(sw, port, "dscp_to_tc_map", "DSCP_TO_TC_MAP", c, "DSCP", &mut vec![])?;
-        if !matches!(cnp, Step::Broken) {
-            let free_tc = if !pfc.contains(&6) { 6 } else { (0..8).rev().find(|t| !pfc.contains(t)).unwrap_or(0) };
-            let warn = |what: String, failure: &str| {
-                Finding {
-                severity: Severity::Warning,
-                id: "cnp-class",
-                switch: sw.name().to_string(),
-                place: sw.place("DSCP_TO_TC_MAP", &dmap, &c.to_string()),
-                ports: vec![port.clone()],
-                what,
-                failure: failure.to_string(),
-                fix: format!("DSCP_TO_TC_MAP|{dmap}|{c} = \"{free_tc}\" (a class outside pfc_enable; NVIDIA's default CNP priority is 6) with a strict-priority scheduler"),
-            }
-            };
-            match cnp {
-                Step::Missing => found.push(warn(
-                    format!("CNP DSCP {c} has no entry, so CNPs land in TC 0 with bulk traffic"),
-                    "CNPs queue behind best-effort traffic: DCQCN senders slow down late, queues reach the PFC point and pause",
-                )),
-                Step::To(ctc) if pfc.contains(&ctc) => found.push(warn(
-                    format!("CNP DSCP {c} maps to TC {ctc}, a lossless (paused) class"),
-                    "CNPs stop whenever that class is paused, exactly when the sender must slow down: congestion control starves and pauses spread",
-                )),
-                Step::To(_) | Step::Broken => {}
-            }
+        cnp_class(sw, port, pfc, &dmap, opts, found)?;
+    }
+    Ok(())
+}
+
+/// (a, CNPs) The CNP DSCP on `port` must not land in a paused (lossless) class, nor
+/// unmapped in TC 0 with bulk traffic: a warning at its DSCP_TO_TC_MAP entry (`dmap`).
+fn cnp_class(sw: &Switch, port: &str, pfc: &BTreeSet<u32>, dmap: &str, opts: &Options, found: &mut Vec<Finding>) -> Result<(), ReadError> {
+    let c = u32::from(opts.cnp_dscp);
+    let cnp = map_step(sw, port, "dscp_to_tc_map", "DSCP_TO_TC_MAP", c, "DSCP", &mut vec![])?;
+    if !matches!(cnp, Step::Broken) {
+        let free_tc = if !pfc.contains(&6) { 6 } else { (0..8).rev().find(|t| !pfc.contains(t)).unwrap_or(0) };
+        let warn = |what: String, failure: &str| Finding {
+            severity: Severity::Warning,
+            id: "cnp-class",
+            switch: sw.name().to_string(),
+            place: sw.place("DSCP_TO_TC_MAP", dmap, &c.to_string()),
+            ports: vec![port.to_string()],
+            what,
+            failure: failure.to_string(),
+            fix: format!(
+                "DSCP_TO_TC_MAP|{dmap}|{c} = \"{free_tc}\" (a class outside pfc_enable; NVIDIA's default CNP priority is 6) with a strict-priority scheduler"
+            ),
+        };
+        match cnp {
+            Step::Missing => found.push(warn(
+                format!("CNP DSCP {c} has no entry, so CNPs land in TC 0 with bulk traffic"),
+                "CNPs queue behind best-effort traffic: DCQCN senders slow down late, queues reach the PFC point and pause",
+            )),
+            Step::To(ctc) if pfc.contains(&ctc) => found.push(warn(
+                format!("CNP DSCP {c} maps to TC {ctc}, a lossless (paused) class"),
+                "CNPs stop whenever that class is paused, exactly when the sender must slow down: congestion control starves and pauses spread",
+            )),
+            Step::To(_) | Step::Broken => {}
         }
     }
     Ok(())

@@ -90,6 +90,9 @@ pub(super) fn ecn(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, found
 ///
 /// Not checked: PGs whose profile has no `dynamic_th` (a static threshold) or no BUFFER_PG
 /// entry (buffermgrd creates it at run time), and without `--cell`.
+///
+/// It stays one function (83 lines): the upper bound of each planner input is taken in
+/// one place, next to the reason it is an upper bound.
 pub(super) fn ecn_after_pfc(
     sw: &Switch,
     lossless: &BTreeMap<String, BTreeSet<u32>>,

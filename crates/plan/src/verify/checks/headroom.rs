@@ -227,6 +227,10 @@ pub(super) fn headroom_ieee(
 /// Left out: the gearbox delay (taken as none), and the traditional model's
 /// `pg_profile_lookup.ini` (a file on the switch, not in config_db): on other switches
 /// with lossless profiles the check is "not checked".
+///
+/// It stays one function (about 110 lines): it gathers the Lua's inputs from six tables
+/// in the order the Lua reads them, each with its own "not checked" reason, so that a
+/// reader can hold it against `buffer_headroom_mellanox.lua` line by line.
 pub(super) fn headroom_sonic(
     sw: &Switch,
     lossless: &BTreeMap<String, BTreeSet<u32>>,
