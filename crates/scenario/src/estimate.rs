@@ -75,7 +75,7 @@ impl Limits {
     pub const DEFAULT_MAX_EVENTS: u64 = 100_000_000_000;
 
     /// 80 % of this machine's physical memory (`MemTotal` of /proc/meminfo; where that
-    /// cannot be read, 80 % of 8 GiB, said in `memory_source`), and the default event
+    /// cannot be read, 80 % of 8 GiB, which a refusal then says), and the default event
     /// limit.
     pub fn for_this_machine() -> Limits {
         Limits { max_memory: physical_memory().unwrap_or(8 << 30) / 10 * 8, max_events: Self::DEFAULT_MAX_EVENTS, force: false }
@@ -158,10 +158,11 @@ impl Estimate {
             return Err(c.err(
                 &d.field,
                 format!(
-                    "the scenario needs an estimated {} of memory, above the limit of {} (--max-memory; default 80 % of this machine's); \
+                    "the scenario needs an estimated {} of memory, above the limit of {} (--max-memory; {}); \
                      most of it is {}: {}. Make it smaller, or raise --max-memory (--force runs it anyway)",
                     human(mem),
                     human(limits.max_memory as u128),
+                    if physical_memory().is_some() { "default 80 % of this machine's" } else { "default 80 % of 8 GiB: this machine's memory is unknown" },
                     d.what,
                     human(d.bytes)
                 ),
