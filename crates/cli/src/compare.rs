@@ -7,13 +7,9 @@ use std::process::ExitCode;
 use crate::run::write_html;
 
 pub fn compare(file: &Path, json: bool, html: Option<&Path>) -> ExitCode {
-    let name = file.display().to_string();
-    let src = match std::fs::read_to_string(file) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {name}: cannot read: {e}");
-            return ExitCode::from(2);
-        }
+    let (name, src) = match crate::run::read_scenario(file) {
+        Ok(x) => x,
+        Err(code) => return code,
     };
     let multi = indicatif::MultiProgress::new();
     let mut ib_bar = crate::progress::Bar::in_multi(&multi, "InfiniBand");

@@ -6,21 +6,26 @@ use std::path::Path;
 use std::process::ExitCode;
 
 pub fn run(file: &Path, json: bool, out: Option<&Path>, html: Option<&Path>) -> ExitCode {
-    let world = match scenario::load(file) {
+    let sample = out.is_some() || html.is_some();
+    // The file is read once: for the world and, with time series, for the second check.
+    let name = file.display().to_string();
+    let loaded = std::fs::read_to_string(file)
+        .map_err(|e| scenario::ConfigError { file: name.clone(), line: None, field: "-".into(), msg: format!("cannot read: {e}") })
+        .and_then(|src| {
+            let world = scenario::load_str(&name, &src)?;
+            if sample {
+                // Time series grow with the run: check the limits again with them counted.
+                check_with_samples(file, &name, &src)?;
+            }
+            Ok(world)
+        });
+    let world = match loaded {
         Ok(w) => w,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
-    let sample = out.is_some() || html.is_some();
-    if sample {
-        // Time series grow with the run: check the limits again with them counted.
-        if let Err(e) = check_with_samples(file) {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-    }
     let mut bar = crate::progress::Bar::new(&world.name);
     let (sim, report) = report::run_watched(&world, sample, &mut bar);
     drop(bar);
@@ -58,16 +63,21 @@ pub fn run(file: &Path, json: bool, out: Option<&Path>, html: Option<&Path>) -> 
 }
 
 /// The process's limits, with the time series `--out`/`--html` record counted.
-fn check_with_samples(file: &Path) -> Result<(), scenario::ConfigError> {
+fn check_with_samples(file: &Path, name: &str, src: &str) -> Result<(), scenario::ConfigError> {
+    let e = scenario::estimate_str(name, src, file.parent().unwrap_or(Path::new(".")), true)?;
+    e.check_file(name, src, &scenario::Limits::for_process())
+}
+
+/// A scenario file's name and text; an unreadable file is reported (exit 2).
+pub fn read_scenario(file: &Path) -> Result<(String, String), ExitCode> {
     let name = file.display().to_string();
-    let src = std::fs::read_to_string(file).map_err(|e| scenario::ConfigError {
-        file: name.clone(),
-        line: None,
-        field: "-".into(),
-        msg: format!("cannot read: {e}"),
-    })?;
-    let e = scenario::estimate_str(&name, &src, file.parent().unwrap_or(Path::new(".")), true)?;
-    e.check_file(&name, &src, &scenario::Limits::for_process())
+    match std::fs::read_to_string(file) {
+        Ok(src) => Ok((name, src)),
+        Err(e) => {
+            eprintln!("error: {name}: cannot read: {e}");
+            Err(ExitCode::from(2))
+        }
+    }
 }
 
 /// Writes an HTML report; an error names the path.
@@ -80,13 +90,9 @@ pub fn write_html(path: &Path, page: &str) -> Result<(), ExitCode> {
 
 /// `run --estimate`: what the run would cost, term by term, without running it.
 pub fn estimate(file: &Path, json: bool, sample: bool) -> ExitCode {
-    let name = file.display().to_string();
-    let src = match std::fs::read_to_string(file) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {name}: cannot read: {e}");
-            return ExitCode::from(2);
-        }
+    let (name, src) = match read_scenario(file) {
+        Ok(x) => x,
+        Err(code) => return code,
     };
     let base = file.parent().unwrap_or(Path::new("."));
     let e = match scenario::estimate_str(&name, &src, base, sample) {
