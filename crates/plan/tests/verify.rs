@@ -549,3 +549,129 @@ fn headroom_vs_sonic_needs_the_dynamic_model() {
     let n = r.not_checked.iter().find(|n| n.check == "headroom-vs-sonic").expect("not checked");
     assert!(n.note.contains("buffer_model \"traditional\""), "{}", n.note);
 }
+
+#[test]
+fn pfc_frames_must_pause_the_lossless_queue() {
+    // Priority 4's PFC frames pause queue 5 while TC 4 waits in queue 4.
+    let r = fdb_with(|v| v["MAP_PFC_PRIORITY_TO_QUEUE"]["AZURE"]["4"] = json!("5"));
+    let f = only(&r, "pfc-queue-map", Severity::Error, "MAP_PFC_PRIORITY_TO_QUEUE|AZURE|4");
+    assert_eq!((f.ports.len(), f.fix.as_str()), (LOSSLESS_PORTS, "MAP_PFC_PRIORITY_TO_QUEUE|AZURE|4 = \"4\""));
+    // The RoCE priority itself.
+    let r = fdb_with(|v| v["MAP_PFC_PRIORITY_TO_QUEUE"]["AZURE"]["3"] = json!("1"));
+    assert!(only(&r, "pfc-queue-map", Severity::Error, "MAP_PFC_PRIORITY_TO_QUEUE|AZURE|3").what.contains("pauses queue 1, but TC 3 waits in queue 3"));
+    // An entry missing from the map.
+    let r = fdb_with(|v| {
+        v["MAP_PFC_PRIORITY_TO_QUEUE"]["AZURE"].as_object_mut().unwrap().remove("4");
+    });
+    only(&r, "pfc-queue-map", Severity::Error, "MAP_PFC_PRIORITY_TO_QUEUE|AZURE|4");
+    // A lossless port without a map: SAI's default is no map (a warning at the port).
+    let r = fdb_with(|v| {
+        v["PORT_QOS_MAP"]["Ethernet8"].as_object_mut().unwrap().remove("pfc_to_queue_map");
+    });
+    assert_eq!(only(&r, "pfc-queue-map", Severity::Warning, "PORT_QOS_MAP|Ethernet8|pfc_to_queue_map").ports, ["Ethernet8"]);
+    // TC 3 sent to queue 1 is dscp-chain's finding alone.
+    let r = fdb_with(|v| v["TC_TO_QUEUE_MAP"]["AZURE"]["3"] = json!("1"));
+    only(&r, "dscp-chain", Severity::Error, "TC_TO_QUEUE_MAP|AZURE|3");
+    // Without the table the check is not run, and says so.
+    let r = fdb_with(|v| {
+        v.as_object_mut().unwrap().remove("MAP_PFC_PRIORITY_TO_QUEUE");
+    });
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    assert!(r.not_checked.iter().any(|n| (n.check, n.missing_table) == ("pfc-queue-map", "MAP_PFC_PRIORITY_TO_QUEUE")));
+}
+
+#[test]
+fn cnps_in_a_paused_queue_or_behind_a_strict_one_warn() {
+    // TC 6 (CNPs, DSCP 48) queued in queue 3, which priority 3's PFC frames pause.
+    let r = fdb_with(|v| v["TC_TO_QUEUE_MAP"]["AZURE"]["6"] = json!("3"));
+    let f = only(&r, "cnp-class", Severity::Warning, "TC_TO_QUEUE_MAP|AZURE|6");
+    assert!(f.what.contains("waits in queue 3, which PFC frames for lossless priority 3 pause"), "{}", f.what);
+    assert_eq!(f.ports.len(), LOSSLESS_PORTS);
+
+    // Queue 5 strict on Ethernet8: the CNP queue 6 (DWRR) waits behind it.
+    let strict = |queue: &'static str| {
+        fdb_with(move |v| {
+            v["SCHEDULER"]["strict"] = json!({"type": "STRICT"});
+            v["QUEUE"][format!("Ethernet8|{queue}")]["scheduler"] = json!("strict");
+        })
+    };
+    let r = strict("5");
+    let f = only(&r, "cnp-scheduler", Severity::Warning, "QUEUE|Ethernet8|6|scheduler");
+    assert!(f.what.contains("scheduled DWRR (scheduler.0) while queue(s) 5 of the port are STRICT"), "{}", f.what);
+    assert_eq!(f.ports, ["Ethernet8"]);
+    // The CNP queue strict itself: clean.
+    assert!(strict("6").findings.is_empty());
+
+    // A scheduler type SONiC does not know, a scheduler no file defines: errors naming the place.
+    let mut v: Value = serde_json::from_str(&data(FDB)).unwrap();
+    v["SCHEDULER"]["scheduler.0"]["type"] = json!("FIFO");
+    let e = run(&[(FDB, v.to_string())], &dscp3()).unwrap_err().to_string();
+    assert_eq!(e, format!("{FDB}: SCHEDULER|scheduler.0|type: \"FIFO\" is not a scheduling type: expected STRICT, WRR or DWRR"));
+    let mut v: Value = serde_json::from_str(&data(FDB)).unwrap();
+    v["QUEUE"]["Ethernet8|6"]["scheduler"] = json!("nope");
+    let e = run(&[(FDB, v.to_string())], &dscp3()).unwrap_err().to_string();
+    assert_eq!(e, format!("{FDB}: QUEUE|Ethernet8|6|scheduler: names SCHEDULER \"nope\", which no file of this switch defines"));
+}
+
+/// `NIC` cabled to `port`, with `from` replaced by `to`.
+fn nic_on(port: &str, from: &str, to: &str) -> String {
+    assert!(NIC.contains(from), "{from}");
+    NIC.replacen("port = \"Ethernet8\"", &format!("port = \"{port}\""), 1).replacen(from, to, 1)
+}
+
+fn with_nics(config: &str, text: String, nics: &[(&str, String)], o: &Options) -> Result<Report, ReadError> {
+    let n: Vec<(String, String)> = nics.iter().map(|(f, t)| (f.to_string(), t.clone())).collect();
+    plan::verify::verify_with_nics(&[(config.to_string(), text)], &n, o)
+}
+
+#[test]
+fn nic_dcqcn_parameters() {
+    let three =
+        |b: String| with_nics(FDB, data(FDB), &[("a.toml", nic_on("Ethernet8", "", "")), ("b.toml", b), ("c.toml", nic_on("Ethernet12", "", ""))], &dscp3());
+    assert!(three(nic_on("Ethernet4", "", "")).unwrap().findings.is_empty());
+    // One NIC of three with a 10x larger additive increase.
+    let r = three(nic_on("Ethernet4", "rpg_ai_rate = 5", "rpg_ai_rate = 50")).unwrap();
+    let f = only(&r, "nic-dcqcn-mismatch", Severity::Warning, "roce_rp.rpg_ai_rate");
+    assert_eq!((f.place.file.as_str(), f.ports.as_slice()), ("b.toml", ["Ethernet4".to_string()].as_slice()));
+    assert_eq!(f.what, "roce_rp.rpg_ai_rate is 50 here and 5 on 2 of the 3 NIC files that set it");
+    assert_eq!(f.fix, "roce_rp.rpg_ai_rate = 5 (/sys/class/net/<if>/ecn/roce_rp/rpg_ai_rate), as on the other NICs");
+
+    // Rates against the 40 Gb/s port (FDB's PORT speed "40000").
+    let r = fdb_nic("rpg_ai_rate = 5", "rpg_ai_rate = 5\nrpg_max_rate = 10000").unwrap();
+    assert!(only(&r, "nic-dcqcn-rates", Severity::Warning, "roce_rp.rpg_max_rate").what.contains("below the port's 40000 Mb/s"));
+    assert!(fdb_nic("rpg_ai_rate = 5", "rpg_ai_rate = 5\nrpg_max_rate = 0").unwrap().findings.is_empty());
+    let r = fdb_nic("rpg_ai_rate = 5", "rpg_ai_rate = 5\nrpg_min_rate = 50000").unwrap();
+    assert_eq!(only(&r, "nic-dcqcn-rates", Severity::Error, "roce_rp.rpg_min_rate").fix, "rpg_min_rate = 1 (NVIDIA's default)");
+
+    // NVIDIA's documented ranges are read errors naming the file and the field.
+    let e = fdb_nic("rpg_ai_rate = 5", "dce_tcp_g = 1024").unwrap_err().to_string();
+    assert_eq!(e, "nic.toml: roce_rp.dce_tcp_g: 1024 is not 0..1023 (NVIDIA DOCA \"DCQCN CC Parameters\")");
+    let e = fdb_nic("rpg_min_dec_fac = 50", "rpg_min_dec_fac = 101").unwrap_err().to_string();
+    assert!(e.starts_with("nic.toml: roce_rp.rpg_min_dec_fac: 101 is not 0..100"), "{e}");
+}
+
+#[test]
+fn cnp_interval_against_the_ecn_to_pfc_window() {
+    // COUNTERPOLL's PFC point is 10905188 B (ecn_marking_above_the_pfc_point_warns). With
+    // NVIDIA's 4 us CNP interval and 4 us monitor period, a 2:1 incast at 40 Gb/s adds
+    // 8 us x 5000 B/us = 40000 B before the first cut: a Kmin 40000 B below the PFC point
+    // leaves exactly that, one byte more is enough.
+    const Q_PFC: u64 = 10_905_188;
+    let at = |kmin: u64, np: &str| {
+        let mut v: Value = serde_json::from_str(&data(COUNTERPOLL)).unwrap();
+        v["WRED_PROFILE"]["AZURE_LOSSLESS"]["green_min_threshold"] = json!(kmin.to_string());
+        v["WRED_PROFILE"]["AZURE_LOSSLESS"]["green_max_threshold"] = json!(Q_PFC.to_string());
+        let nic = NIC.replacen("min_time_between_cnps = 4", np, 1);
+        with_nics(COUNTERPOLL, v.to_string(), &[("nic.toml", nic)], &dscp3()).unwrap()
+    };
+    let r = at(Q_PFC - 40_000, "min_time_between_cnps = 4");
+    let f = only(&r, "nic-cnp-interval", Severity::Warning, "roce_np.min_time_between_cnps");
+    assert!(f.what.contains("from Kmin 10865188 B to the PFC point 10905188 B in 8.00 µs"), "{}", f.what);
+    assert_eq!(f.fix, "roce_np.min_time_between_cnps < 4 (µs), or lower WRED_PROFILE|AZURE_LOSSLESS|green_min_threshold");
+    assert!(at(Q_PFC - 40_001, "min_time_between_cnps = 4").findings.is_empty());
+    // The same window with a 50 us CNP interval (the DCQCN paper's N).
+    assert!(at(Q_PFC - 40_001, "min_time_between_cnps = 50").findings.iter().any(|f| f.id == "nic-cnp-interval"));
+    // Without the value, NVIDIA's default 4 us applies.
+    let r = at(Q_PFC - 40_000, "");
+    only(&r, "nic-cnp-interval", Severity::Warning, "roce_np.min_time_between_cnps");
+}

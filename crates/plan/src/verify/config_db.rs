@@ -12,7 +12,7 @@
 //! table is ignored with a note. A table absent from every file of a switch is reported as
 //! "not checked" by the findings that need it, never assumed empty.
 //!
-//! Left out: MAP_PFC_PRIORITY_TO_QUEUE, SCHEDULER and BUFFER_PORT_*_PROFILE_LIST (not read).
+//! Left out: BUFFER_PORT_*_PROFILE_LIST (not read).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -20,7 +20,7 @@ use std::fmt;
 use serde_json::Value;
 
 /// The tables read, shape-checked and kept.
-pub const KNOWN_TABLES: [&str; 17] = [
+pub const KNOWN_TABLES: [&str; 19] = [
     "PORT",
     "PORT_QOS_MAP",
     "DSCP_TO_TC_MAP",
@@ -38,6 +38,8 @@ pub const KNOWN_TABLES: [&str; 17] = [
     "DEVICE_NEIGHBOR",
     "LOSSLESS_TRAFFIC_PATTERN",
     "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
+    "MAP_PFC_PRIORITY_TO_QUEUE",
+    "SCHEDULER",
 ];
 
 /// Why input cannot be read; every variant names the file.

@@ -13,10 +13,13 @@
 //! point), the PFC watchdog missing on a lossless port or queue or slower than the NICs'
 //! RC retry budget, a profile's `dynamic_th` outside Mellanox SAI's range, and NIC settings
 //! ([`nic`]) against their switch port: PFC priorities, trust mode, the RoCE and CNP DSCPs
-//! and priorities, DCQCN enabled on the RoCE priority.
+//! and priorities, DCQCN enabled on the RoCE priority; the queue a lossless priority's PFC
+//! frame pauses against the queue its TC waits in, CNPs queued where PFC pauses them or
+//! weighted behind a strict queue, and the NICs' DCQCN parameters (the same on every NIC,
+//! rates within the line rate, a CNP interval shorter than the ECN-to-PFC window).
 //!
 //! Left out (see docs/verify.md): pg_profile_lookup rows and values (the traditional model),
-//! findings on the NICs' DCQCN parameters, buffer accounting against the
+//! buffer accounting against the
 //! ASIC, other ASICs' dynamic_th ranges, and `--simulate`.
 
 pub mod checks;

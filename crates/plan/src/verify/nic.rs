@@ -23,13 +23,16 @@
 //!   <https://community.mellanox.com/docs/DOC-2790>).
 //! * `[roce_rp]`, `[roce_np]`: the DCQCN parameters under
 //!   `/sys/class/net/<if>/ecn/roce_rp|roce_np/` with the names the driver prints (same
-//!   sources); read and kept for `plan roce`, no finding uses them yet.
+//!   sources), checked by `checks::dcqcn`. The ranges NVIDIA documents are enforced when the
+//!   file is read (DOCA 3.4 "DCQCN CC Parameters"): `dce_tcp_g` 0..1023, `dce_tcp_rtt`
+//!   1..131071 µs, `initial_alpha_value` 1..1023, `rpg_min_dec_fac` 0..100 %, `rpg_min_rate`
+//!   at least 1 Mb/s (its upper bound, line rate, is a finding).
 //! * `timeout`, `retry_cnt`: the RC QPs' local ACK timeout exponent and retry count, as the
 //!   application sets them (NCCL: `NCCL_IB_TIMEOUT`, `NCCL_IB_RETRY_CNT`).
 
 use std::collections::BTreeSet;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::config_db::ReadError;
 
@@ -67,7 +70,7 @@ pub enum Trust {
 }
 
 /// `/sys/class/net/<if>/ecn/roce_rp/<name>`: DCQCN's reaction point.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoceRp {
     pub clamp_tgt_rate: Option<u64>,
@@ -90,7 +93,7 @@ pub struct RoceRp {
 
 /// `/sys/class/net/<if>/ecn/roce_np/<name>`: DCQCN's notification point (the CNP's DSCP and
 /// priority are the top-level `cnp_dscp`, `cnp_priority`).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoceNp {
     pub min_time_between_cnps: Option<u64>,
@@ -121,6 +124,20 @@ impl NicConfig {
         }
         if let Some(r) = nic.retry_cnt.filter(|&r| r > 7) {
             return bad("retry_cnt", format!("{r} is not 0..7"));
+        }
+        if let Some(rp) = &nic.roce_rp {
+            for (field, v, lo, hi) in [
+                ("dce_tcp_g", rp.dce_tcp_g, 0, 1023),
+                ("dce_tcp_rtt", rp.dce_tcp_rtt, 1, 131_071),
+                ("initial_alpha_value", rp.initial_alpha_value, 1, 1023),
+                ("rpg_min_dec_fac", rp.rpg_min_dec_fac, 0, 100),
+                ("rpg_min_rate", rp.rpg_min_rate, 1, u64::MAX),
+            ] {
+                if let Some(v) = v.filter(|v| !(lo..=hi).contains(v)) {
+                    let range = if hi == u64::MAX { format!("at least {lo}") } else { format!("{lo}..{hi}") };
+                    return bad(&format!("roce_rp.{field}"), format!("{v} is not {range} (NVIDIA DOCA \"DCQCN CC Parameters\")"));
+                }
+            }
         }
         Ok(nic)
     }

@@ -100,9 +100,7 @@ pub(super) fn ecn_after_pfc(
     found: &mut Vec<Finding>,
     nc: &mut Vec<NotChecked>,
 ) -> Result<(), ReadError> {
-    use crate::roce::{ecn_vs_pfc, lowered_below_pfc, pfc_point, EcnVsPfc, ENCAP};
-    use model::frame::{roce_frame, Transport};
-    use units::Bytes;
+    use crate::roce::{ecn_vs_pfc, lowered_below_pfc, EcnVsPfc};
 
     let Some(cell) = opts.cell else {
         not(nc, sw, "ecn-after-pfc", "(cell size)", "config_db has no buffer cell size: pass --cell");
@@ -116,49 +114,20 @@ pub(super) fn ecn_after_pfc(
     }
     let q = queues(sw)?;
     let pgs = pg_keys(sw)?;
-    let frame = roce_frame(ENCAP, Transport::WriteFirst, opts.path_mtu);
     let n = (lossless.len() as u64).saturating_sub(1).max(1);
     let mut evaluated = false;
     // WRED profile -> (Kmin, Kmax, largest PFC point, its derivation, ports short)
     let mut short: BTreeMap<String, (u64, u64, u64, String, Vec<String>)> = BTreeMap::new();
     for (port, pfc) in lossless {
         for &queue in pfc {
-            let qkey = q.get(&(port.clone(), queue)).cloned().unwrap_or_else(|| format!("{port}|{queue}"));
-            let Some(wred) = sw.field("QUEUE", &qkey, "wred_profile") else { continue };
-            if sw.field("WRED_PROFILE", wred, "ecn").unwrap_or("ecn_none") == "ecn_none" {
-                continue; // ecn-missing's finding
-            }
-            let Some(kmin) = sw.field("WRED_PROFILE", wred, "green_min_threshold") else { continue };
-            let kmin = num(sw, "WRED_PROFILE", wred, "green_min_threshold", kmin)?;
-            let kmax = match sw.field("WRED_PROFILE", wred, "green_max_threshold") {
-                Some(v) => num(sw, "WRED_PROFILE", wred, "green_max_threshold", v)?,
-                None => kmin,
-            };
-            let Some(pgkey) = pgs.get(&(port.clone(), queue)) else { continue };
-            let Some(raw) = sw.field("BUFFER_PG", pgkey, "profile") else { continue };
-            let prof = profile_name(raw);
-            let (Some(th), Some(pool)) = (sw.field("BUFFER_PROFILE", prof, "dynamic_th"), sw.field("BUFFER_PROFILE", prof, "pool")) else { continue };
-            let th: i8 =
-                th.trim().parse().map_err(|_| shape(sw.place("BUFFER_PROFILE", prof, "dynamic_th"), format!("{th:?} is not a whole number in -128..127")))?;
-            let size = match sw.field("BUFFER_PROFILE", prof, "size") {
-                Some(v) => num(sw, "BUFFER_PROFILE", prof, "size", v)?,
-                None => 0,
-            };
-            let Some(pool_size) = sw.field("BUFFER_POOL", pool, "size") else { continue };
-            let pool_size = num(sw, "BUFFER_POOL", pool, "size", pool_size)?;
+            let Some(m) = marking_vs_pfc(sw, &q, &pgs, port, queue, n, cell, opts)? else { continue };
             evaluated = true;
-            let p = pfc_point(cell, n, Bytes(pool_size), th, Bytes(size), frame);
-            if ecn_vs_pfc(kmin, kmax, p.queue_bytes) != EcnVsPfc::PfcFirst {
+            if ecn_vs_pfc(m.kmin, m.kmax, m.pfc.queue_bytes) != EcnVsPfc::PfcFirst {
                 continue;
             }
-            let why = format!(
-                "{port} PG {queue} ({prof}): {n} ingress PGs each at {} + {} cells (size {size} B as reserved, alpha = 2^{th} of pool {pool}'s {pool_size} B), \
-                 {:.1} B per {} B cell of {} B frames",
-                p.reserved_cells, p.share_cells, p.per_cell, cell.0, frame.0
-            );
-            let e = short.entry(wred.to_string()).or_insert((kmin, kmax, 0, String::new(), vec![]));
-            if p.queue_bytes > e.2 {
-                (e.2, e.3) = (p.queue_bytes, why);
+            let e = short.entry(m.wred.clone()).or_insert((m.kmin, m.kmax, 0, String::new(), vec![]));
+            if m.pfc.queue_bytes > e.2 {
+                (e.2, e.3) = (m.pfc.queue_bytes, m.why);
             }
             if !e.4.contains(port) {
                 e.4.push(port.clone());
@@ -185,4 +154,65 @@ pub(super) fn ecn_after_pfc(
         });
     }
     Ok(())
+}
+
+/// A lossless queue's ECN thresholds and the upper bound of the egress queue at which PFC
+/// fires, as [`ecn_after_pfc`] derives them (its doc gives the terms).
+pub(super) struct MarkingVsPfc {
+    pub wred: String,
+    pub kmin: u64,
+    pub kmax: u64,
+    pub pfc: crate::roce::PfcPoint,
+    /// The derivation of `pfc`, for a finding's text.
+    pub why: String,
+}
+
+/// [`MarkingVsPfc`] of `port`'s lossless `queue` (`q`: QUEUE keys, `pgs`: BUFFER_PG keys, `n`:
+/// the incast's ingress PGs); `None` when the queue has no ECN-marking WRED profile with a
+/// `green_min_threshold`, or its PG no BUFFER_PG profile with `dynamic_th` and a pool size.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn marking_vs_pfc(
+    sw: &Switch,
+    q: &BTreeMap<(String, u32), String>,
+    pgs: &BTreeMap<(String, u32), String>,
+    port: &str,
+    queue: u32,
+    n: u64,
+    cell: units::Bytes,
+    opts: &Options,
+) -> Result<Option<MarkingVsPfc>, ReadError> {
+    use crate::roce::{pfc_point, ENCAP};
+    use model::frame::{roce_frame, Transport};
+    use units::Bytes;
+
+    let qkey = q.get(&(port.to_string(), queue)).cloned().unwrap_or_else(|| format!("{port}|{queue}"));
+    let Some(wred) = sw.field("QUEUE", &qkey, "wred_profile") else { return Ok(None) };
+    if sw.field("WRED_PROFILE", wred, "ecn").unwrap_or("ecn_none") == "ecn_none" {
+        return Ok(None); // ecn-missing's finding
+    }
+    let Some(kmin) = sw.field("WRED_PROFILE", wred, "green_min_threshold") else { return Ok(None) };
+    let kmin = num(sw, "WRED_PROFILE", wred, "green_min_threshold", kmin)?;
+    let kmax = match sw.field("WRED_PROFILE", wred, "green_max_threshold") {
+        Some(v) => num(sw, "WRED_PROFILE", wred, "green_max_threshold", v)?,
+        None => kmin,
+    };
+    let Some(pgkey) = pgs.get(&(port.to_string(), queue)) else { return Ok(None) };
+    let Some(raw) = sw.field("BUFFER_PG", pgkey, "profile") else { return Ok(None) };
+    let prof = profile_name(raw);
+    let (Some(th), Some(pool)) = (sw.field("BUFFER_PROFILE", prof, "dynamic_th"), sw.field("BUFFER_PROFILE", prof, "pool")) else { return Ok(None) };
+    let th: i8 = th.trim().parse().map_err(|_| shape(sw.place("BUFFER_PROFILE", prof, "dynamic_th"), format!("{th:?} is not a whole number in -128..127")))?;
+    let size = match sw.field("BUFFER_PROFILE", prof, "size") {
+        Some(v) => num(sw, "BUFFER_PROFILE", prof, "size", v)?,
+        None => 0,
+    };
+    let Some(pool_size) = sw.field("BUFFER_POOL", pool, "size") else { return Ok(None) };
+    let pool_size = num(sw, "BUFFER_POOL", pool, "size", pool_size)?;
+    let frame = roce_frame(ENCAP, Transport::WriteFirst, opts.path_mtu);
+    let p = pfc_point(cell, n, Bytes(pool_size), th, Bytes(size), frame);
+    let why = format!(
+        "{port} PG {queue} ({prof}): {n} ingress PGs each at {} + {} cells (size {size} B as reserved, alpha = 2^{th} of pool {pool}'s {pool_size} B), \
+         {:.1} B per {} B cell of {} B frames",
+        p.reserved_cells, p.share_cells, p.per_cell, cell.0, frame.0
+    );
+    Ok(Some(MarkingVsPfc { wred: wred.to_string(), kmin, kmax, pfc: p, why }))
 }

@@ -1,6 +1,7 @@
 //! The findings, one function per check, in the order they are reported: the classes and
-//! MTU (`chain`), lossless buffers and headroom (`headroom`), ECN (`ecn`) and the PFC
-//! watchdog (`watchdog`); what they share (the lossless ports, parsing helpers) is here.
+//! MTU (`chain`), the queues PFC pauses and the CNPs' queue and scheduler (`scheduling`),
+//! lossless buffers and headroom (`headroom`), ECN (`ecn`), the PFC watchdog (`watchdog`)
+//! and the NICs' DCQCN parameters (`dcqcn`); what they share (the lossless ports, parsing helpers) is here.
 //!
 //! A port is *lossless* when `PORT_QOS_MAP|port|pfc_enable` lists a priority. SONiC uses
 //! the same numbers for the lossless priorities, their priority groups (buffermgrd creates
@@ -12,8 +13,7 @@
 //! Map-level findings (a DSCP_TO_TC_MAP entry, a WRED_PROFILE) are reported once, with every
 //! lossless port that uses them.
 //!
-//! Left out: the MAP_PFC_PRIORITY_TO_QUEUE map (assumed identity, SONiC's default), the
-//! scheduler class of CNPs (SCHEDULER), per-port global maps other than `PORT_QOS_MAP|global`.
+//! Left out: per-port global maps other than `PORT_QOS_MAP|global`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,13 +22,17 @@ use model::sonic::DEFAULT_PORT_MTU;
 use serde::Serialize;
 
 mod chain;
+mod dcqcn;
 mod ecn;
 mod headroom;
+mod scheduling;
 mod watchdog;
 
 use chain::*;
+use dcqcn::*;
 use ecn::*;
 use headroom::*;
+use scheduling::*;
 use watchdog::*;
 
 pub use headroom::MELLANOX_DYNAMIC_TH;
@@ -50,7 +54,8 @@ pub struct Finding {
     /// Stable identifier of the check (`dscp-chain`, `cnp-class`, `pfc-peer-mismatch`,
     /// `port-mtu`, `cable-length-missing`, `pg-headroom-profile`, `headroom-below-ieee`, `ecn-missing`,
     /// `headroom-vs-sonic`, `ecn-after-pfc`, `pfc-watchdog-missing`, `watchdog-after-retry`, `dynamic-th-range`,
-    /// `nic-pfc-mismatch`, `nic-trust`, `nic-cnp-priority`, `nic-dcqcn-off`).
+    /// `nic-pfc-mismatch`, `nic-trust`, `nic-cnp-priority`, `nic-dcqcn-off`, `pfc-queue-map`,
+    /// `cnp-scheduler`, `nic-dcqcn-mismatch`, `nic-dcqcn-rates`, `nic-cnp-interval`).
     pub id: &'static str,
     pub switch: String,
     pub place: Place,
@@ -95,6 +100,8 @@ pub(super) fn run(switches: &[Switch], nics: &[(String, NicConfig)], opts: &Opti
         let Some(lossless) = lossless_ports(sw, &mut not_checked)? else { continue };
         let my_nics: Vec<&(String, NicConfig)> = nics.iter().filter(|(_, n)| sw.hostname.as_deref() == Some(n.switch.as_str())).collect();
         dscp_chain(sw, &lossless, opts, &mut found, &mut not_checked)?;
+        pfc_queue_map(sw, &lossless, opts, &mut found, &mut not_checked)?;
+        cnp_queue_checks(sw, &lossless, opts, &mut found, &mut not_checked)?;
         port_mtu(sw, &lossless, opts, &mut found, &mut not_checked)?;
         cable_length(sw, &lossless, &mut found, &mut not_checked)?;
         pg_profile(sw, &lossless, &mut found, &mut not_checked)?;
@@ -106,10 +113,13 @@ pub(super) fn run(switches: &[Switch], nics: &[(String, NicConfig)], opts: &Opti
         watchdog_vs_retry(sw, &lossless, opts, &my_nics, &mut found)?;
         for (file, nic) in &my_nics {
             nic_checks(sw, file, nic, opts, &mut found)?;
+            dcqcn_rates(sw, file, nic, &mut found)?;
+            cnp_interval(sw, &lossless, file, nic, opts, &mut found)?;
         }
         dynamic_th(sw, &mut found, &mut not_checked)?;
     }
     pfc_peers(switches, &mut found)?;
+    dcqcn_mismatch(nics, &mut found);
     // One finding per place; errors first (stable, so check order holds within each).
     let mut merged: Vec<Finding> = vec![];
     for f in found {
