@@ -450,7 +450,11 @@ fn lanes_and_pool_errors_name_the_field() {
         assert_eq!(e.field, field, "{e}");
         assert!(e.msg.contains(msg), "{field}: {e}");
     }
-    // The IEEE model has no lane term: lanes there are an error, not silently ignored.
+    // The IEEE model has no lane term and no shared headroom pool: an error, not ignored.
+    let mut c = cfg("100Gbps", "100m", "100m", "4096B");
+    c.sonic = Some(SonicConfig { over_subscribe_ratio: Some(2.0), ..Default::default() });
+    let e = validate(&c).expect_err("ieee pool");
+    assert_eq!((e.field.as_str(), e.msg.contains("sonic model only")), ("sonic", true), "{e}");
     let mut c = cfg("100Gbps", "100m", "100m", "4096B");
     c.host_leaf.as_mut().unwrap().lanes = Some(8);
     let e = validate(&c).expect_err("ieee lanes");

@@ -312,7 +312,7 @@ fn buffer_of(c: &RoceConfig, model: HeadroomModel) -> Result<BufferInput, InputE
 fn sonic_pattern_of(c: &RoceConfig, model: HeadroomModel) -> Result<LosslessTrafficPattern, InputError> {
     let s = c.sonic.clone().unwrap_or_default();
     if model == HeadroomModel::Ieee && c.sonic.is_some() {
-        return err("sonic", "the [sonic] traffic pattern applies to the sonic model only");
+        return err("sonic", "the [sonic] settings (traffic pattern, shared headroom pool) apply to the sonic model only");
     }
     let d = LosslessTrafficPattern::default();
     let sonic_pattern = LosslessTrafficPattern {
