@@ -252,3 +252,143 @@ fn prove_sonic_reports_a_margin() {
     let (out, _, _) = run(&sonic(&["--prove"]));
     assert!(out.contains("SONiC margin over the simulated need"), "{out}");
 }
+
+/// Spectrum-3, 2 leaves x 2 spines, 4 hosts per leaf, 400G on 8-lane ports (5 m to hosts,
+/// 40 m to spines), PGs 3-4 lossless, a 4:1 incast.
+const SHP_BASE: &[&str] = &[
+    "--model",
+    "sonic",
+    "--asic",
+    "spectrum-3",
+    "--mtu",
+    "4096B",
+    "--incast",
+    "4",
+    "--leaves",
+    "2",
+    "--spines",
+    "2",
+    "--hosts-per-leaf",
+    "4",
+    "--host-leaf-speed",
+    "400Gbps",
+    "--host-leaf-cable",
+    "5m",
+    "--leaf-spine-speed",
+    "400Gbps",
+    "--leaf-spine-cable",
+    "40m",
+    "--buffer-total",
+    "40MiB",
+    "--lossless-priorities",
+    "2",
+    "--lanes",
+    "8",
+];
+
+fn shp(extra: &[&str]) -> Vec<String> {
+    SHP_BASE.iter().chain(extra).map(|s| s.to_string()).collect()
+}
+
+/// The values are SONiC's own Lua's on these inputs (the commands are in
+/// `crates/plan/tests/roce.rs`, `sonic_lanes_and_shared_headroom_pool_match_the_lua`):
+/// 8 lanes double xon to 38912; with over_subscribe_ratio 2, size = xon and the leaf's pool
+/// xoff is 542720, the spine's 210944.
+#[test]
+fn lanes_and_shared_headroom_pool_in_json_text_and_prove() {
+    let v = json(&shp(&["--json"]));
+    let t = &v["plan"]["tiers"];
+    assert_eq!(
+        (t[0]["lanes"].as_u64(), t[0]["xon_offset_bytes"].as_u64(), t[0]["headroom_bytes"].as_u64(), t[0]["pg_size_bytes"].as_u64()),
+        (Some(8), Some(38912), Some(90112), Some(138_240))
+    );
+    assert_eq!(t[0]["shared_headroom_pool"], false);
+    assert!(v["plan"]["budgets"][0]["shared_headroom_pool"].is_null());
+
+    let v = json(&shp(&["--json", "--over-subscribe-ratio", "2", "--prove"]));
+    let t = &v["plan"]["tiers"];
+    assert_eq!(
+        (t[1]["lanes"].as_u64(), t[1]["xon_offset_bytes"].as_u64(), t[1]["headroom_bytes"].as_u64(), t[1]["pg_size_bytes"].as_u64()),
+        (Some(8), Some(38912), Some(110_592), Some(38912))
+    );
+    assert_eq!(t[1]["shared_headroom_pool"], true);
+    let b = &v["plan"]["budgets"];
+    assert_eq!((b[0]["shared_headroom_pool"]["pool_xoff"].as_str(), b[1]["shared_headroom_pool"]["pool_xoff"].as_str()), (Some("542720B"), Some("210944B")));
+    assert_eq!(b[0]["pool_xoff_demand_bytes"], 1_085_440);
+    assert_eq!(v["input"]["shared_headroom"]["over_subscribe_ratio"], 2.0);
+    // --prove: the 6-port switch's pool, (6 x xoff - 6 x 10 KiB) / 2 + 6 x 10 KiB in 144 B
+    // cells: host-leaf 294912 B (2048 cells), leaf-spine 362496 B -> 2518 cells.
+    let pr = v["prove"].as_array().unwrap();
+    assert_eq!((pr[0]["shared_headroom_pool_bytes"].as_u64(), pr[1]["shared_headroom_pool_bytes"].as_u64()), (Some(294_912), Some(2518 * 144)));
+    for p in pr {
+        assert_eq!(p["at_plan"]["lossless_drops"], 0, "{p}");
+        assert!(p["scenario"].as_str().unwrap().contains("shared_headroom_pool = "), "{p}");
+    }
+
+    let (out, err, code) = run(&shp(&["--over-subscribe-ratio", "2", "--explain"]));
+    assert_eq!(code, Some(0), "{err}");
+    for s in [
+        "8 lanes: headroom (SONiC xoff) 88064 B",
+        "(from the shared headroom pool)",
+        "shared headroom pool xoff 542720 B",
+        "buffer_pool_mellanox.lua at commit e6b0c5b5",
+    ] {
+        assert!(out.contains(s), "missing `{s}` in:\n{out}");
+    }
+}
+
+#[test]
+fn lanes_and_pool_errors_name_the_flag() {
+    for (extra, want) in [
+        (vec!["--lanes", "3"], "--lanes: 3: expected 1, 2, 4 or 8 lanes"),
+        (vec!["--leaf-spine-lanes", "16"], "--leaf-spine-lanes: 16"),
+        (vec!["--over-subscribe-ratio", "0"], "--over-subscribe-ratio: 0"),
+        (vec!["--shared-headroom-pool-xoff", "many"], "--shared-headroom-pool-xoff"),
+    ] {
+        // SHP_BASE without its `--lanes 8`, so the case's own flags are the only ones.
+        let args: Vec<String> = SHP_BASE[..SHP_BASE.len() - 2].iter().chain(&extra).map(|s| s.to_string()).collect();
+        let (_, err, code) = run(&args);
+        assert_eq!(code, Some(2), "{extra:?}: {err}");
+        assert!(err.contains(want), "{extra:?}: {err}");
+    }
+    // The IEEE model has no lane term.
+    let (_, err, code) = run(&with(&["--lanes", "8"]));
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--lanes") && err.contains("sonic model only"), "{err}");
+}
+
+#[test]
+fn lanes_and_pool_from_the_config_file() {
+    let dir = std::env::temp_dir().join(format!("plan-roce-lanes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("fabric.toml");
+    std::fs::write(
+        &f,
+        r#"
+model = "sonic"
+asic = "spectrum-3"
+mtu = "4096B"
+incast = 4
+leaves = 2
+spines = 2
+hosts_per_leaf = 4
+lossless_priorities = 2
+lanes = 8
+host_leaf = { speed = "400Gbps", cable = "5m" }
+leaf_spine = { speed = "400Gbps", cable = "40m", lanes = 4 }
+buffer = { total = "40MiB" }
+sonic = { over_subscribe_ratio = 2.0 }
+"#,
+    )
+    .unwrap();
+    let v = json(&["--config".into(), f.display().to_string(), "--json".into()]);
+    let t = &v["plan"]["tiers"];
+    // host-leaf: 8 lanes (SONiC's Lua: xon 38912, xoff 88064, size 38912 with the pool);
+    // leaf-spine: its own 4 lanes, xon 19456.
+    assert_eq!((t[0]["lanes"].as_u64(), t[0]["xon_offset_bytes"].as_u64(), t[0]["pg_size_bytes"].as_u64()), (Some(8), Some(38912), Some(38912)));
+    assert_eq!((t[1]["lanes"].as_u64(), t[1]["xon_offset_bytes"].as_u64(), t[1]["pg_size_bytes"].as_u64()), (Some(4), Some(19456), Some(19456)));
+    // A flag overrides the tier's lanes in the file.
+    let v = json(&["--config".into(), f.display().to_string(), "--json".into(), "--leaf-spine-lanes".into(), "8".into()]);
+    assert_eq!(v["plan"]["tiers"][1]["xon_offset_bytes"], 38912);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -14,4 +14,5 @@ pub mod headroom;
 pub mod ib;
 pub mod sizing;
 pub mod sonic;
+pub mod sonic_pool;
 pub mod switch_latency;

@@ -38,7 +38,7 @@
 //! The shared headroom pool is on when `BUFFER_POOL|ingress_lossless_pool` has a non-zero
 //! `xoff` or DEFAULT_LOSSLESS_BUFFER_PARAMETER has a non-zero `over_subscribe_ratio`. In
 //! this plugin the ratio only switches the mode; its value sizes the pool in
-//! `buffer_pool_mellanox.lua`, which is not modelled here.
+//! `buffer_pool_mellanox.lua`, whose shared headroom pool `xoff` is [`crate::sonic_pool`].
 //!
 //! The profile's `dynamic_th` does not come from the Lua: `buffermgrd` (`allocateProfile`
 //! in `cfgmgr/buffermgrdyn.cpp`) sets it from DEFAULT_LOSSLESS_BUFFER_PARAMETER
@@ -63,8 +63,8 @@
 //!
 //! # Left out
 //! The Barefoot and VS plugins, `buffer_check_headroom_mellanox.lua` (the per-port total
-//! headroom limit), `buffer_pool_mellanox.lua` (pool sizes, including the shared headroom
-//! pool size from the over-subscription ratio), and `buffermgrd`'s profile naming.
+//! headroom limit), `buffer_pool_mellanox.lua` (its pool sizes; the shared headroom pool `xoff` is in
+//! [`crate::sonic_pool`]), and `buffermgrd`'s profile naming.
 
 use std::fmt;
 

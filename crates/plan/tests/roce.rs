@@ -16,7 +16,7 @@ use plan::roce::*;
 use units::{BitRate, Length};
 
 fn link(speed: &str, cable: &str) -> Option<LinkConfig> {
-    Some(LinkConfig { speed: Some(speed.into()), cable: Some(cable.into()) })
+    Some(LinkConfig { speed: Some(speed.into()), cable: Some(cable.into()), lanes: None })
 }
 
 /// A small leaf-spine with one host-leaf and one leaf-spine speed and cable.
@@ -330,4 +330,142 @@ fn ecn_stays_below_the_pfc_point_and_dcqcn_follows_the_nic() {
     c.nic = Some("paper".into());
     assert_eq!(planned(&c).dcqcn.params, model::dcqcn::PAPER);
     assert!(planned(&c).dcqcn.reasons.iter().all(|(_, _, why)| why.contains("paper")));
+}
+
+/// A SONiC leaf-spine of 2 leaves and 2 spines with `hosts` hosts per leaf, 2 lossless
+/// priorities (PGs 3-4) and a 40 MiB (Spectrum-3) or 100 MiB buffer.
+fn sonic_fabric(asic: &str, hosts: u32, host: (&str, &str), fabric: (&str, &str)) -> RoceConfig {
+    let mut c = cfg(host.0, host.1, fabric.1, "4096B");
+    c.leaf_spine = link(fabric.0, fabric.1);
+    c.model = Some("sonic".into());
+    c.asic = Some(asic.into());
+    c.leaves = Some(2);
+    c.spines = Some(2);
+    c.hosts_per_leaf = Some(hosts);
+    c.incast = Some(4);
+    c.lossless_priorities = Some(2);
+    c.buffer = Some(BufferConfig { total: Some(if asic == "spectrum-3" { "40MiB" } else { "100MiB" }.into()), ..Default::default() });
+    c
+}
+
+fn tier_values(p: &RocePlan) -> Vec<(&str, u32, u64, u64, u64)> {
+    p.tiers.iter().map(|t| (t.tier, t.lanes, t.xon_offset_bytes, t.headroom_bytes, t.pg_size_bytes)).collect()
+}
+
+fn pool_xoff(p: &RocePlan) -> Vec<(&str, Option<u64>)> {
+    p.budgets.iter().map(|b| (b.role, b.shared_headroom_pool.map(|s| s.pool_xoff.0))).collect()
+}
+
+/// 8-lane ports and the shared headroom pool, against SONiC's own Lua (sonic-swss at
+/// e6b0c5b5d2ab52354c4ec941f7c9005aeec3f779) run under lua5.1 on the plan's inputs, from
+/// `crates/model/tests/lua` with the two scripts of that commit in the current directory:
+///
+/// ```text
+/// H="lua5.1 run_headroom.lua buffer_headroom_mellanox.lua"
+/// $H MELLANOX-SPECTRUM-3 144 19 0.8 3.8 1024 50 nil nil 400000 5m 9100 "" 8   # xon:38912 xoff:90112 size:138240
+/// $H MELLANOX-SPECTRUM-3 144 19 0.8 3.8 1024 50 nil nil 400000 40m 9100 "" 8  # xon:38912 xoff:112640 size:160768
+/// $H MELLANOX-SPECTRUM-3 144 19 0.8 3.8 1024 50 2 nil 400000 5m 9100 "" 8     # xon:38912 xoff:88064 size:38912
+/// $H MELLANOX-SPECTRUM-3 144 19 0.8 3.8 1024 50 2 nil 400000 40m 9100 "" 8    # xon:38912 xoff:110592 size:38912
+/// $H MELLANOX-SPECTRUM-4 192 19 0.8 3.8 1024 50 1.5 nil 200000 3m 9100 "" 4   # xon:19456 xoff:54272 size:19456
+/// $H MELLANOX-SPECTRUM-4 192 19 0.8 3.8 1024 50 1.5 nil 400000 30m 9100 "" 8  # xon:38912 xoff:111616 size:38912
+/// P3="lua5.1 run_pool.lua buffer_pool_mellanox.lua MELLANOX-SPECTRUM-3 144 19 41943040"
+/// $P3 2 nil 3-4 8:4:38912:88064:38912 8:2:38912:110592:38912   # ingress_lossless_pool:40321024:542720
+/// $P3 2 nil 3-4 8:2:38912:110592:38912                         # ingress_lossless_pool:41197568:210944
+/// P4="lua5.1 run_pool.lua buffer_pool_mellanox.lua MELLANOX-SPECTRUM-4 192 19 104857600"
+/// $P4 1.5 nil 3-4 4:3:19456:54272:19456 8:2:38912:111616:38912 # ingress_lossless_pool:103605930:480598
+/// $P4 1.5 nil 3-4 8:2:38912:111616:38912                       # ingress_lossless_pool:104039082:283990
+/// $P4 nil 1048576 3-4 4:3:19456:54272:19456 8:2:38912:111616:38912  # ingress_lossless_pool:103037952:1048576
+/// ```
+///
+/// The pool rows describe one switch: a leaf has `hosts` host-leaf ports and 2 leaf-spine
+/// ports, a spine 2 leaf-spine ports, each with the tier's profile on PGs 3-4 (the last
+/// field of a pool row is the pool's xoff).
+#[test]
+fn sonic_lanes_and_shared_headroom_pool_match_the_lua() {
+    // 8 lanes everywhere, no shared headroom pool: xon doubled, size = xoff + xon + 9100.
+    let mut c = sonic_fabric("spectrum-3", 4, ("400Gbps", "5m"), ("400Gbps", "40m"));
+    c.lanes = Some(8);
+    let p = planned(&c);
+    assert_eq!(tier_values(&p), [("host-leaf", 8, 38912, 90112, 138_240), ("leaf-spine", 8, 38912, 112_640, 160_768)]);
+    assert_eq!(pool_xoff(&p), [("leaf", None), ("spine", None)]);
+    assert!(p.tiers.iter().all(|t| !t.shared_headroom_pool));
+
+    // The same with over_subscribe_ratio 2: size = xon, and the pool per switch.
+    c.sonic = Some(SonicConfig { over_subscribe_ratio: Some(2.0), ..Default::default() });
+    let p = planned(&c);
+    assert_eq!(tier_values(&p), [("host-leaf", 8, 38912, 88064, 38912), ("leaf-spine", 8, 38912, 110_592, 38912)]);
+    assert!(p.tiers.iter().all(|t| t.shared_headroom_pool));
+    assert_eq!(pool_xoff(&p), [("leaf", Some(542_720)), ("spine", Some(210_944))]);
+    let leaf = &p.budgets[0];
+    // PG sizes: (4 x 2 + 2 x 2) x 38912 B in 144 B cells (38912 = 270.2 cells -> 271).
+    assert_eq!(leaf.headroom_bytes, 12 * 271 * 144);
+    assert_eq!(leaf.pool_bytes(), 542_720 + 6 * 10_240);
+    assert_eq!(leaf.shared_bytes, 40 * 1024 * 1024 - 12 * 271 * 144 - 542_720 - 61_440);
+    assert_eq!(leaf.pool_xoff_demand_bytes, Some(1_085_440));
+
+    // Spectrum-4: 4-lane 200G hosts, 8-lane 400G fabric (the tier's lanes override the
+    // top-level ones), ratio 1.5: ceil(720896 / 1.5) = 480598.
+    let mut c = sonic_fabric("spectrum-4", 3, ("200Gbps", "3m"), ("400Gbps", "30m"));
+    c.lanes = Some(8);
+    c.host_leaf.as_mut().unwrap().lanes = Some(4);
+    c.sonic = Some(SonicConfig { over_subscribe_ratio: Some(1.5), ..Default::default() });
+    let p = planned(&c);
+    assert_eq!(tier_values(&p), [("host-leaf", 4, 19456, 54272, 19456), ("leaf-spine", 8, 38912, 111_616, 38912)]);
+    assert_eq!(pool_xoff(&p), [("leaf", Some(480_598)), ("spine", Some(283_990))]);
+
+    // A configured pool xoff is the pool (the Lua adds nothing up); the plan reports the
+    // over-subscription it gives: 720896 / 1048576.
+    c.sonic = Some(SonicConfig { shared_headroom_pool_xoff: Some("1MiB".into()), ..Default::default() });
+    let p = planned(&c);
+    assert_eq!(tier_values(&p)[1], ("leaf-spine", 8, 38912, 111_616, 38912));
+    assert_eq!(pool_xoff(&p), [("leaf", Some(1_048_576)), ("spine", Some(1_048_576))]);
+    assert_eq!(p.budgets[0].pool_xoff_demand_bytes, Some(720_896));
+    assert_eq!(p.budgets[0].pool_over_subscription, Some(720_896.0 / 1_048_576.0));
+}
+
+#[test]
+fn lanes_and_pool_errors_name_the_field() {
+    let sonic = sonic_fabric("spectrum-3", 4, ("400Gbps", "5m"), ("400Gbps", "40m"));
+    type Edit = Box<dyn Fn(&mut RoceConfig)>;
+    let cases: Vec<(Edit, &str, &str)> = vec![
+        (Box::new(|c| c.lanes = Some(3)), "lanes", "1, 2, 4 or 8"),
+        (Box::new(|c| c.leaf_spine.as_mut().unwrap().lanes = Some(16)), "leaf_spine.lanes", "1, 2, 4 or 8"),
+        (Box::new(|c| c.sonic = Some(SonicConfig { over_subscribe_ratio: Some(0.0), ..Default::default() })), "sonic.over_subscribe_ratio", "above 0"),
+        (Box::new(|c| c.sonic = Some(SonicConfig { over_subscribe_ratio: Some(f64::NAN), ..Default::default() })), "sonic.over_subscribe_ratio", "above 0"),
+        (
+            Box::new(|c| c.sonic = Some(SonicConfig { shared_headroom_pool_xoff: Some("0B".into()), ..Default::default() })),
+            "sonic.shared_headroom_pool_xoff",
+            "positive",
+        ),
+        (
+            Box::new(|c| c.sonic = Some(SonicConfig { shared_headroom_pool_xoff: Some("lots".into()), ..Default::default() })),
+            "sonic.shared_headroom_pool_xoff",
+            "expected a size",
+        ),
+    ];
+    for (f, field, msg) in cases {
+        let mut c = sonic.clone();
+        f(&mut c);
+        let e = validate(&c).expect_err(field);
+        assert_eq!(e.field, field, "{e}");
+        assert!(e.msg.contains(msg), "{field}: {e}");
+    }
+    // The IEEE model has no lane term and no shared headroom pool: an error, not ignored.
+    let mut c = cfg("100Gbps", "100m", "100m", "4096B");
+    c.sonic = Some(SonicConfig { over_subscribe_ratio: Some(2.0), ..Default::default() });
+    let e = validate(&c).expect_err("ieee pool");
+    assert_eq!((e.field.as_str(), e.msg.contains("sonic model only")), ("sonic", true), "{e}");
+    let mut c = cfg("100Gbps", "100m", "100m", "4096B");
+    c.host_leaf.as_mut().unwrap().lanes = Some(8);
+    let e = validate(&c).expect_err("ieee lanes");
+    assert_eq!((e.field.as_str(), e.msg.contains("sonic model only")), ("host_leaf.lanes", true), "{e}");
+    // Lanes default to 4; 1, 2 and 4 plan alike (only 8 changes SONiC's numbers).
+    let four = planned(&sonic);
+    for n in [1, 2, 4] {
+        let mut c = sonic.clone();
+        c.lanes = Some(n);
+        let p = planned(&c);
+        assert_eq!(tier_values(&p).iter().map(|t| (t.2, t.3, t.4)).collect::<Vec<_>>(), tier_values(&four).iter().map(|t| (t.2, t.3, t.4)).collect::<Vec<_>>());
+        assert!(p.tiers.iter().all(|t| t.lanes == n));
+    }
 }

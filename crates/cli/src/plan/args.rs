@@ -46,6 +46,10 @@ pub struct RoceArgs {
     /// 0ns; IEEE 802.3 bounds it at 1.23us for 100GBASE-R). [interface_delay]
     #[arg(long, value_name = "TIME")]
     pub interface_delay: Option<String>,
+    /// Lanes of every tier's ports for --model sonic: 1, 2, 4 (default) or 8; 8 doubles
+    /// xon and adds the port MTU to size. [lanes]
+    #[arg(long, value_name = "N")]
+    pub lanes: Option<u32>,
     /// Leaf switches (two tiers). [leaves]
     #[arg(long, value_name = "N")]
     pub leaves: Option<u32>,
@@ -64,18 +68,27 @@ pub struct RoceArgs {
     /// Longest host-leaf cable. [host_leaf.cable]
     #[arg(long, value_name = "LENGTH")]
     pub host_leaf_cable: Option<String>,
+    /// Lanes of the host-leaf ports, overriding --lanes. [host_leaf.lanes]
+    #[arg(long, value_name = "N")]
+    pub host_leaf_lanes: Option<u32>,
     /// Leaf-spine port speed. [leaf_spine.speed]
     #[arg(long, value_name = "RATE")]
     pub leaf_spine_speed: Option<String>,
     /// Longest leaf-spine cable. [leaf_spine.cable]
     #[arg(long, value_name = "LENGTH")]
     pub leaf_spine_cable: Option<String>,
+    /// Lanes of the leaf-spine ports, overriding --lanes. [leaf_spine.lanes]
+    #[arg(long, value_name = "N")]
+    pub leaf_spine_lanes: Option<u32>,
     /// Spine-core port speed (fat tree). [spine_core.speed]
     #[arg(long, value_name = "RATE")]
     pub spine_core_speed: Option<String>,
     /// Longest spine-core cable (fat tree). [spine_core.cable]
     #[arg(long, value_name = "LENGTH")]
     pub spine_core_cable: Option<String>,
+    /// Lanes of the spine-core ports (fat tree), overriding --lanes. [spine_core.lanes]
+    #[arg(long, value_name = "N")]
+    pub spine_core_lanes: Option<u32>,
     /// Switch ASIC buffer. [buffer.total]
     #[arg(long, value_name = "BYTES")]
     pub buffer_total: Option<String>,
@@ -94,6 +107,14 @@ pub struct RoceArgs {
     /// SONiC LOSSLESS_TRAFFIC_PATTERN mtu (default 1024B). [sonic.lossless_mtu]
     #[arg(long, value_name = "BYTES")]
     pub sonic_lossless_mtu: Option<String>,
+    /// SONiC shared headroom pool: DEFAULT_LOSSLESS_BUFFER_PARAMETER over_subscribe_ratio;
+    /// size = xon and the plan gives each switch's pool xoff. [sonic.over_subscribe_ratio]
+    #[arg(long, value_name = "R")]
+    pub over_subscribe_ratio: Option<f64>,
+    /// SONiC shared headroom pool of a configured size (BUFFER_POOL ingress_lossless_pool
+    /// xoff). [sonic.shared_headroom_pool_xoff]
+    #[arg(long, value_name = "BYTES")]
+    pub shared_headroom_pool_xoff: Option<String>,
     /// Operator: headroom configured per lossless PG, to check. [operator.headroom]
     #[arg(long, value_name = "BYTES")]
     pub headroom: Option<String>,
@@ -149,16 +170,20 @@ const FLAGS: &[(&str, &str)] = &[
     ("nic", "--nic"),
     ("short_frames", "--short-frames"),
     ("interface_delay", "--interface-delay"),
+    ("lanes", "--lanes"),
     ("leaves", "--leaves"),
     ("spines", "--spines"),
     ("hosts_per_leaf", "--hosts-per-leaf"),
     ("fat_tree_k", "--fat-tree-k"),
     ("host_leaf.speed", "--host-leaf-speed"),
     ("host_leaf.cable", "--host-leaf-cable"),
+    ("host_leaf.lanes", "--host-leaf-lanes"),
     ("leaf_spine.speed", "--leaf-spine-speed"),
     ("leaf_spine.cable", "--leaf-spine-cable"),
+    ("leaf_spine.lanes", "--leaf-spine-lanes"),
     ("spine_core.speed", "--spine-core-speed"),
     ("spine_core.cable", "--spine-core-cable"),
+    ("spine_core.lanes", "--spine-core-lanes"),
     ("host_leaf", "--host-leaf-speed/--host-leaf-cable"),
     ("leaf_spine", "--leaf-spine-speed/--leaf-spine-cable"),
     ("spine_core", "--spine-core-speed/--spine-core-cable"),
@@ -166,9 +191,11 @@ const FLAGS: &[(&str, &str)] = &[
     ("buffer.cell", "--cell"),
     ("buffer.reserved", "--reserved"),
     ("buffer.dynamic_th", "--dynamic-th"),
-    ("sonic", "--small-packet-percentage/--sonic-lossless-mtu"),
+    ("sonic", "--small-packet-percentage/--sonic-lossless-mtu/--over-subscribe-ratio/--shared-headroom-pool-xoff"),
     ("sonic.small_packet_percentage", "--small-packet-percentage"),
     ("sonic.lossless_mtu", "--sonic-lossless-mtu"),
+    ("sonic.over_subscribe_ratio", "--over-subscribe-ratio"),
+    ("sonic.shared_headroom_pool_xoff", "--shared-headroom-pool-xoff"),
     ("operator.headroom", "--headroom"),
     ("operator.ecn_kmin", "--ecn-kmin"),
     ("operator.ecn_kmax", "--ecn-kmax"),
@@ -243,19 +270,21 @@ fn over_fabric(a: &RoceArgs, c: &mut RoceConfig, set: &mut Vec<&'static str>) {
     over(set, "nic", &a.nic, &mut c.nic);
     over(set, "short_frames", &a.short_frames, &mut c.short_frames);
     over(set, "interface_delay", &a.interface_delay, &mut c.interface_delay);
+    over(set, "lanes", &a.lanes, &mut c.lanes);
     over(set, "leaves", &a.leaves, &mut c.leaves);
     over(set, "spines", &a.spines, &mut c.spines);
     over(set, "hosts_per_leaf", &a.hosts_per_leaf, &mut c.hosts_per_leaf);
     over(set, "fat_tree_k", &a.fat_tree_k, &mut c.fat_tree_k);
-    for (speed, cable, link, names) in [
-        (&a.host_leaf_speed, &a.host_leaf_cable, &mut c.host_leaf, ("host_leaf.speed", "host_leaf.cable")),
-        (&a.leaf_spine_speed, &a.leaf_spine_cable, &mut c.leaf_spine, ("leaf_spine.speed", "leaf_spine.cable")),
-        (&a.spine_core_speed, &a.spine_core_cable, &mut c.spine_core, ("spine_core.speed", "spine_core.cable")),
+    for (speed, cable, lanes, link, names) in [
+        (&a.host_leaf_speed, &a.host_leaf_cable, &a.host_leaf_lanes, &mut c.host_leaf, ("host_leaf.speed", "host_leaf.cable", "host_leaf.lanes")),
+        (&a.leaf_spine_speed, &a.leaf_spine_cable, &a.leaf_spine_lanes, &mut c.leaf_spine, ("leaf_spine.speed", "leaf_spine.cable", "leaf_spine.lanes")),
+        (&a.spine_core_speed, &a.spine_core_cable, &a.spine_core_lanes, &mut c.spine_core, ("spine_core.speed", "spine_core.cable", "spine_core.lanes")),
     ] {
-        if speed.is_some() || cable.is_some() {
+        if speed.is_some() || cable.is_some() || lanes.is_some() {
             let l = link.get_or_insert_with(LinkConfig::default);
             over(set, names.0, speed, &mut l.speed);
             over(set, names.1, cable, &mut l.cable);
+            over(set, names.2, lanes, &mut l.lanes);
         }
     }
 }
@@ -269,10 +298,12 @@ fn over_buffer(a: &RoceArgs, c: &mut RoceConfig, set: &mut Vec<&'static str>) {
         over(set, "buffer.reserved", &a.reserved, &mut b.reserved);
         over(set, "buffer.dynamic_th", &a.dynamic_th, &mut b.dynamic_th);
     }
-    if a.small_packet_percentage.is_some() || a.sonic_lossless_mtu.is_some() {
+    if a.small_packet_percentage.is_some() || a.sonic_lossless_mtu.is_some() || a.over_subscribe_ratio.is_some() || a.shared_headroom_pool_xoff.is_some() {
         let s = c.sonic.get_or_insert_with(Default::default);
         over(set, "sonic.small_packet_percentage", &a.small_packet_percentage, &mut s.small_packet_percentage);
         over(set, "sonic.lossless_mtu", &a.sonic_lossless_mtu, &mut s.lossless_mtu);
+        over(set, "sonic.over_subscribe_ratio", &a.over_subscribe_ratio, &mut s.over_subscribe_ratio);
+        over(set, "sonic.shared_headroom_pool_xoff", &a.shared_headroom_pool_xoff, &mut s.shared_headroom_pool_xoff);
     }
 }
 

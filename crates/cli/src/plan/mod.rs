@@ -17,7 +17,10 @@
 //! over the simulated peak. The bound's last frame needs a phase some pause cycles lack:
 //! IEEE runs try up to PROVE_ATTEMPTS reverse-traffic patterns until one reaches the
 //! planned headroom, and run one MTU short with that pattern; if none does, the output
-//! says how rare the phase is.
+//! says how rare the phase is. With SONiC's shared headroom pool the switch's headroom is
+//! one pool, the one `buffer_pool_mellanox.lua` gives that scenario's ports plus their
+//! private headroom (see `prove::headroom_pool_cells`), and the output reports it and its
+//! headroom-overflow drops.
 //!
 //! Files: `args.rs` (the flags and `--config`), `prove.rs` (`--prove`), `print.rs` (the
 //! text output). This file keeps the subcommand and [`run`].

@@ -39,14 +39,17 @@ pub(super) fn print_plan(i: &RoceInput, p: &RocePlan) {
         i.short_frames
     );
     println!("\nPFC per port type (both ends of a tier's links alike)");
+    let sonic = matches!(i.model, HeadroomModel::Sonic(_));
     for t in &p.tiers {
         println!(
-            "  {:<10} {:>6} Gb/s, {:>6} m: headroom (SONiC xoff) {} = {} cells; XOFF trigger {}; XON {} below it; PG size {}",
+            "  {:<10} {:>6} Gb/s, {:>6} m{}: headroom (SONiC xoff) {} = {} cells{}; XOFF trigger {}; XON {} below it; PG size {}",
             t.tier,
             t.speed_gbps,
             t.cable_m,
+            if sonic { format!(", {} lanes", t.lanes) } else { String::new() },
             kb(t.headroom_bytes),
             t.headroom_cells,
+            if t.shared_headroom_pool { " (from the shared headroom pool)" } else { "" },
             t.trigger,
             kb(t.xon_offset_bytes),
             kb(t.pg_size_bytes)
@@ -59,6 +62,23 @@ pub(super) fn print_plan(i: &RoceInput, p: &RocePlan) {
             println!("      = {f} maximum frames; if every frame in the window were short (64 B), {a} cells would be needed");
         }
     }
+    print_budgets(i, p);
+    println!("\nECN (lossless queue, RED at egress)");
+    println!("  Kmin {}  Kmax {}  Pmax {}", kb(p.ecn.kmin_bytes), kb(p.ecn.kmax_bytes), p.ecn.pmax);
+    println!("  why: {}", p.ecn.reason);
+    println!("  PFC fires at an egress queue of {}", kb(p.ecn.pfc_queue_bytes));
+    println!("\nDCQCN starting parameters ({})", p.dcqcn.preset);
+    for (n, v, why) in &p.dcqcn.reasons {
+        println!("  {n:<18} {v:>14}  {why}");
+    }
+    println!("\nRisks");
+    for x in &p.risks {
+        println!("  [{}] {} ({}): {}", if x.fired { "FIRED" } else { " ok  " }, x.title, x.evaluated, x.detail);
+    }
+}
+
+/// Each switch role's lossless buffer against the budget, and its shared headroom pool.
+fn print_budgets(i: &RoceInput, p: &RocePlan) {
     println!("\nLossless buffer against the budget");
     for b in &p.budgets {
         let ports: Vec<String> = b.ports.iter().map(|(t, n)| format!("{n} {t}")).collect();
@@ -73,18 +93,19 @@ pub(super) fn print_plan(i: &RoceInput, p: &RocePlan) {
             100.0 * b.headroom_share,
             kb(b.shared_bytes)
         );
-    }
-    println!("\nECN (lossless queue, RED at egress)");
-    println!("  Kmin {}  Kmax {}  Pmax {}", kb(p.ecn.kmin_bytes), kb(p.ecn.kmax_bytes), p.ecn.pmax);
-    println!("  why: {}", p.ecn.reason);
-    println!("  PFC fires at an egress queue of {}", kb(p.ecn.pfc_queue_bytes));
-    println!("\nDCQCN starting parameters ({})", p.dcqcn.preset);
-    for (n, v, why) in &p.dcqcn.reasons {
-        println!("  {n:<18} {v:>14}  {why}");
-    }
-    println!("\nRisks");
-    for x in &p.risks {
-        println!("  [{}] {} ({}): {}", if x.fired { "FIRED" } else { " ok  " }, x.title, x.evaluated, x.detail);
+        if let (Some(s), Some(d), Some(o)) = (&b.shared_headroom_pool, b.pool_xoff_demand_bytes, b.pool_over_subscription) {
+            println!(
+                "  {:<17} shared headroom pool xoff {} ({}); PGs' xoff less {} B private headroom = {d} B, {o:.2}x the pool",
+                "",
+                kb(s.pool_xoff.0),
+                if i.shared_headroom.pool_xoff.0 != 0 {
+                    "configured".to_string()
+                } else {
+                    format!("buffer_pool_mellanox.lua at over_subscribe_ratio {}", s.over_subscribe_ratio)
+                },
+                s.private_headroom.0,
+            );
+        }
     }
 }
 
@@ -132,6 +153,20 @@ pub(super) fn print_proof(i: &RoceInput, proofs: &[TierProof]) {
         }
         if let (Some(c), Some(b)) = (pr.margin_cells, pr.margin_bytes) {
             println!("  {:<10} SONiC margin over the simulated need: {c} cells ({b} B)", "");
+        }
+        if let Some(pool) = pr.shared_headroom_pool_bytes {
+            println!(
+                "  {:<10} shared headroom pool of this {}-port switch: {} (buffer_pool_mellanox.lua's xoff + 10 KiB private headroom per port), shared by every pausing PG; {} headroom-overflow drop(s){}",
+                "",
+                i.incast + 2,
+                kb(pool),
+                a.headroom_overflow_drops,
+                if a.headroom_overflow_drops > 0 && a.peak_headroom_cells <= a.headroom_cells {
+                    ": the pool ran out while PGs paused together, not h0's own xoff (the over-subscription, not the headroom formula)"
+                } else {
+                    ""
+                }
+            );
         }
     }
 }

@@ -41,6 +41,9 @@ pub struct TierProof {
     /// SONiC: headroom over the simulated need (cells and bytes).
     pub margin_cells: Option<i64>,
     pub margin_bytes: Option<i64>,
+    /// SONiC with a shared headroom pool: the switch's pool as simulated (bytes, whole
+    /// cells; see `headroom_pool_cells`), shared by every PG that pauses.
+    pub shared_headroom_pool_bytes: Option<u64>,
     pub scenario: String,
 }
 
@@ -83,7 +86,8 @@ fn scenario(i: &RoceInput, t: &r::TierInput, p: &TierPlan, headroom_cells: u64, 
     let cell = i.buffer.cell.0;
     let nports = n + 2;
     let resv_cells = i.buffer.reserved.0.div_ceil(cell);
-    let (xoff, total) = pool(i, headroom_cells);
+    let shp = headroom_pool_cells(i, p, nports);
+    let (xoff, total) = pool(i, headroom_cells, shp);
     let (nodes, links) = hosts(i, t, nports);
     // Whole packets only: no short tail frames.
     let fc = r::lossless_frame(i).cells(i.buffer.cell);
@@ -138,8 +142,27 @@ dscp = 26
             xon_offset: p.xon_offset_bytes.div_ceil(cell) * cell,
             ack_every: Some(64),
         }
-        .sections(),
+        .sections()
+            + &shp.map_or(String::new(), |c| format!("shared_headroom_pool = \"{}B\"\n", c * cell)),
     )
+}
+
+/// SONiC with the shared headroom pool on: the headroom `buffer_pool_mellanox.lua` sets
+/// aside for this one-switch scenario (its `nports` ports, each with one lossless PG of
+/// the tier's profile, at the plan's ratio or configured xoff): the pool's xoff plus the
+/// 10 KiB private headroom per port, in whole cells. The simulator has one headroom pool per
+/// switch and no per-port private headroom, so the private part joins the pool (generous
+/// to SONiC when the pausing PGs are on few ports). `None` without a pool.
+pub(super) fn headroom_pool_cells(i: &RoceInput, p: &TierPlan, nports: u64) -> Option<u64> {
+    use model::sonic_pool::{mellanox_shared_headroom_pool, ProfileUse};
+    use units::Bytes;
+    if !p.shared_headroom_pool {
+        return None;
+    }
+    let profile = ProfileUse { xon: Bytes(p.xon_offset_bytes), xoff: Bytes(p.headroom_bytes), size: Bytes(p.pg_size_bytes), pgs: nports };
+    // The plan has already evaluated these settings, so this cannot fail; no pool if it did.
+    let pool = mellanox_shared_headroom_pool(&[profile], nports, &i.shared_headroom).ok()?;
+    Some((pool.pool_xoff.0 + pool.private_headroom.0).div_ceil(i.buffer.cell.0))
 }
 
 /// The switch's trigger and its buffer in cells, headroom included. IEEE: a static trigger
@@ -147,7 +170,9 @@ dscp = 26
 /// pool large enough that alpha*free never falls under it. SONiC: its dynamic threshold
 /// over a small pool, so the PGs pause often. Headroom does not depend on the trigger
 /// level.
-fn pool(i: &RoceInput, headroom_cells: u64) -> (String, u64) {
+/// With a shared headroom pool (`shp`, cells) the PGs' headroom is that pool, not
+/// per-port headroom.
+fn pool(i: &RoceInput, headroom_cells: u64, shp: Option<u64>) -> (String, u64) {
     let n = i.incast as u64;
     let cell = i.buffer.cell.0;
     let frame = r::lossless_frame(i);
@@ -160,7 +185,7 @@ fn pool(i: &RoceInput, headroom_cells: u64) -> (String, u64) {
         HeadroomModel::Ieee => (format!("{}B", trig * cell), (n + 2) * trig + ((2 * trig) << (-th).max(0))),
         HeadroomModel::Sonic(_) => ("dynamic".to_string(), (128 * 1024u64).max(8 * n * frame.0).div_ceil(cell)),
     };
-    (xoff, nports * 8 * resv_cells + nports * headroom_cells + shared)
+    (xoff, nports * 8 * resv_cells + shp.unwrap_or(nports * headroom_cells) + shared)
 }
 
 /// h1's link is slow (a tenth of the tier's speed, at least 10 Gb/s), so h0's PG hardly
@@ -290,6 +315,7 @@ pub(super) fn prove(i: &RoceInput, p: &RocePlan) -> Result<Vec<TierProof>, Strin
                 one_mtu_short,
                 margin_cells,
                 margin_bytes: margin_cells.map(|m| m * i.buffer.cell.0 as i64),
+                shared_headroom_pool_bytes: headroom_pool_cells(i, tp, i.incast as u64 + 2).map(|c| c * i.buffer.cell.0),
                 scenario: src,
             })
         })

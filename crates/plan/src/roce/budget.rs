@@ -3,13 +3,21 @@
 //! which PFC fires under the worst incast: the level the leaf's dynamic threshold settles
 //! at (Choudhury & Hahne 1998, `model::buffer`).
 //!
-//! Left out: the shared headroom pool's over-subscription (`buffer_pool_mellanox.lua`) and
-//! per-queue egress limits.
+//! With SONiC's shared headroom pool, each lossless PG reserves only its `size` (= xon)
+//! and the PGs' xoff comes from one pool per switch, sized as `buffer_pool_mellanox.lua`
+//! does ([`model::sonic_pool::mellanox_shared_headroom_pool`]) from this role's ports and
+//! the tiers' planned profiles; the pool and the Lua's private headroom (10 KiB per
+//! lossless port) are taken from the shared buffer.
+//!
+//! Left out: per-queue egress limits, and the rest of `buffer_pool_mellanox.lua`'s
+//! reservations (lossy and management PGs, egress mirror headroom, the management pool).
 
+use model::sonic::SharedHeadroom;
+use model::sonic_pool::{mellanox_shared_headroom_pool, ProfileUse, SharedHeadroomPool};
 use serde::Serialize;
 use units::Bytes;
 
-use super::{lossless_frame, RoceInput, TierPlan, Topo};
+use super::{lossless_frame, InputError, RoceInput, TierPlan, Topo};
 
 /// Lossless buffer of one switch role against its buffer.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -19,11 +27,29 @@ pub struct Budget {
     /// (tier, ports of that tier on one switch).
     pub ports: Vec<(&'static str, u32)>,
     pub reserved_bytes: u64,
+    /// Σ PG size over the role's ports and lossless PGs (with a shared headroom pool: xon).
     pub headroom_bytes: u64,
     pub total_bytes: u64,
     /// What is left for the shared pool (0 when over budget).
     pub shared_bytes: u64,
+    /// (headroom + shared headroom pool xoff + private headroom) / total.
     pub headroom_share: f64,
+    /// SONiC with the shared headroom pool on: the pool `buffer_pool_mellanox.lua` gives
+    /// one switch of this role, with its workings.
+    pub shared_headroom_pool: Option<SharedHeadroomPool>,
+    /// With the pool on: Σ PG xoff − private headroom, the sum the Lua divides by the ratio
+    /// (computed also when the pool's xoff is configured, where the Lua skips it), and that
+    /// sum over the pool's xoff: the over-subscription the pool gives.
+    pub pool_xoff_demand_bytes: Option<u64>,
+    pub pool_over_subscription: Option<f64>,
+}
+
+impl Budget {
+    /// The shared headroom pool's xoff plus the private headroom it comes with (0 without
+    /// a pool).
+    pub fn pool_bytes(&self) -> u64 {
+        self.shared_headroom_pool.map_or(0, |p| p.pool_xoff.0 + p.private_headroom.0)
+    }
 }
 
 fn tier_of<'a>(plans: &'a [TierPlan], name: &str) -> &'a TierPlan {
@@ -33,7 +59,29 @@ fn tier_of<'a>(plans: &'a [TierPlan], name: &str) -> &'a TierPlan {
 /// Switch roles: name, how many, and (tier, ports of that tier on one switch).
 type Roles = Vec<(&'static str, u32, Vec<(&'static str, u32)>)>;
 
-pub(super) fn budgets(i: &RoceInput, plans: &[TierPlan]) -> Vec<Budget> {
+/// The shared headroom pool of one switch with these ports (tier, count), if the plan's
+/// profiles use one: every port carries `lossless_priorities` PGs of its tier's profile.
+/// Also returns the pool's demand (Σ PG xoff − private headroom, the Lua's sum at ratio 1).
+fn headroom_pool(i: &RoceInput, plans: &[TierPlan], ports: &[(&'static str, u32)]) -> Result<Option<(SharedHeadroomPool, u64)>, InputError> {
+    if !plans.iter().any(|p| p.shared_headroom_pool) {
+        return Ok(None);
+    }
+    let pgs = i.lossless_priorities as u64;
+    let uses: Vec<ProfileUse> = ports
+        .iter()
+        .map(|&(t, n)| {
+            let p = tier_of(plans, t);
+            ProfileUse { xon: Bytes(p.xon_offset_bytes), xoff: Bytes(p.headroom_bytes), size: Bytes(p.pg_size_bytes), pgs: n as u64 * pgs }
+        })
+        .collect();
+    let lossless_ports = ports.iter().map(|p| p.1 as u64).sum();
+    let e = |e: model::sonic::SonicError| InputError { field: "sonic.over_subscribe_ratio".into(), msg: e.to_string() };
+    let pool = mellanox_shared_headroom_pool(&uses, lossless_ports, &i.shared_headroom).map_err(e)?;
+    let demand = mellanox_shared_headroom_pool(&uses, lossless_ports, &SharedHeadroom { over_subscribe_ratio: 1.0, pool_xoff: Bytes(0) }).map_err(e)?;
+    Ok(Some((pool, demand.accumulative_xoff.0)))
+}
+
+pub(super) fn budgets(i: &RoceInput, plans: &[TierPlan]) -> Result<Vec<Budget>, InputError> {
     let roles: Roles = match i.topology {
         Topo::LeafSpine { leaves, spines, hosts_per_leaf } => {
             vec![("leaf", leaves, vec![("host-leaf", hosts_per_leaf), ("leaf-spine", spines)]), ("spine", spines, vec![("leaf-spine", leaves)])]
@@ -61,16 +109,23 @@ pub(super) fn budgets(i: &RoceInput, plans: &[TierPlan]) -> Vec<Budget> {
                 })
                 .sum();
             let total = i.buffer.total.0;
-            Budget {
+            let pool = headroom_pool(i, plans, &ports)?;
+            let mut b = Budget {
                 role,
                 switches,
                 ports,
                 reserved_bytes: reserved,
                 headroom_bytes: headroom,
                 total_bytes: total,
-                shared_bytes: total.saturating_sub(reserved + headroom),
-                headroom_share: headroom as f64 / total as f64,
-            }
+                shared_bytes: 0,
+                headroom_share: 0.0,
+                shared_headroom_pool: pool.map(|p| p.0),
+                pool_xoff_demand_bytes: pool.map(|p| p.1),
+                pool_over_subscription: pool.map(|(p, d)| d as f64 / p.pool_xoff.0 as f64),
+            };
+            b.shared_bytes = total.saturating_sub(reserved + headroom + b.pool_bytes());
+            b.headroom_share = (headroom + b.pool_bytes()) as f64 / total as f64;
+            Ok(b)
         })
         .collect()
 }

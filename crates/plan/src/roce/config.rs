@@ -26,6 +26,9 @@ pub struct RoceConfig {
     pub nic: Option<String>,
     /// Frames shorter than the maximum a pause window may hold (message tails, ACKs).
     pub short_frames: Option<u64>,
+    /// Lanes of every tier's ports (1, 2, 4 or 8; default 4) unless the tier gives its own
+    /// `lanes`. The SONiC model doubles xon and adds the port MTU to size on 8-lane ports.
+    pub lanes: Option<u32>,
     /// Interface (PHY/FEC) latency of one direction of a link, beyond the cable (default 0;
     /// see `model::headroom::HeadroomInput::interface_delay` for IEEE 802.3's bounds).
     pub interface_delay: Option<String>,
@@ -49,6 +52,8 @@ pub struct LinkConfig {
     pub speed: Option<String>,
     /// Longest cable of the tier.
     pub cable: Option<String>,
+    /// Lanes of the tier's ports (1, 2, 4 or 8), overriding the top-level `lanes`.
+    pub lanes: Option<u32>,
 }
 
 #[derive(Deserialize, Serialize, Debug, Default, Clone)]
@@ -68,6 +73,12 @@ pub struct SonicConfig {
     pub small_packet_percentage: Option<u8>,
     /// LOSSLESS_TRAFFIC_PATTERN mtu.
     pub lossless_mtu: Option<String>,
+    /// DEFAULT_LOSSLESS_BUFFER_PARAMETER over_subscribe_ratio: turns the shared headroom pool
+    /// on (size = xon) and sizes the pool's xoff as buffer_pool_mellanox.lua does.
+    pub over_subscribe_ratio: Option<f64>,
+    /// BUFFER_POOL ingress_lossless_pool xoff: a configured shared headroom pool (turns it
+    /// on; the plan reports the over-subscription it gives).
+    pub shared_headroom_pool_xoff: Option<String>,
 }
 
 #[derive(Deserialize, Serialize, Debug, Default, Clone)]

@@ -1,7 +1,7 @@
 //! `--explain`: every formula and default the plan used, with its numbers and source, in
 //! the order a reader checks them.
 
-use model::sonic;
+use model::{sonic, sonic_pool};
 use units::DEFAULT_PROPAGATION_PS_PER_M;
 
 use super::{HeadroomModel, RoceInput, RocePlan, SRC_QBB, SRC_XON};
@@ -44,13 +44,28 @@ pub fn explain(i: &RoceInput, p: &RocePlan) -> Vec<String> {
                 i.sonic_pattern.small_packet_percentage,
                 i.port_mtu.unwrap_or(sonic::DEFAULT_PORT_MTU)
             ));
+            let lanes: Vec<String> = i.tiers.iter().map(|t| format!("{} {}", t.tier, t.lanes)).collect();
+            v.push(format!(
+                "lanes per port: {} (an 8-lane port doubles the pipeline latency, so xon, and adds the port MTU to size without a shared headroom pool; {})",
+                lanes.join(", "),
+                sonic::LUA_SOURCE
+            ));
+            if i.shared_headroom.enabled() {
+                v.push(format!(
+                    "shared headroom pool on (over_subscribe_ratio {}, configured pool xoff {}): size = xon; per switch, pool xoff = ceil(max(0, sum of PG xoff - 10 KiB x lossless ports) / ratio), or the configured xoff, or 655360 B if that is 0 ({})",
+                    i.shared_headroom.over_subscribe_ratio,
+                    i.shared_headroom.pool_xoff,
+                    sonic_pool::POOL_LUA_SOURCE
+                ));
+            }
         }
     }
     v.push(format!(
-        "budget per switch = ports x 8 PGs x reserved + ports x {} lossless PG(s) x PG size{}, in whole cells of {} B, against buffer {} B",
+        "budget per switch = ports x 8 PGs x reserved + ports x {} lossless PG(s) x PG size{}, in whole cells of {} B{}, against buffer {} B",
         i.lossless_priorities,
         if i.operator.headroom.is_some() { " (the operator's headroom)" } else { "" },
         i.buffer.cell.0,
+        if i.shared_headroom.enabled() { ", + the shared headroom pool's xoff + 10 KiB private headroom per lossless port" } else { "" },
         i.buffer.total.0
     ));
     v.push(format!("PFC point: {}", p.ecn.pfc_queue_derivation));

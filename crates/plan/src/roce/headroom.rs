@@ -29,6 +29,11 @@ pub struct TierPlan {
     pub tier: &'static str,
     pub speed_gbps: f64,
     pub cable_m: f64,
+    /// Lanes of the tier's ports (SONiC: 8 doubles xon and adds the port MTU to size).
+    pub lanes: u32,
+    /// SONiC: the shared headroom pool is on, so size = xon and xoff comes from the pool
+    /// (the budget's `shared_headroom_pool`).
+    pub shared_headroom_pool: bool,
     pub one_way_delay_ps: u64,
     /// When the PG pauses its peer.
     pub trigger: String,
@@ -83,9 +88,16 @@ pub fn ieee_port_input(
     }
 }
 
-/// SONiC's input for one tier.
+/// SONiC's input for one tier: its lanes, the port MTU, the lossless pattern and the
+/// shared headroom pool settings.
 pub fn sonic_input(i: &RoceInput, t: &TierInput, g: Spectrum) -> DynamicHeadroomInput {
-    DynamicHeadroomInput { port_mtu: i.port_mtu.unwrap_or(sonic::DEFAULT_PORT_MTU), pattern: i.sonic_pattern, ..DynamicHeadroomInput::new(t.speed, t.cable, g) }
+    DynamicHeadroomInput {
+        port_mtu: i.port_mtu.unwrap_or(sonic::DEFAULT_PORT_MTU),
+        pattern: i.sonic_pattern,
+        lane_count: t.lanes,
+        shared_headroom: i.shared_headroom,
+        ..DynamicHeadroomInput::new(t.speed, t.cable, g)
+    }
 }
 
 /// One tier's PFC settings under the input's headroom model, with the derivation's terms.
@@ -96,6 +108,9 @@ pub(super) fn tier_plan(i: &RoceInput, t: &TierInput) -> Result<TierPlan, InputE
         tier: t.tier,
         speed_gbps: t.speed.as_gbps_f64(),
         cable_m: t.cable.as_m_f64(),
+        lanes: t.lanes,
+        // The Lua's `shp_enabled`, from the same settings.
+        shared_headroom_pool: matches!(i.model, HeadroomModel::Sonic(_)) && i.shared_headroom.enabled(),
         one_way_delay_ps: prop.ps(),
         trigger,
         headroom_bytes: headroom.0,

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use model::ecn::Red;
-use model::sonic::{LosslessTrafficPattern, Spectrum};
+use model::sonic::{LosslessTrafficPattern, SharedHeadroom, Spectrum};
 use serde::Serialize;
 use units::{BitRate, Bytes, Length, SimDuration};
 
@@ -56,6 +56,8 @@ pub struct TierInput {
     pub tier: &'static str,
     pub speed: BitRate,
     pub cable: Length,
+    /// Lanes of the tier's ports: 1, 2, 4 or 8 (4 unless given; the SONiC model only).
+    pub lanes: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -95,6 +97,8 @@ pub struct RoceInput {
     pub tiers: Vec<TierInput>,
     pub buffer: BufferInput,
     pub sonic_pattern: LosslessTrafficPattern,
+    /// The shared headroom pool settings (both 0: off); the SONiC model only.
+    pub shared_headroom: SharedHeadroom,
     pub operator: Operator,
 }
 
@@ -151,9 +155,10 @@ pub fn validate(c: &RoceConfig) -> Result<RoceInput, InputError> {
         o => return err("nic", format!("`{o}`: expected connectx (NVIDIA ConnectX firmware defaults) or paper (DCQCN paper)")),
     };
     let topology = topology_of(c)?;
-    let tiers = tiers_of(c, matches!(topology, Topo::FatTree { .. }))?;
+    let tiers = tiers_of(c, matches!(topology, Topo::FatTree { .. }), model)?;
     let buffer = buffer_of(c, model)?;
     let sonic_pattern = sonic_pattern_of(c, model)?;
+    let shared_headroom = shared_headroom_of(c)?;
     let operator = operator_of(c)?;
     Ok(RoceInput {
         model,
@@ -168,6 +173,7 @@ pub fn validate(c: &RoceConfig) -> Result<RoceInput, InputError> {
         tiers,
         buffer,
         sonic_pattern,
+        shared_headroom,
         operator,
     })
 }
@@ -221,9 +227,24 @@ fn topology_of(c: &RoceConfig) -> Result<Topo, InputError> {
     })
 }
 
-/// The tiers' speeds and longest cables: host-leaf and leaf-spine always, spine-core in
-/// a fat tree (`three`) only.
-fn tiers_of(c: &RoceConfig, three: bool) -> Result<Vec<TierInput>, InputError> {
+/// The lane counts SONiC ports have (`PORT|lanes` lists 1, 2, 4 or 8 SerDes lanes).
+pub const LANE_COUNTS: [u32; 4] = [1, 2, 4, 8];
+
+/// A lane count given in `field`, checked; the SONiC model only (the IEEE worst case has no
+/// lane term).
+fn lanes_in(field: &str, v: Option<u32>, model: HeadroomModel) -> Result<Option<u32>, InputError> {
+    match v {
+        None => Ok(None),
+        Some(_) if model == HeadroomModel::Ieee => err(field, "lanes apply to the sonic model only (the IEEE 802.1Qbb worst case has no lane term)"),
+        Some(n) if !LANE_COUNTS.contains(&n) => err(field, format!("{n}: expected 1, 2, 4 or 8 lanes")),
+        Some(n) => Ok(Some(n)),
+    }
+}
+
+/// The tiers' speeds, longest cables and lanes: host-leaf and leaf-spine always,
+/// spine-core in a fat tree (`three`) only. A tier's `lanes` overrides the top-level one.
+fn tiers_of(c: &RoceConfig, three: bool, model: HeadroomModel) -> Result<Vec<TierInput>, InputError> {
+    let lanes = lanes_in("lanes", c.lanes, model)?.unwrap_or(4);
     let mut tiers = vec![];
     for (key, name, present) in [("host_leaf", "host-leaf", true), ("leaf_spine", "leaf-spine", true), ("spine_core", "spine-core", three)] {
         let l = match key {
@@ -235,13 +256,17 @@ fn tiers_of(c: &RoceConfig, three: bool) -> Result<Vec<TierInput>, InputError> {
             (Some(_), false) => return err(key, "a leaf-spine has no spine-core tier (give fat_tree_k for three tiers)"),
             (None, false) => continue,
             (None, true) => return err(&format!("{key}.speed"), "missing; expected a rate such as 400Gbps"),
-            (Some(l), true) => tiers.push(tier_input(key, name, l)?),
+            (Some(l), true) => {
+                let mut t = tier_input(key, name, l)?;
+                t.lanes = lanes_in(&format!("{key}.lanes"), l.lanes, model)?.unwrap_or(lanes);
+                tiers.push(t);
+            }
         }
     }
     Ok(tiers)
 }
 
-/// One tier's `KEY.speed` and `KEY.cable`.
+/// One tier's `KEY.speed` and `KEY.cable` (4 lanes; [`tiers_of`] sets them).
 fn tier_input(key: &str, name: &'static str, l: &LinkConfig) -> Result<TierInput, InputError> {
     let sf = format!("{key}.speed");
     let cf = format!("{key}.cable");
@@ -253,7 +278,7 @@ fn tier_input(key: &str, name: &'static str, l: &LinkConfig) -> Result<TierInput
     if cable > Length::from_m(10_000) {
         return err(&cf, format!("{cable}: expected at most 10km"));
     }
-    Ok(TierInput { tier: name, speed, cable })
+    Ok(TierInput { tier: name, speed, cable, lanes: 4 })
 }
 
 /// `[buffer]`: the total, the cell (the ASIC's under the SONiC model), reserved and alpha.
@@ -287,7 +312,7 @@ fn buffer_of(c: &RoceConfig, model: HeadroomModel) -> Result<BufferInput, InputE
 fn sonic_pattern_of(c: &RoceConfig, model: HeadroomModel) -> Result<LosslessTrafficPattern, InputError> {
     let s = c.sonic.clone().unwrap_or_default();
     if model == HeadroomModel::Ieee && c.sonic.is_some() {
-        return err("sonic", "the [sonic] traffic pattern applies to the sonic model only");
+        return err("sonic", "the [sonic] settings (traffic pattern, shared headroom pool) apply to the sonic model only");
     }
     let d = LosslessTrafficPattern::default();
     let sonic_pattern = LosslessTrafficPattern {
@@ -301,6 +326,24 @@ fn sonic_pattern_of(c: &RoceConfig, model: HeadroomModel) -> Result<LosslessTraf
         return err("sonic.lossless_mtu", "expected a positive size");
     }
     Ok(sonic_pattern)
+}
+
+/// `[sonic]` `over_subscribe_ratio` and `shared_headroom_pool_xoff`: the shared headroom
+/// pool (off when neither is given; [`sonic_pattern_of`] has already refused `[sonic]`
+/// under the IEEE model).
+fn shared_headroom_of(c: &RoceConfig) -> Result<SharedHeadroom, InputError> {
+    let s = c.sonic.clone().unwrap_or_default();
+    let over_subscribe_ratio = match s.over_subscribe_ratio {
+        None => 0.0,
+        Some(r) if r.is_finite() && r > 0.0 => r,
+        Some(r) => return err("sonic.over_subscribe_ratio", format!("{r}: expected a ratio above 0 (leave it out for no shared headroom pool)")),
+    };
+    let f = "sonic.shared_headroom_pool_xoff";
+    let pool_xoff = parse::<Bytes>(f, &s.shared_headroom_pool_xoff, "a size such as 2MiB")?.unwrap_or(Bytes(0));
+    if s.shared_headroom_pool_xoff.is_some() && pool_xoff.0 == 0 {
+        return err(f, "expected a positive size (leave it out for no configured pool)");
+    }
+    Ok(SharedHeadroom { over_subscribe_ratio, pool_xoff })
 }
 
 /// `[operator]`: the settings to evaluate instead of the plan's.

@@ -22,9 +22,13 @@
 //! (no VLAN tag). Three quantities are kept apart: the pause *trigger* (dynamic), the
 //! *headroom* above it (SONiC's `xoff`) and the *resume* offset below it (SONiC's `xon`).
 //!
-//! Left out: per-queue egress limits, the shared headroom pool's over-subscription sizing
-//! (`buffer_pool_mellanox.lua`), PFC on NIC receive buffers, and any routing other than
-//! shortest-path ECMP.
+//! SONiC ports may have 1, 2, 4 or 8 lanes per tier (8 doubles xon and adds the port MTU
+//! to size), and a shared headroom pool (`[sonic] over_subscribe_ratio` or
+//! `shared_headroom_pool_xoff`): size = xon, and each switch role's pool xoff as
+//! `buffer_pool_mellanox.lua` computes it ([`model::sonic_pool`]).
+//!
+//! Left out: per-queue egress limits, PFC on NIC receive buffers, and any routing other
+//! than shortest-path ECMP.
 //!
 //! Files, in the order the plan is computed:
 //! * `config.rs`: the raw inputs (TOML or flags); `input.rs`: [`validate`] and the
@@ -105,7 +109,7 @@ pub fn reverse_frame_for(lossless: Bytes, port_mtu: Option<Bytes>) -> Bytes {
 /// Plans the fabric: headroom per tier, budget, ECN, DCQCN, the CDG check and the risks.
 pub fn plan(i: &RoceInput) -> Result<RocePlan, InputError> {
     let tiers = i.tiers.iter().map(|t| headroom::tier_plan(i, t)).collect::<Result<Vec<_>, _>>()?;
-    let budgets = budget::budgets(i, &tiers);
+    let budgets = budget::budgets(i, &tiers)?;
     let (level, q, why) = budget::pfc_queue(i, &budgets[0]);
     let ecn = ecn::ecn_plan(i, q, why);
     let mut tiers = tiers;

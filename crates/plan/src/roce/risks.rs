@@ -63,8 +63,11 @@ fn buffer_over_budget(i: &RoceInput, budgets: &[Budget]) -> Risk {
     let op = &i.operator;
     let over: Vec<String> = budgets
         .iter()
-        .filter(|b| b.reserved_bytes + b.headroom_bytes >= b.total_bytes)
-        .map(|b| format!("{}: reserved {} B + headroom {} B >= buffer {} B", b.role, b.reserved_bytes, b.headroom_bytes, b.total_bytes))
+        .filter(|b| b.reserved_bytes + b.headroom_bytes + b.pool_bytes() >= b.total_bytes)
+        .map(|b| {
+            let pool = if b.shared_headroom_pool.is_some() { format!(" + shared headroom pool {} B", b.pool_bytes()) } else { String::new() };
+            format!("{}: reserved {} B + headroom {} B{pool} >= buffer {} B", b.role, b.reserved_bytes, b.headroom_bytes, b.total_bytes)
+        })
         .collect();
     let detail = if over.is_empty() {
         budgets.iter().map(|b| format!("{}: headroom {:.1}% of the buffer", b.role, 100.0 * b.headroom_share)).collect::<Vec<_>>().join("; ")

@@ -1,0 +1,180 @@
+//! `plan::verify` on complete configs of a small leaf-spine (2 leaves, 2 spines, 4 servers
+//! per leaf) that sonic-cfggen generated from sonic-buildimage's own templates, outside
+//! this repository, so that "clean" is not defined by the verifier: how they were made, the
+//! commits and the exact commands are in `tests/data/sonic/cfggen/SOURCE.md`.
+//!
+//! Three sets, each one `config_db.json` per switch:
+//! * `mellanox-sn2700/traditional`: NVIDIA SN2700 (Spectrum-1, HwSku Mellanox-SN2700) after
+//!   `config load_minigraph` (traditional buffer model: buffermgrd creates the lossless PG
+//!   profiles at run time from pg_profile_lookup.ini, so BUFFER_PG holds only PG 0);
+//! * `mellanox-sn2700/dynamic`: the same after `config qos reload` (dynamic model: PGs 3-4
+//!   get profile "NULL", which buffermgrd fills in from the headroom Lua);
+//! * `arista-7060cx-32s-c32/traditional`: Arista 7060CX-32S (Broadcom Tomahawk).
+//!
+//! SONiC's AZURE maps make DSCP 3 and 4 lossless, so RoCE runs on DSCP 3 here. Spectrum-1's
+//! cell is 96 B (sonic-buildimage `platform/mellanox/asic_table.j2`, as
+//! `model::sonic::Spectrum::asic`); the Tomahawk's is not in a source this repository
+//! cites, so the Arista set runs without `--cell`.
+//!
+//! # What the verifier reports, and who is right
+//! No warnings. Four errors on every set, `pfc-peer-mismatch` on each leaf's two uplinks,
+//! and they are the verifier's mistake, not the configs': a minigraph names a link's far
+//! end by the peer's port *alias* (`etp1` on the SN2700, `Ethernet1/1` on the Arista), and
+//! minigraph.py copies that into `DEVICE_NEIGHBOR|<port>|port` unchanged (sonic-buildimage
+//! `src/sonic-config-engine/minigraph.py` `parse_png`: only the local port goes through
+//! `port_alias_map`), which is also what a SONiC peer advertises over LLDP (sonic-buildimage
+//! `dockers/docker-lldp/lldpmgrd`: `portidsubtype local <alias>`). The check looks the
+//! peer's `PORT_QOS_MAP` up by that string as a port *name*, finds nothing, and reads "no
+//! PFC" (`{}`) instead of resolving the alias through the peer's `PORT|*|alias` (or saying
+//! it cannot compare). Both ends have `pfc_enable` "3,4". [`clean_once_peer_ports_resolve`]
+//! shows the same files with each `DEVICE_NEIGHBOR` port replaced by the peer port it
+//! names verify with no finding at all. When the check resolves aliases,
+//! [`cfggen_configs_as_generated`] fails here and its expectation becomes "no findings".
+//!
+//! "Not checked", per switch, and why:
+//! * `pfc-watchdog-missing`: no PFC_WD table, because a default image's init_cfg.json has
+//!   `default_pfcwd_status` "disable", so `pfcwd start_default` writes nothing;
+//! * `ecn-after-pfc`: no lossless PG has a profile in config_db (traditional: created at
+//!   run time; dynamic: "NULL");
+//! * Arista only: `headroom-below-ieee` and `ecn-after-pfc` (no `--cell`) and
+//!   `dynamic-th-range` (only Mellanox SAI's range is known).
+
+use std::collections::BTreeMap;
+
+use plan::verify::{verify, Options, Report, Severity};
+use serde_json::Value;
+
+const SETS: [&str; 3] = ["mellanox-sn2700/traditional", "mellanox-sn2700/dynamic", "arista-7060cx-32s-c32/traditional"];
+const HOSTS: [&str; 4] = ["leaf1", "leaf2", "spine1", "spine2"];
+
+fn dir(set: &str) -> String {
+    format!("{}/tests/data/sonic/cfggen/{set}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The set's four files, as (name, text).
+fn files(set: &str) -> Vec<(String, String)> {
+    HOSTS
+        .iter()
+        .map(|h| (format!("{set}/{h}.config_db.json"), std::fs::read_to_string(format!("{}/{h}.config_db.json", dir(set))).expect("test data")))
+        .collect()
+}
+
+/// RoCE on DSCP 3 (lossless under AZURE); Spectrum-1's 96 B cell on the SN2700.
+fn options(set: &str) -> Options {
+    let cell = set.starts_with("mellanox").then(|| model::sonic::Spectrum::Spectrum1.asic().cell_size);
+    Options { roce_dscp: 3, cell, ..Options::default() }
+}
+
+fn run(set: &str, files: &[(String, String)]) -> Report {
+    verify(files, &options(set)).unwrap_or_else(|e| panic!("{set}: {e}"))
+}
+
+/// (switch, check, missing table) of every "not checked".
+fn not_checked(r: &Report) -> Vec<(String, &'static str, &'static str)> {
+    r.not_checked.iter().map(|n| (n.switch.clone(), n.check, n.missing_table)).collect()
+}
+
+fn expected_not_checked(set: &str) -> Vec<(String, &'static str, &'static str)> {
+    let per_switch: &[(&str, &str)] = if set.starts_with("mellanox") {
+        &[("ecn-after-pfc", "(lossless PG profiles)"), ("pfc-watchdog-missing", "PFC_WD")]
+    } else {
+        &[
+            ("headroom-below-ieee", "(cell size)"),
+            ("ecn-after-pfc", "(cell size)"),
+            ("pfc-watchdog-missing", "PFC_WD"),
+            ("dynamic-th-range", "(dynamic_th range)"),
+        ]
+    };
+    HOSTS.iter().flat_map(|h| per_switch.iter().map(move |&(c, t)| (h.to_string(), c, t))).collect()
+}
+
+/// The leaves' uplinks (Ethernet0 to spine1, Ethernet4 to spine2) and the alias each names
+/// on the spine: the SN2700's and the Arista's first two port aliases.
+fn uplink_aliases(set: &str) -> [&'static str; 2] {
+    if set.starts_with("mellanox") {
+        ["etp1", "etp2"]
+    } else {
+        ["Ethernet1/1", "Ethernet2/1"]
+    }
+}
+
+#[test]
+fn cfggen_configs_as_generated() {
+    for set in SETS {
+        let r = run(set, &files(set));
+        assert_eq!(r.switches.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(), HOSTS, "{set}");
+        // The four alias false positives (see the module doc), and nothing else.
+        let got: Vec<_> = r.findings.iter().map(|f| (f.id, f.severity, f.switch.as_str(), f.place.path.as_str())).collect();
+        let want: Vec<_> = ["leaf1", "leaf2"]
+            .into_iter()
+            .flat_map(|l| ["PORT_QOS_MAP|Ethernet0|pfc_enable", "PORT_QOS_MAP|Ethernet4|pfc_enable"].map(|p| ("pfc-peer-mismatch", Severity::Error, l, p)))
+            .collect();
+        assert_eq!(got, want, "{set}: {:#?}", r.findings);
+        let [a1, a2] = uplink_aliases(set);
+        // leaf1 is spine1's and spine2's port 1 (alias a1), leaf2 their port 2 (a2).
+        for (f, (spine, alias)) in r.findings.iter().zip([("spine1", a1), ("spine2", a1), ("spine1", a2), ("spine2", a2)]) {
+            assert!(f.what.contains(&format!("{{3,4}} here, {{}} on the link peer {spine} {alias} ")), "{set}: {}", f.what);
+        }
+        assert!(r.findings.iter().all(|f| f.severity != Severity::Warning));
+        assert_eq!(not_checked(&r), expected_not_checked(set), "{set}");
+        assert!(r.not_checked.iter().filter(|n| n.check == "pfc-watchdog-missing").all(|n| n.note.contains("default_pfcwd_status is disable")));
+    }
+}
+
+/// Each switch's port aliases, by hostname: alias -> port name.
+fn aliases(files: &[(String, String)]) -> BTreeMap<String, BTreeMap<String, String>> {
+    files
+        .iter()
+        .map(|(_, t)| {
+            let v: Value = serde_json::from_str(t).unwrap();
+            let host = v["DEVICE_METADATA"]["localhost"]["hostname"].as_str().unwrap().to_string();
+            let ports = v["PORT"].as_object().unwrap().iter().map(|(name, e)| (e["alias"].as_str().unwrap().to_string(), name.clone())).collect();
+            (host, ports)
+        })
+        .collect()
+}
+
+/// The files with every `DEVICE_NEIGHBOR|<port>|port` naming a given switch's alias
+/// replaced by that port's name (servers, which have no file, keep theirs), and `edit`
+/// applied to the file of `host`.
+fn resolved(set: &str, host: &str, edit: impl Fn(&mut Value)) -> Vec<(String, String)> {
+    let fs = files(set);
+    let by_host = aliases(&fs);
+    fs.into_iter()
+        .map(|(name, text)| {
+            let mut v: Value = serde_json::from_str(&text).unwrap();
+            for e in v["DEVICE_NEIGHBOR"].as_object_mut().unwrap().values_mut() {
+                let peer = e["name"].as_str().unwrap().to_string();
+                if let Some(port) = by_host.get(&peer).and_then(|a| a.get(e["port"].as_str().unwrap())) {
+                    e["port"] = Value::String(port.clone());
+                }
+            }
+            if name.ends_with(&format!("/{host}.config_db.json")) {
+                edit(&mut v);
+            }
+            (name, v.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn clean_once_peer_ports_resolve() {
+    for set in SETS {
+        let r = run(set, &resolved(set, "", |_| {}));
+        assert!(r.findings.is_empty(), "{set}: {:#?}", r.findings);
+        assert_eq!(not_checked(&r), expected_not_checked(set), "{set}");
+    }
+}
+
+/// The comparison is live on these files: spine1 with PFC off on its port to leaf1 is
+/// flagged once, at leaf1's uplink (the link is reported from the end whose
+/// (switch, port) sorts first).
+#[test]
+fn one_end_without_pfc_is_flagged_once() {
+    for set in SETS {
+        let r = run(set, &resolved(set, "spine1", |v| v["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = Value::String(String::new())));
+        let got: Vec<_> = r.findings.iter().map(|f| (f.id, f.severity, f.switch.as_str(), f.place.path.as_str())).collect();
+        assert_eq!(got, [("pfc-peer-mismatch", Severity::Error, "leaf1", "PORT_QOS_MAP|Ethernet0|pfc_enable")], "{set}: {:#?}", r.findings);
+        assert!(r.findings[0].what.contains("on the link peer spine1 Ethernet0"), "{}", r.findings[0].what);
+    }
+}
