@@ -16,20 +16,16 @@
 //! `model::sonic::Spectrum::asic`); the Tomahawk's is not in a source this repository
 //! cites, so the Arista set runs without `--cell`.
 //!
-//! # What the verifier reports, and who is right
-//! No warnings. Four errors on every set, `pfc-peer-mismatch` on each leaf's two uplinks,
-//! and they are the verifier's mistake, not the configs': a minigraph names a link's far
-//! end by the peer's port *alias* (`etp1` on the SN2700, `Ethernet1/1` on the Arista), and
-//! minigraph.py copies that into `DEVICE_NEIGHBOR|<port>|port` unchanged (sonic-buildimage
+//! # What the verifier reports
+//! No finding on any set. A minigraph names a link's far end by the peer's port *alias*
+//! (`etp1` on the SN2700, `Ethernet1/1` on the Arista), and minigraph.py copies that into
+//! `DEVICE_NEIGHBOR|<port>|port` unchanged (sonic-buildimage
 //! `src/sonic-config-engine/minigraph.py` `parse_png`: only the local port goes through
 //! `port_alias_map`), which is also what a SONiC peer advertises over LLDP (sonic-buildimage
-//! `dockers/docker-lldp/lldpmgrd`: `portidsubtype local <alias>`). The check looks the
-//! peer's `PORT_QOS_MAP` up by that string as a port *name*, finds nothing, and reads "no
-//! PFC" (`{}`) instead of resolving the alias through the peer's `PORT|*|alias` (or saying
-//! it cannot compare). Both ends have `pfc_enable` "3,4". [`clean_once_peer_ports_resolve`]
-//! shows the same files with each `DEVICE_NEIGHBOR` port replaced by the peer port it
-//! names verify with no finding at all. When the check resolves aliases,
-//! [`cfggen_configs_as_generated`] fails here and its expectation becomes "no findings".
+//! `dockers/docker-lldp/lldpmgrd`: `portidsubtype local <alias>`). `pfc-peer-mismatch`
+//! resolves it through the peer's `PORT|*|alias` (`Switch::port_key`); these files first
+//! showed that it did not (four false errors on the leaves' uplinks). The same files with
+//! each `DEVICE_NEIGHBOR` port replaced by the port's name verify the same way.
 //!
 //! "Not checked", per switch, and why:
 //! * `pfc-watchdog-missing`: no PFC_WD table, because a default image's init_cfg.json has
@@ -88,37 +84,31 @@ fn expected_not_checked(set: &str) -> Vec<(String, &'static str, &'static str)> 
     HOSTS.iter().flat_map(|h| per_switch.iter().map(move |&(c, t)| (h.to_string(), c, t))).collect()
 }
 
-/// The leaves' uplinks (Ethernet0 to spine1, Ethernet4 to spine2) and the alias each names
-/// on the spine: the SN2700's and the Arista's first two port aliases.
-fn uplink_aliases(set: &str) -> [&'static str; 2] {
-    if set.starts_with("mellanox") {
-        ["etp1", "etp2"]
-    } else {
-        ["Ethernet1/1", "Ethernet2/1"]
-    }
-}
-
 #[test]
 fn cfggen_configs_as_generated() {
     for set in SETS {
         let r = run(set, &files(set));
         assert_eq!(r.switches.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(), HOSTS, "{set}");
-        // The four alias false positives (see the module doc), and nothing else.
-        let got: Vec<_> = r.findings.iter().map(|f| (f.id, f.severity, f.switch.as_str(), f.place.path.as_str())).collect();
-        let want: Vec<_> = ["leaf1", "leaf2"]
-            .into_iter()
-            .flat_map(|l| ["PORT_QOS_MAP|Ethernet0|pfc_enable", "PORT_QOS_MAP|Ethernet4|pfc_enable"].map(|p| ("pfc-peer-mismatch", Severity::Error, l, p)))
-            .collect();
-        assert_eq!(got, want, "{set}: {:#?}", r.findings);
-        let [a1, a2] = uplink_aliases(set);
-        // leaf1 is spine1's and spine2's port 1 (alias a1), leaf2 their port 2 (a2).
-        for (f, (spine, alias)) in r.findings.iter().zip([("spine1", a1), ("spine2", a1), ("spine1", a2), ("spine2", a2)]) {
-            assert!(f.what.contains(&format!("{{3,4}} here, {{}} on the link peer {spine} {alias} ")), "{set}: {}", f.what);
-        }
-        assert!(r.findings.iter().all(|f| f.severity != Severity::Warning));
+        assert!(r.findings.is_empty(), "{set}: {:#?}", r.findings);
         assert_eq!(not_checked(&r), expected_not_checked(set), "{set}");
         assert!(r.not_checked.iter().filter(|n| n.check == "pfc-watchdog-missing").all(|n| n.note.contains("default_pfcwd_status is disable")));
     }
+}
+
+/// A DEVICE_NEIGHBOR port that is neither a port nor an alias of the peer is "not
+/// checked", never read as PFC off.
+#[test]
+fn unknown_peer_port_is_not_checked() {
+    let set = SETS[0];
+    let mut fs = files(set);
+    let mut v: Value = serde_json::from_str(&fs[0].1).unwrap();
+    v["DEVICE_NEIGHBOR"]["Ethernet0"]["port"] = Value::String("etp99".into());
+    fs[0].1 = v.to_string();
+    let r = run(set, &fs);
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    let n = r.not_checked.iter().find(|n| n.check == "pfc-peer-mismatch").expect("not checked");
+    assert_eq!((n.switch.as_str(), n.missing_table), ("leaf1", "(peer port)"));
+    assert!(n.note.contains("DEVICE_NEIGHBOR|Ethernet0|port names \"etp99\" on spine1"), "{}", n.note);
 }
 
 /// Each switch's port aliases, by hostname: alias -> port name.
@@ -166,15 +156,22 @@ fn clean_once_peer_ports_resolve() {
     }
 }
 
-/// The comparison is live on these files: spine1 with PFC off on its port to leaf1 is
-/// flagged once, at leaf1's uplink (the link is reported from the end whose
-/// (switch, port) sorts first).
+/// The comparison is live on these files, with the peer's port named by its alias (as
+/// generated) or by its name: spine1 with PFC off on its port to leaf1 is flagged once, at
+/// leaf1's uplink (the link is reported from the end whose (switch, port) sorts first).
 #[test]
 fn one_end_without_pfc_is_flagged_once() {
+    let pfc_off = |v: &mut Value| v["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = Value::String(String::new());
     for set in SETS {
-        let r = run(set, &resolved(set, "spine1", |v| v["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] = Value::String(String::new())));
-        let got: Vec<_> = r.findings.iter().map(|f| (f.id, f.severity, f.switch.as_str(), f.place.path.as_str())).collect();
-        assert_eq!(got, [("pfc-peer-mismatch", Severity::Error, "leaf1", "PORT_QOS_MAP|Ethernet0|pfc_enable")], "{set}: {:#?}", r.findings);
-        assert!(r.findings[0].what.contains("on the link peer spine1 Ethernet0"), "{}", r.findings[0].what);
+        let mut as_generated = files(set);
+        let mut v: Value = serde_json::from_str(&as_generated[2].1).unwrap();
+        pfc_off(&mut v);
+        as_generated[2].1 = v.to_string();
+        for fs in [as_generated, resolved(set, "spine1", pfc_off)] {
+            let r = run(set, &fs);
+            let got: Vec<_> = r.findings.iter().map(|f| (f.id, f.severity, f.switch.as_str(), f.place.path.as_str())).collect();
+            assert_eq!(got, [("pfc-peer-mismatch", Severity::Error, "leaf1", "PORT_QOS_MAP|Ethernet0|pfc_enable")], "{set}: {:#?}", r.findings);
+            assert!(r.findings[0].what.contains("on the link peer spine1 Ethernet0"), "{}", r.findings[0].what);
+        }
     }
 }

@@ -106,6 +106,19 @@ impl Switch {
         self.tables.get(t)?.get(key)?.fields.get(field).map(String::as_str)
     }
 
+    /// The PORT key of a port named by its key or by its `alias`. `DEVICE_NEIGHBOR|port|port`
+    /// holds the neighbour's port as the neighbour names it, which is its alias on SONiC
+    /// (sonic-config-engine `minigraph.py` `parse_png` maps only the local port through
+    /// `port_alias_map`, and `lldpmgrd` advertises the alias as the LLDP port ID). `None`
+    /// without a PORT table or a matching port.
+    pub fn port_key(&self, name_or_alias: &str) -> Option<&str> {
+        let ports = self.tables.get("PORT")?;
+        if let Some((k, _)) = ports.get_key_value(name_or_alias) {
+            return Some(k);
+        }
+        ports.iter().find(|(_, e)| e.fields.get("alias").map(String::as_str) == Some(name_or_alias)).map(|(k, _)| k.as_str())
+    }
+
     /// The place of `TABLE|key|field`, in the file that holds the key (or the switch's
     /// first file when the key is missing).
     pub fn place(&self, t: &str, key: &str, field: &str) -> Place {

@@ -191,8 +191,10 @@ fn cnp_class(sw: &Switch, port: &str, pfc: &BTreeSet<u32>, dmap: &str, opts: &Op
     Ok(())
 }
 
-/// (b) Both ends of a link between two given switches must agree on `pfc_enable`.
-pub(super) fn pfc_peers(switches: &[Switch], found: &mut Vec<Finding>) -> Result<(), ReadError> {
+/// (b) Both ends of a link between two given switches must agree on `pfc_enable`. The
+/// peer's port in DEVICE_NEIGHBOR is its PORT key or its alias ([`Switch::port_key`]); a
+/// peer port found in neither is "not checked", never read as PFC off.
+pub(super) fn pfc_peers(switches: &[Switch], found: &mut Vec<Finding>, nc: &mut Vec<NotChecked>) -> Result<(), ReadError> {
     let pfc_of = |sw: &Switch, port: &str| -> Result<BTreeSet<u32>, ReadError> {
         match sw.field("PORT_QOS_MAP", port, "pfc_enable") {
             Some(v) => parse_list(v).ok_or_else(|| shape(sw.place("PORT_QOS_MAP", port, "pfc_enable"), format!("{v:?} is not a list of priorities"))),
@@ -205,10 +207,23 @@ pub(super) fn pfc_peers(switches: &[Switch], found: &mut Vec<Finding>) -> Result
             continue;
         }
         for (port, e) in nb {
-            let (Some(peer_name), Some(peer_port)) = (e.fields.get("name"), e.fields.get("port")) else { continue };
+            let (Some(peer_name), Some(peer_given)) = (e.fields.get("name"), e.fields.get("port")) else { continue };
             let Some(peer) = switches.iter().find(|s| s.hostname.as_ref() == Some(peer_name)) else { continue };
-            if peer.table("PORT_QOS_MAP").is_none() || (peer_name.as_str(), peer_port.as_str()) < (me.as_str(), port.as_str()) {
-                continue; // the peer reports the link (or cannot be compared)
+            if peer.table("PORT_QOS_MAP").is_none() {
+                continue;
+            }
+            let Some(peer_port) = peer.port_key(peer_given) else {
+                not(
+                    nc,
+                    sw,
+                    "pfc-peer-mismatch",
+                    "(peer port)",
+                    &format!("DEVICE_NEIGHBOR|{port}|port names {peer_given:?} on {peer_name}, which is neither a PORT key nor an alias there"),
+                );
+                continue;
+            };
+            if (peer_name.as_str(), peer_port) < (me.as_str(), port.as_str()) {
+                continue; // the peer reports the link
             }
             let (mine, theirs) = (pfc_of(sw, port)?, pfc_of(peer, peer_port)?);
             if mine == theirs {

@@ -118,7 +118,7 @@ pub(super) fn run(switches: &[Switch], nics: &[(String, NicConfig)], opts: &Opti
         }
         dynamic_th(sw, &mut found, &mut not_checked)?;
     }
-    pfc_peers(switches, &mut found)?;
+    pfc_peers(switches, &mut found, &mut not_checked)?;
     dcqcn_mismatch(nics, &mut found);
     // One finding per place; errors first (stable, so check order holds within each).
     let mut merged: Vec<Finding> = vec![];
