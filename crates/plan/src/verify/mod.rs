@@ -22,6 +22,7 @@
 pub mod checks;
 pub mod config_db;
 pub mod nic;
+pub mod pg_lookup;
 
 use serde::Serialize;
 use units::Bytes;
