@@ -23,6 +23,7 @@ pub mod checks;
 pub mod config_db;
 pub mod nic;
 pub mod pg_lookup;
+pub mod platform;
 
 use serde::Serialize;
 use units::Bytes;
@@ -41,9 +42,12 @@ pub struct Options {
     /// RoCE (IB) path MTU: 4096 B, the largest IBTA MTU and what ConnectX uses on a 9000+ B
     /// Ethernet MTU.
     pub path_mtu: Bytes,
-    /// The switch buffer's cell size, which config_db does not hold; without it the IEEE
-    /// 802.1Qbb headroom check is not run.
+    /// The switch buffer's cell size, which config_db does not hold; `None`: the platform's
+    /// ([`platform::cell_size`]), and without one the checks that need it are not run.
     pub cell: Option<Bytes>,
+    /// The ASIC's total buffer (`--mmu-size`); `None`: the platform's
+    /// ([`platform::mmu_size`]), and without one the buffer accounting is not run.
+    pub mmu_size: Option<Bytes>,
     /// The NICs' RC QP `timeout` (local ACK timeout exponent, 1..31); `None`: NCCL's
     /// default [`model::ib::NCCL_IB_TIMEOUT`], said so in the finding.
     pub ib_timeout: Option<u32>,
@@ -54,7 +58,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { roce_dscp: 26, cnp_dscp: 48, path_mtu: Bytes(4096), cell: None, ib_timeout: None, retry_cnt: None }
+        Options { roce_dscp: 26, cnp_dscp: 48, path_mtu: Bytes(4096), cell: None, mmu_size: None, ib_timeout: None, retry_cnt: None }
     }
 }
 

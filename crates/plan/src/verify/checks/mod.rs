@@ -24,11 +24,14 @@ use serde::Serialize;
 mod chain;
 mod ecn;
 mod headroom;
+mod headroom_sonic;
+mod sonic_profile;
 mod watchdog;
 
 use chain::*;
 use ecn::*;
 use headroom::*;
+use headroom_sonic::*;
 use watchdog::*;
 
 pub use headroom::MELLANOX_DYNAMIC_TH;
@@ -98,6 +101,7 @@ pub(super) fn run(switches: &[Switch], nics: &[(String, NicConfig)], opts: &Opti
         port_mtu(sw, &lossless, opts, &mut found, &mut not_checked)?;
         cable_length(sw, &lossless, &mut found, &mut not_checked)?;
         pg_profile(sw, &lossless, &mut found, &mut not_checked)?;
+        pg_lookup_missing(sw, &lossless, &mut found, &mut not_checked)?;
         headroom_ieee(sw, &lossless, opts, &mut found, &mut not_checked)?;
         headroom_sonic(sw, &lossless, &mut found, &mut not_checked)?;
         ecn(sw, &lossless, &mut found, &mut not_checked)?;

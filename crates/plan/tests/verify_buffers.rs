@@ -1,0 +1,256 @@
+//! `plan::verify`'s buffer and headroom slice on real SONiC configurations: the traditional
+//! model's pg_profile_lookup.ini, SONiC's run-time profiles in the IEEE check, per-platform
+//! cell sizes, buffer accounting and the shared headroom pool. Each broken variant is
+//! changed in one field and must be flagged at exactly that place and nowhere else.
+//!
+//! Data (verbatim, see tests/data/sonic/SOURCE.md):
+//! * FDB, COUNTERPOLL: sonic-utilities `tests/{filter_fdb,counterpoll}_input/config_db.json`
+//!   at 691b1bbc4fd2b71657d1b0b334c37136deb51526 (Force10-S6000, platform
+//!   x86_64-dell_s6000_s1220-r0; its pg_profile_lookup.ini is sonic-buildimage
+//!   `device/common/profiles/td2/6000/BALANCED/pg_profile_lookup.ini` at 086b03bd70f9, every
+//!   row size 56368, xon 18432, xoff 55120, dynamic_th -3, xon_offset 2496).
+//! * QOS_4600C, BUFFERS_4600C, DYNAMIC_4600C: sonic-buildimage `src/sonic-config-engine/tests/
+//!   sample_output/py3/{qos-mellanox4600c-c64,buffers-mellanox4600c-t1,buffers-mellanox4600c-t1-dynamic}.json`
+//!   at 086b03bd70f9e211aaaf5f6aefe0790b508d2a94 (template outputs without DEVICE_METADATA or PORT).
+
+use plan::verify::{verify, Finding, Options, Report, Severity};
+use serde_json::{json, Value};
+use units::Bytes;
+
+const FDB: &str = "sonic-utilities__tests__filter_fdb_input__config_db.json";
+const COUNTERPOLL: &str = "sonic-utilities__tests__counterpoll_input__config_db.json";
+const QOS_4600C: &str = "sonic-buildimage__sample_output__qos-mellanox4600c-c64.json";
+const BUFFERS_4600C: &str = "sonic-buildimage__sample_output__buffers-mellanox4600c-t1.json";
+const DYNAMIC_4600C: &str = "sonic-buildimage__sample_output__buffers-mellanox4600c-t1-dynamic.json";
+const S6000_TABLE: &str = "sonic-buildimage device/common/profiles/td2/6000/BALANCED/pg_profile_lookup.ini at 086b03bd70f9";
+
+fn data(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/data/sonic/{name}", env!("CARGO_MANIFEST_DIR"))).expect("test data")
+}
+
+/// DSCP 3 (lossless under SONiC's AZURE maps); no cell size unless a test gives one.
+fn dscp3() -> Options {
+    Options { roce_dscp: 3, ..Options::default() }
+}
+
+fn run(files: &[(&str, String)], o: &Options) -> Report {
+    let s: Vec<(String, String)> = files.iter().map(|(n, t)| (n.to_string(), t.clone())).collect();
+    verify(&s, o).unwrap()
+}
+
+fn edited(name: &str, edit: impl FnOnce(&mut Value)) -> String {
+    let mut v: Value = serde_json::from_str(&data(name)).unwrap();
+    edit(&mut v);
+    v.to_string()
+}
+
+/// The report has exactly one finding: this check, severity and place.
+fn only<'a>(r: &'a Report, id: &str, sev: Severity, path: &str) -> &'a Finding {
+    let got: Vec<_> = r.findings.iter().map(|f| (f.id, f.severity, f.place.path.as_str())).collect();
+    assert_eq!(got, vec![(id, sev, path)], "{:#?}", r.findings);
+    &r.findings[0]
+}
+
+fn checked(r: &Report, check: &str) -> bool {
+    !r.not_checked.iter().any(|n| n.check == check)
+}
+
+const S6000_ROW: &str = "size 56368, xon 18432, xoff 55120, threshold -3, xon_offset 2496";
+
+#[test]
+fn s6000_configs_match_their_pg_profile_lookup() {
+    // COUNTERPOLL's three pg_lossless_40000_*_profile are exactly the Force10-S6000 rows:
+    // headroom-vs-sonic runs (the traditional model, the table known) and finds nothing.
+    let r = run(&[(COUNTERPOLL, data(COUNTERPOLL))], &dscp3());
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    assert!(checked(&r, "headroom-vs-sonic") && checked(&r, "pg-profile-lookup-missing"), "{:#?}", r.not_checked);
+    // FDB has no lossless BUFFER_PG entries: buffermgrd creates them, and the table has rows
+    // for all its ports (40000 Mb/s; 5m, 40m, 300m).
+    let r = run(&[(FDB, data(FDB))], &dscp3());
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    assert!(checked(&r, "pg-profile-lookup-missing"), "{:#?}", r.not_checked);
+}
+
+#[test]
+fn traditional_profile_differs_from_the_table() {
+    // Ethernet112..124 use pg_lossless_40000_40m_profile (CABLE_LENGTH 40m; the 300m ports
+    // are not lossless).
+    let r = run(&[(COUNTERPOLL, edited(COUNTERPOLL, |v| v["BUFFER_PROFILE"]["pg_lossless_40000_40m_profile"]["xoff"] = json!("50000")))], &dscp3());
+    let f = only(&r, "headroom-vs-sonic", Severity::Warning, "BUFFER_PROFILE|pg_lossless_40000_40m_profile|xoff");
+    assert_eq!(f.place.file, COUNTERPOLL);
+    assert_eq!(f.ports, ["Ethernet112", "Ethernet116", "Ethernet120", "Ethernet124"]);
+    assert!(f.what.starts_with("xoff 50000 B differs from the 55120 B SONiC computes for "), "{}", f.what);
+    assert!(f.what.contains("(pg_profile_lookup.ini row 40000 40m)"), "{}", f.what);
+    assert!(f.failure.starts_with("less headroom"), "{}", f.failure);
+    assert_eq!(
+        f.fix,
+        format!("BUFFER_PROFILE|pg_lossless_40000_40m_profile|xoff = \"55120\" (xon \"18432\", size \"56368\"; {S6000_TABLE}), or delete the profile so buffermgrd creates it from the table")
+    );
+
+    // Only size differs: the finding is at size.
+    let r = run(&[(COUNTERPOLL, edited(COUNTERPOLL, |v| v["BUFFER_PROFILE"]["pg_lossless_40000_5m_profile"]["size"] = json!("60000")))], &dscp3());
+    let f = only(&r, "headroom-vs-sonic", Severity::Warning, "BUFFER_PROFILE|pg_lossless_40000_5m_profile|size");
+    assert!(f.what.starts_with("size 60000 B differs from the 56368 B"), "{}", f.what);
+    assert!(f.failure.starts_with("not the buffer SONiC reserves"), "{}", f.failure);
+
+    // xoff and xon both differ: one finding, at xoff, naming both.
+    let r = run(
+        &[(
+            COUNTERPOLL,
+            edited(COUNTERPOLL, |v| {
+                v["BUFFER_PROFILE"]["pg_lossless_40000_5m_profile"]["xoff"] = json!("60000");
+                v["BUFFER_PROFILE"]["pg_lossless_40000_5m_profile"]["xon"] = json!("20000");
+            }),
+        )],
+        &dscp3(),
+    );
+    let f = only(&r, "headroom-vs-sonic", Severity::Warning, "BUFFER_PROFILE|pg_lossless_40000_5m_profile|xoff");
+    assert_eq!(f.ports.len(), 24);
+    assert!(f.what.ends_with("; xon 20000 B, SONiC 18432 B"), "{}", f.what);
+}
+
+#[test]
+fn no_table_row_for_a_runtime_profile() {
+    // FDB's Ethernet4 (40000 Mb/s) with a 7 m cable: no row, buffermgrd creates nothing.
+    let r = run(&[(FDB, edited(FDB, |v| v["CABLE_LENGTH"]["AZURE"]["Ethernet4"] = json!("7m")))], &dscp3());
+    let f = only(&r, "pg-profile-lookup-missing", Severity::Error, "CABLE_LENGTH|AZURE|Ethernet4");
+    assert_eq!((f.place.file.as_str(), f.ports.as_slice()), (FDB, ["Ethernet4".to_string()].as_slice()));
+    assert_eq!(f.what, format!("lossless PG 3,4 has no BUFFER_PG entry, and {S6000_TABLE} has no row for speed 40000, cable 7m"));
+    assert_eq!(f.fix, "CABLE_LENGTH|AZURE|Ethernet4 = \"40m\" (the table lists 5m, 40m, 300m for 40000), or add a row for 40000 7m");
+    // Longer than any row: the longest.
+    let r = run(&[(FDB, edited(FDB, |v| v["CABLE_LENGTH"]["AZURE"]["Ethernet4"] = json!("500m")))], &dscp3());
+    assert!(only(&r, "pg-profile-lookup-missing", Severity::Error, "CABLE_LENGTH|AZURE|Ethernet4").fix.starts_with("CABLE_LENGTH|AZURE|Ethernet4 = \"300m\""));
+    // A speed the table has no rows for: placed at the speed.
+    let r = run(&[(FDB, edited(FDB, |v| v["PORT"]["Ethernet4"]["speed"] = json!("1000")))], &dscp3());
+    let f = only(&r, "pg-profile-lookup-missing", Severity::Error, "PORT|Ethernet4|speed");
+    assert!(f.fix.starts_with(&format!("add rows for speed 1000 to the switch's {S6000_TABLE}")), "{}", f.fix);
+    // Cable "0m": buffermgrd skips the port on purpose; not flagged.
+    let r = run(&[(FDB, edited(FDB, |v| v["CABLE_LENGTH"]["AZURE"]["Ethernet4"] = json!("0m")))], &dscp3());
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    // The dynamic model has no table: not this check's.
+    let r = run(
+        &[(
+            FDB,
+            edited(FDB, |v| {
+                v["CABLE_LENGTH"]["AZURE"]["Ethernet4"] = json!("7m");
+                v["DEVICE_METADATA"]["localhost"]["buffer_model"] = json!("dynamic");
+            }),
+        )],
+        &dscp3(),
+    );
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    // A platform/hwsku whose table is not known: not checked, said.
+    let r = run(&[(FDB, edited(FDB, |v| v["DEVICE_METADATA"]["localhost"]["hwsku"] = json!("Force10-S6000-Q24S32")))], &dscp3());
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    let n = r.not_checked.iter().find(|n| n.check == "pg-profile-lookup-missing").expect("not checked");
+    assert!(n.note.contains("hwsku \"Force10-S6000-Q24S32\""), "{}", n.note);
+}
+
+#[test]
+fn pg_profile_fix_gives_the_tables_values() {
+    let r = run(&[(COUNTERPOLL, edited(COUNTERPOLL, |v| v["BUFFER_PG"]["Ethernet56|3-4"]["profile"] = json!("ingress_lossy_profile")))], &dscp3());
+    let f = only(&r, "pg-headroom-profile", Severity::Error, "BUFFER_PG|Ethernet56|3-4|profile");
+    assert_eq!(
+        f.fix,
+        format!("BUFFER_PG|Ethernet56|3-4|profile = a lossless profile with xon and xoff (buffermgrd's profile for this port: \"pg_lossless_40000_5m_profile\", {S6000_ROW} from {S6000_TABLE}), or delete the entry so buffermgrd creates it")
+    );
+    // A BUFFER_PG entry naming buffermgrd's own profile, which no file defines: buffermgrd
+    // creates it from the table row, so it is fine...
+    let drop_5m = |v: &mut Value| {
+        v["BUFFER_PROFILE"].as_object_mut().unwrap().remove("pg_lossless_40000_5m_profile");
+    };
+    let r = run(&[(COUNTERPOLL, edited(COUNTERPOLL, drop_5m))], &dscp3());
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    // ...unless the port's cable has no row (Ethernet56: 5m made 6m, profile name to match).
+    let r = run(
+        &[(
+            COUNTERPOLL,
+            edited(COUNTERPOLL, |v| {
+                v["CABLE_LENGTH"]["AZURE"]["Ethernet56"] = json!("6m");
+                v["BUFFER_PG"]["Ethernet56|3-4"]["profile"] = json!("pg_lossless_40000_6m_profile");
+            }),
+        )],
+        &dscp3(),
+    );
+    let f = only(&r, "pg-headroom-profile", Severity::Error, "BUFFER_PG|Ethernet56|3-4|profile");
+    assert!(f.what.contains("\"pg_lossless_40000_6m_profile\", which no file of this switch defines"), "{}", f.what);
+}
+
+/// The SN4600C template outputs as one switch: BUFFERS (traditional) or DYNAMIC with its
+/// platform and hwsku (sonic-buildimage `device/mellanox/x86_64-mlnx_msn4600c-r0/
+/// Mellanox-SN4600C-C64`, whose pg_profile_lookup.ini is its sibling D112C8's) and one
+/// lossless port, Ethernet0 (100G, 4 lanes, MTU 9100; PORT added, as the templates have
+/// none), with `edit` applied to the buffers file.
+fn sn4600c(buffers: &str, model: &str, edit: impl FnOnce(&mut Value)) -> Report {
+    sn4600c_with(buffers, model, &dscp3(), edit)
+}
+
+fn sn4600c_with(buffers: &str, model: &str, o: &Options, edit: impl FnOnce(&mut Value)) -> Report {
+    let b = edited(buffers, |v| {
+        v["DEVICE_METADATA"] = json!({"localhost": {"platform": "x86_64-mlnx_msn4600c-r0", "hwsku": "Mellanox-SN4600C-C64", "buffer_model": model}});
+        v["PORT"] = json!({"Ethernet0": {"speed": "100000", "lanes": "0,1,2,3", "mtu": "9100"}});
+        edit(v);
+    });
+    let q = edited(QOS_4600C, |q| {
+        let e0 = q["PORT_QOS_MAP"]["Ethernet0"].clone();
+        q["PORT_QOS_MAP"] = json!({ "Ethernet0": e0 });
+    });
+    run(&[(QOS_4600C, q), (buffers, b)], o)
+}
+
+#[test]
+fn ieee_check_covers_runtime_profiles_with_the_platforms_cell() {
+    // Traditional model, no lossless BUFFER_PG entry: buffermgrd creates
+    // pg_lossless_100000_<cable>_profile from the D112C8 table, and the IEEE check uses its
+    // xoff with Spectrum-3's 144 B cell (no --cell). 300m (xoff 120832) is enough.
+    let r = sn4600c(BUFFERS_4600C, "traditional", |_| {});
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    assert!(checked(&r, "headroom-below-ieee") && checked(&r, "pg-profile-lookup-missing"), "{:#?}", r.not_checked);
+    // 2000m: the row's xoff 234496 is short. By hand, 100 Gb/s: reverse frame 9122 B (9142 on
+    // the wire) 731.36 ns, PFC frame 6.72 ns, 2000 m twice at 5 ns/m 20000 ns, 394 quanta
+    // 2017.28 ns: W = 22755.36 ns; a 4174 B frame (4194 on the wire) takes 335.52 ns, so 68
+    // frames of 29 cells of 144 B = 283968 B.
+    let r = sn4600c(BUFFERS_4600C, "traditional", |v| v["CABLE_LENGTH"]["AZURE"]["Ethernet0"] = json!("2000m"));
+    let f = only(&r, "headroom-below-ieee", Severity::Error, "BUFFER_PROFILE|pg_lossless_100000_2000m_profile|xoff");
+    assert_eq!(f.place.file, BUFFERS_4600C);
+    assert!(
+        f.what.starts_with("xoff 234496 B (created at run time by buffermgrd from sonic-buildimage device/mellanox/x86_64-mlnx_msn4600c-r0/Mellanox-SN4600C-D112C8/pg_profile_lookup.ini at 086b03bd70f9) is below the IEEE 802.1Qbb worst case 283968 B"),
+        "{}",
+        f.what
+    );
+    assert!(f.what.contains("68 frames of 4174 B x 29 cells of 144 B; cell size 144 B: spectrum-3 cell_size"), "{}", f.what);
+    assert_eq!(f.fix, "define BUFFER_PROFILE|pg_lossless_100000_2000m_profile with xoff >= \"283968\" (buffermgrd then reuses it instead of the table row)");
+}
+
+#[test]
+fn ieee_check_covers_the_dynamic_models_null_profiles() {
+    // Dynamic model: Ethernet0|3-4 is "NULL", the Lua computes it. Spectrum-3, 100G, 300 m,
+    // MTU 9100, 1024 B / 50 % small packets, no shared headroom pool: propagation 9100 +
+    // 37878.8 (cable) + 819.2 + 25216 (394 quanta) = 73014 B; 64 B packets are 11.76 % of
+    // the bytes, 3 cells each, occupancy 1.2353: xoff ceil_1024(1024 + 90195) = 92160, plus
+    // the 2 KiB compensation = 94208. With the platform's 144 B cell the IEEE need is below.
+    let r = sn4600c(DYNAMIC_4600C, "dynamic", |_| {});
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    assert!(checked(&r, "headroom-below-ieee"), "{:#?}", r.not_checked);
+    // --cell 2048 (overriding the platform's): W = 731.36 + 6.72 + 2 x 1500 + 2017.28 =
+    // 5755.36 ns, 18 frames of 3 cells of 2048 B = 110592 B.
+    let o = Options { cell: Some(Bytes(2048)), ..dscp3() };
+    let r = sn4600c_with(DYNAMIC_4600C, "dynamic", &o, |_| {});
+    let f = only(&r, "headroom-below-ieee", Severity::Error, "BUFFER_PG|Ethernet0|3-4|profile");
+    assert_eq!(f.place.file, DYNAMIC_4600C);
+    assert!(
+        f.what.starts_with("xoff 94208 B (computed at run time by SONiC's headroom Lua (spectrum-3)) is below the IEEE 802.1Qbb worst case 110592 B"),
+        "{}",
+        f.what
+    );
+    assert!(f.what.ends_with("18 frames of 4174 B x 3 cells of 2048 B)"), "--cell given: no platform note: {}", f.what);
+    assert_eq!(f.fix, "BUFFER_PG|Ethernet0|3-4|profile = a lossless profile with xoff >= \"110592\" (a headroom override of SONiC's Lua)");
+}
+
+#[test]
+fn cell_size_unknown_off_spectrum() {
+    // A Broadcom switch without --cell: the IEEE check says why it did not run.
+    let r = run(&[(FDB, data(FDB))], &dscp3());
+    let n = r.not_checked.iter().find(|n| n.check == "headroom-below-ieee").expect("not checked");
+    assert_eq!(n.note, "no cell size known for platform \"x86_64-dell_s6000_s1220-r0\" (NVIDIA Spectrum only): pass --cell");
+}
