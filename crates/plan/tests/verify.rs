@@ -56,10 +56,11 @@ fn real_configs_verify_clean() {
     let r = run(&[(FDB, data(FDB))], &dscp3()).unwrap();
     assert!(r.findings.is_empty(), "{:#?}", r.findings);
     // No lossless PG has a BUFFER_PG entry (buffermgrd creates them at run time), and a
-    // Broadcom (Dell S6000) switch: only Mellanox SAI's dynamic_th range is known.
+    // Broadcom (Dell S6000) switch: only Mellanox SAI's dynamic_th range and pool accounting are
+    // known.
     let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
-    assert_eq!(nc, [("ecn-after-pfc", "(lossless PG profiles)"), ("dynamic-th-range", "(dynamic_th range)")]);
-    assert!(r.not_checked[1].note.contains("x86_64-dell_s6000_s1220-r0"), "{}", r.not_checked[1].note);
+    assert_eq!(nc, [("buffer-overcommit", "(pool semantics)"), ("ecn-after-pfc", "(lossless PG profiles)"), ("dynamic-th-range", "(dynamic_th range)")]);
+    assert!(r.not_checked[2].note.contains("x86_64-dell_s6000_s1220-r0"), "{}", r.not_checked[2].note);
     assert!(r.ignored_tables.iter().any(|i| i.table == "ACL_TABLE" && i.file == FDB));
     assert_eq!(r.switches, vec![("str-s6000-acs-14".to_string(), vec![FDB.to_string()])]);
 
@@ -68,8 +69,8 @@ fn real_configs_verify_clean() {
     let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
     // Its pg_lossless_40000_{5m,40m,300m}_profile equal the Force10-S6000 pg_profile_lookup.ini
     // rows (headroom-vs-sonic checked, clean; see verify_buffers.rs).
-    assert_eq!(nc, [("pfc-watchdog-missing", "PFC_WD"), ("dynamic-th-range", "(dynamic_th range)")]);
-    assert!(r.not_checked[0].note.contains("default_pfcwd_status is disable"));
+    assert_eq!(nc, [("buffer-overcommit", "(pool semantics)"), ("pfc-watchdog-missing", "PFC_WD"), ("dynamic-th-range", "(dynamic_th range)")]);
+    assert!(r.not_checked[1].note.contains("default_pfcwd_status is disable"));
 
     // The template outputs: one switch without a hostname, in two files.
     let r = run(&[(QOS_4600C, data(QOS_4600C)), (BUFFERS_4600C, data(BUFFERS_4600C))], &dscp3()).unwrap();
@@ -82,18 +83,27 @@ fn real_configs_verify_clean() {
             ("port-mtu", "PORT"),
             ("pg-profile-lookup-missing", "(pg_profile_lookup.ini)"),
             ("headroom-below-ieee", "PORT"),
+            ("buffer-overcommit", "(pool semantics)"),
             ("ecn-after-pfc", "(lossless PG profiles)"),
             ("pfc-watchdog-missing", "PFC_WD"),
             ("dynamic-th-range", "(dynamic_th range)")
         ]
     );
-    assert!(r.not_checked[5].note.contains("platform is absent"), "{}", r.not_checked[5].note);
+    assert!(r.not_checked[6].note.contains("platform is absent"), "{}", r.not_checked[6].note);
 
     // Without a cell size the IEEE headroom check does not run, and says so.
     let r = run(&[(FDB, data(FDB))], &Options { roce_dscp: 3, ..Options::default() }).unwrap();
     assert!(r.findings.is_empty());
     let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
-    assert_eq!(nc, [("headroom-below-ieee", "(cell size)"), ("ecn-after-pfc", "(cell size)"), ("dynamic-th-range", "(dynamic_th range)")]);
+    assert_eq!(
+        nc,
+        [
+            ("headroom-below-ieee", "(cell size)"),
+            ("buffer-overcommit", "(pool semantics)"),
+            ("ecn-after-pfc", "(cell size)"),
+            ("dynamic-th-range", "(dynamic_th range)")
+        ]
+    );
 }
 
 /// The 4600C template outputs with `edit` applied to the buffers file, which also gets the

@@ -231,7 +231,7 @@ fn ieee_need(sw: &Switch, port: &str, opts: &Options, cell: units::Bytes) -> Res
 /// the RoCE path MTU's largest frame (an RDMA WRITE first packet, IPv4, no VLAN tag) in the
 /// lossless class, the port MTU's frame (PORT `mtu` + MAC header, VLAN tag, FCS) on the
 /// reverse direction, no interface delay. The xoff is the configured profile's, or the one
-/// SONiC makes at run time ([`pg_xoff`]: the pg_profile_lookup row in the traditional
+/// SONiC makes at run time ([`pg_headroom`]: the pg_profile_lookup row in the traditional
 /// model, the Lua's for a `NULL` profile on Spectrum). The cell size is `--cell` or the
 /// platform's ([`crate::verify::platform::cell_size`]), said in the finding. Reported once
 /// per place, with the largest need among the ports there.
@@ -261,11 +261,11 @@ pub(super) fn headroom_ieee(
     let pgs = pg_keys(sw)?;
     let lua = lua_switch(sw)?;
     // place -> (need, its terms, the PG's xoff and origin, ports short)
-    let mut short: BTreeMap<Place, (u64, String, PgXoff, Vec<String>)> = BTreeMap::new();
+    let mut short: BTreeMap<Place, (u64, String, PgHeadroom, Vec<String>)> = BTreeMap::new();
     for (port, pfc) in lossless {
         let Some((need, why)) = ieee_need(sw, port, opts, cell.bytes)? else { continue };
         for &pg in pfc {
-            let Some(x) = pg_xoff(sw, port, pgs.get(&(port.clone(), pg)).map(String::as_str), lua.as_ref())? else { continue };
+            let Some(x) = pg_headroom(sw, port, pgs.get(&(port.clone(), pg)).map(String::as_str), lua.as_ref())? else { continue };
             if x.xoff >= need {
                 continue;
             }

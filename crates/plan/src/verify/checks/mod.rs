@@ -21,6 +21,7 @@ use model::frame::{BTH, ICRC, IPV4_HEADER, RETH, UDP_HEADER};
 use model::sonic::DEFAULT_PORT_MTU;
 use serde::Serialize;
 
+mod buffer;
 mod chain;
 mod ecn;
 mod headroom;
@@ -28,6 +29,7 @@ mod headroom_sonic;
 mod sonic_profile;
 mod watchdog;
 
+use buffer::*;
 use chain::*;
 use ecn::*;
 use headroom::*;
@@ -52,7 +54,7 @@ pub struct Finding {
     pub severity: Severity,
     /// Stable identifier of the check (`dscp-chain`, `cnp-class`, `pfc-peer-mismatch`,
     /// `port-mtu`, `cable-length-missing`, `pg-headroom-profile`, `headroom-below-ieee`, `ecn-missing`,
-    /// `headroom-vs-sonic`, `ecn-after-pfc`, `pfc-watchdog-missing`, `watchdog-after-retry`, `dynamic-th-range`,
+    /// `headroom-vs-sonic`, `pg-profile-lookup-missing`, `buffer-overcommit`, `shared-headroom-pool`, `ecn-after-pfc`, `pfc-watchdog-missing`, `watchdog-after-retry`, `dynamic-th-range`,
     /// `nic-pfc-mismatch`, `nic-trust`, `nic-cnp-priority`, `nic-dcqcn-off`).
     pub id: &'static str,
     pub switch: String,
@@ -104,6 +106,7 @@ pub(super) fn run(switches: &[Switch], nics: &[(String, NicConfig)], opts: &Opti
         pg_lookup_missing(sw, &lossless, &mut found, &mut not_checked)?;
         headroom_ieee(sw, &lossless, opts, &mut found, &mut not_checked)?;
         headroom_sonic(sw, &lossless, &mut found, &mut not_checked)?;
+        buffer_accounting(sw, &lossless, opts, &mut found, &mut not_checked)?;
         ecn(sw, &lossless, &mut found, &mut not_checked)?;
         ecn_after_pfc(sw, &lossless, opts, &mut found, &mut not_checked)?;
         pfc_watchdog(sw, &lossless, &mut found, &mut not_checked);

@@ -140,32 +140,36 @@ pub(super) fn new_entry_place(sw: &Switch, table: &str, key: &str, field: &str) 
     Place { file: file.unwrap_or(p.file), path: p.path }
 }
 
-/// The xoff a lossless PG gets, where to change it and where it comes from.
+/// The headroom a lossless PG gets (its profile's xoff and size), where to change it and
+/// where it comes from.
 #[derive(Clone, Debug)]
-pub(super) struct PgXoff {
+pub(super) struct PgHeadroom {
     pub xoff: u64,
-    /// The config_db place that sets it (or would, for a run-time profile).
+    /// The profile's `size`: the PG's reserved buffer (0 when the profile has none).
+    pub size: u64,
+    /// The config_db place that sets the xoff (or would, for a run-time profile).
     pub place: Place,
-    /// The BUFFER_PROFILE name (buffermgrd's for a run-time profile).
+    /// The BUFFER_PROFILE name (buffermgrd's for a run-time profile, "NULL" for the Lua's).
     pub profile: String,
     /// Empty for a configured profile; else how SONiC computes it, for the finding's text.
     pub origin: String,
 }
 
-/// The xoff of one lossless PG (`key`: its BUFFER_PG key, if it has one). `None` when the
-/// PG gets no headroom (another check's finding) or its value is not known here.
-pub(super) fn pg_xoff(sw: &Switch, port: &str, key: Option<&str>, lua: Option<&LuaSwitch>) -> Result<Option<PgXoff>, ReadError> {
-    let configured = |name: &str| -> Result<Option<PgXoff>, ReadError> {
+/// The headroom of one lossless PG (`key`: its BUFFER_PG key, if it has one). `None` when
+/// the PG gets no headroom (another check's finding) or its value is not known here.
+pub(super) fn pg_headroom(sw: &Switch, port: &str, key: Option<&str>, lua: Option<&LuaSwitch>) -> Result<Option<PgHeadroom>, ReadError> {
+    let configured = |name: &str| -> Result<Option<PgHeadroom>, ReadError> {
         let Some(v) = sw.field("BUFFER_PROFILE", name, "xoff") else { return Ok(None) };
         let xoff = num(sw, "BUFFER_PROFILE", name, "xoff", v)?;
-        Ok(Some(PgXoff { xoff, place: sw.place("BUFFER_PROFILE", name, "xoff"), profile: name.into(), origin: String::new() }))
+        let size = profile_size(sw, name)?.unwrap_or(0);
+        Ok(Some(PgHeadroom { xoff, size, place: sw.place("BUFFER_PROFILE", name, "xoff"), profile: name.into(), origin: String::new() }))
     };
     let raw = key.and_then(|k| sw.field("BUFFER_PG", k, "profile"));
     match (key, raw.map(profile_name)) {
         (Some(k), Some("NULL")) => {
             let Some((h, _)) = lua.map(|l| lua_for_port(sw, port, l)).transpose()?.flatten() else { return Ok(None) };
             let origin = format!("computed at run time by SONiC's headroom Lua ({})", lua.map_or("", |l| l.gen.name()));
-            Ok(Some(PgXoff { xoff: h.xoff.0, place: sw.place("BUFFER_PG", k, "profile"), profile: "NULL".into(), origin }))
+            Ok(Some(PgHeadroom { xoff: h.xoff.0, size: h.size.0, place: sw.place("BUFFER_PG", k, "profile"), profile: "NULL".into(), origin }))
         }
         (Some(_), Some(name)) => configured(name),
         (Some(_), None) => Ok(None),
@@ -177,7 +181,12 @@ pub(super) fn pg_xoff(sw: &Switch, port: &str, key: Option<&str>, lua: Option<&L
             }
             let Some((t, r)) = lookup_row(sw, port) else { return Ok(None) };
             let origin = format!("created at run time by buffermgrd from {}", t.source());
-            Ok(Some(PgXoff { xoff: r.xoff, place: new_entry_place(sw, "BUFFER_PROFILE", &name, "xoff"), profile: name, origin }))
+            Ok(Some(PgHeadroom { xoff: r.xoff, size: r.size, place: new_entry_place(sw, "BUFFER_PROFILE", &name, "xoff"), profile: name, origin }))
         }
     }
+}
+
+/// A BUFFER_PROFILE's `size`, if it has one.
+pub(super) fn profile_size(sw: &Switch, name: &str) -> Result<Option<u64>, ReadError> {
+    sw.field("BUFFER_PROFILE", name, "size").map(|v| num(sw, "BUFFER_PROFILE", name, "size", v)).transpose()
 }
