@@ -7,17 +7,20 @@
 //! PFC priorities differing between link peers (DEVICE_NEIGHBOR), port MTU below the RoCE
 //! path MTU plus its headers, cable length missing for a lossless port, a lossless PG whose
 //! BUFFER_PG entry names a profile without headroom (or no profile that exists), ECN/WRED
-//! missing on a lossless queue, a profile's xoff below the IEEE 802.1Qbb worst case (given
-//! the cell size) or different from SONiC's own (the headroom Lua, Spectrum dynamic
-//! model), ECN marking that starts only after PFC fires (the planner's test and PFC
+//! missing on a lossless queue, a lossless PG's xoff (configured, or the one SONiC makes at
+//! run time) below the IEEE 802.1Qbb worst case (the cell size from `--cell` or the
+//! platform, [`platform`]) or different from SONiC's own (the switch's pg_profile_lookup.ini,
+//! [`pg_lookup`], in the traditional model; the headroom Lua on Spectrum in the dynamic
+//! one), a missing pg_profile_lookup.ini row for a lossless port, the buffer reservations
+//! against the ASIC's buffer (Spectrum) and the shared headroom pool against the lossless
+//! PGs' xoff, ECN marking that starts only after PFC fires (the planner's test and PFC
 //! point), the PFC watchdog missing on a lossless port or queue or slower than the NICs'
 //! RC retry budget, a profile's `dynamic_th` outside Mellanox SAI's range, and NIC settings
 //! ([`nic`]) against their switch port: PFC priorities, trust mode, the RoCE and CNP DSCPs
 //! and priorities, DCQCN enabled on the RoCE priority.
 //!
-//! Left out (see docs/verify.md): pg_profile_lookup rows and values (the traditional model),
-//! findings on the NICs' DCQCN parameters, buffer accounting against the
-//! ASIC, other ASICs' dynamic_th ranges, and `--simulate`.
+//! Left out (see docs/verify.md): findings on the NICs' DCQCN parameters, other ASICs' cell
+//! and buffer sizes, buffer accounting and dynamic_th ranges, and `--simulate`.
 
 pub mod checks;
 pub mod config_db;
