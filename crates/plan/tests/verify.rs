@@ -56,11 +56,11 @@ fn real_configs_verify_clean() {
     let r = run(&[(FDB, data(FDB))], &dscp3()).unwrap();
     assert!(r.findings.is_empty(), "{:#?}", r.findings);
     // No lossless PG has a BUFFER_PG entry (buffermgrd creates them at run time), and a
-    // Broadcom (Dell S6000) switch: only Mellanox SAI's dynamic_th range and pool accounting are
-    // known.
+    // Broadcom (Dell S6000, Trident2) switch: pool accounting is Mellanox's only (its
+    // dynamic_th values -3 and 3 are checked against Trident2's alphas, verify_buffers.rs).
     let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
-    assert_eq!(nc, [("buffer-overcommit", "(pool semantics)"), ("ecn-after-pfc", "(lossless PG profiles)"), ("dynamic-th-range", "(dynamic_th range)")]);
-    assert!(r.not_checked[2].note.contains("x86_64-dell_s6000_s1220-r0"), "{}", r.not_checked[2].note);
+    assert_eq!(nc, [("buffer-overcommit", "(pool semantics)"), ("ecn-after-pfc", "(lossless PG profiles)")]);
+    assert!(r.not_checked[0].note.contains("x86_64-dell_s6000_s1220-r0"), "{}", r.not_checked[0].note);
     assert!(r.ignored_tables.iter().any(|i| i.table == "ACL_TABLE" && i.file == FDB));
     assert_eq!(r.switches, vec![("str-s6000-acs-14".to_string(), vec![FDB.to_string()])]);
 
@@ -69,7 +69,7 @@ fn real_configs_verify_clean() {
     let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
     // Its pg_lossless_40000_{5m,40m,300m}_profile equal the Force10-S6000 pg_profile_lookup.ini
     // rows (headroom-vs-sonic checked, clean; see verify_buffers.rs).
-    assert_eq!(nc, [("buffer-overcommit", "(pool semantics)"), ("pfc-watchdog-missing", "PFC_WD"), ("dynamic-th-range", "(dynamic_th range)")]);
+    assert_eq!(nc, [("buffer-overcommit", "(pool semantics)"), ("pfc-watchdog-missing", "PFC_WD")]);
     assert!(r.not_checked[1].note.contains("default_pfcwd_status is disable"));
 
     // The template outputs: one switch without a hostname, in two files.
@@ -95,15 +95,7 @@ fn real_configs_verify_clean() {
     let r = run(&[(FDB, data(FDB))], &Options { roce_dscp: 3, ..Options::default() }).unwrap();
     assert!(r.findings.is_empty());
     let nc: Vec<_> = r.not_checked.iter().map(|n| (n.check, n.missing_table)).collect();
-    assert_eq!(
-        nc,
-        [
-            ("headroom-below-ieee", "(cell size)"),
-            ("buffer-overcommit", "(pool semantics)"),
-            ("ecn-after-pfc", "(cell size)"),
-            ("dynamic-th-range", "(dynamic_th range)")
-        ]
-    );
+    assert_eq!(nc, [("headroom-below-ieee", "(cell size)"), ("buffer-overcommit", "(pool semantics)"), ("ecn-after-pfc", "(cell size)")]);
 }
 
 /// The 4600C template outputs with `edit` applied to the buffers file, which also gets the
@@ -133,9 +125,10 @@ fn dynamic_th_outside_mellanox_sai_range_warns() {
     let f = only(&r, "dynamic-th-range", Severity::Warning, "BUFFER_PROFILE|q_lossy_profile|dynamic_th");
     assert!(f.what.contains("reads it as -8 (alpha 0)"), "{}", f.what);
 
-    // A platform whose range is not known: not checked, even with a value out of Mellanox's.
+    // A platform whose range is not known (Arista 7260CX3, Broadcom Tomahawk-2): not
+    // checked, even with a value out of Mellanox's.
     let r = mellanox_with(|v| {
-        v["DEVICE_METADATA"]["localhost"]["platform"] = json!("x86_64-dell_s6000_s1220-r0");
+        v["DEVICE_METADATA"]["localhost"]["platform"] = json!("x86_64-arista_7260cx3_64");
         v["BUFFER_PROFILE"]["q_lossy_profile"]["dynamic_th"] = json!("-9");
     });
     assert!(r.findings.is_empty(), "{:#?}", r.findings);

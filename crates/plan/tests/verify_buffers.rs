@@ -249,10 +249,14 @@ fn ieee_check_covers_the_dynamic_models_null_profiles() {
 
 #[test]
 fn cell_size_unknown_off_spectrum() {
-    // A Broadcom switch without --cell: the IEEE check says why it did not run.
+    // Broadcom switches without --cell whose cell size is not known here (Trident2: its SDK
+    // header has none; Tomahawk-2: no header found): the IEEE check says why it did not run.
     let r = run(&[(FDB, data(FDB))], &dscp3());
     let n = r.not_checked.iter().find(|n| n.check == "headroom-below-ieee").expect("not checked");
-    assert_eq!(n.note, "no cell size known for platform \"x86_64-dell_s6000_s1220-r0\" (NVIDIA Spectrum only): pass --cell");
+    assert_eq!(n.note, "no cell size known for Broadcom Trident2: pass --cell");
+    let r = arista(&dscp3(), |_| {});
+    let n = r.not_checked.iter().find(|n| n.check == "headroom-below-ieee").expect("not checked");
+    assert_eq!(n.note, "no cell size known for platform \"x86_64-arista_7260cx3_64\" (NVIDIA Spectrum, Broadcom Tomahawk and Trident3 only): pass --cell");
 }
 const ARISTA_BUFFERS: &str = "sonic-buildimage__sample_output__buffer-arista7260-t1.json";
 const ARISTA_QOS: &str = "sonic-buildimage__sample_output__qos-arista7260-t1.json";
@@ -365,4 +369,27 @@ fn bad_buffer_numbers_name_the_place() {
     let s = vec![(QOS_4600C.to_string(), data(QOS_4600C)), (BUFFERS_4600C.to_string(), b)];
     let e = verify(&s, &dscp3()).unwrap_err();
     assert_eq!(e.to_string(), format!("{BUFFERS_4600C}: BUFFER_PROFILE|q_lossy_profile|size: \"9k\" is not a whole number"));
+}
+
+#[test]
+fn dynamic_th_against_broadcom_alphas() {
+    // FDB is a Force10-S6000 (Trident2: its sai.profile loads td2-s6000-32x40G.config.bcm);
+    // its dynamic_th values -3 and 3 have alphas (1/8, 8): checked, clean.
+    let r = run(&[(FDB, data(FDB))], &dscp3());
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    assert!(checked(&r, "dynamic-th-range"), "{:#?}", r.not_checked);
+    let th = |v: &str| run(&[(FDB, edited(FDB, |j| j["BUFFER_PROFILE"]["ingress_lossy_profile"]["dynamic_th"] = json!(v)))], &dscp3());
+    assert!(th("-7").findings.is_empty());
+    let r = th("4");
+    let f = only(&r, "dynamic-th-range", Severity::Warning, "BUFFER_PROFILE|ingress_lossy_profile|dynamic_th");
+    assert!(
+        f.what.starts_with(
+            "dynamic_th 4 is outside the -7..3 for which the Broadcom Trident2 has an alpha (1/128..8; Broadcom Trident2 (Force10-S6000/sai.profile"
+        ),
+        "{}",
+        f.what
+    );
+    assert!(f.what.ends_with("OpenBCM sdk-6.5.21/include/soc at 9ee0371a6bad/trident2.h))"), "{}", f.what);
+    assert_eq!(f.fix, "BUFFER_PROFILE|ingress_lossy_profile|dynamic_th = a value in -7..3");
+    only(&th("-8"), "dynamic-th-range", Severity::Warning, "BUFFER_PROFILE|ingress_lossy_profile|dynamic_th");
 }

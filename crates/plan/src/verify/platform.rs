@@ -12,15 +12,89 @@
 //!   `BUFFER_MAX_PARAM_TABLE|global` has none, and sonic-buildimage's Mellanox
 //!   `buffers_defaults_t*.j2` size that pool as the whole buffer.
 //!
-//! Left out: Broadcom, Marvell and other ASICs (no platform-to-chip table with a citable
-//! cell and buffer size here; such switches are "not checked" without `--cell` /
-//! `--mmu-size`), and the STATE_DB `mmu_size` a running switch reports.
+//! * **Broadcom chips** ([`BroadcomChip`]), by platform, from the SDK configuration its
+//!   hwsku's `sai.profile` loads (`SAI_INIT_CONFIG_FILE=.../td2-…`, `th-…`, `td3-…` in
+//!   sonic-buildimage at 086b03bd70f9): Trident2 (Force10-S6000), Tomahawk (Arista
+//!   7060CX-32S), Trident3 (Arista 7050SX3-48C8). Their cell size and dynamic-threshold
+//!   alphas are the SDK's (OpenBCM `sdk-6.5.21/include/soc/{trident2,tomahawk,trident3}.h`
+//!   at 9ee0371a6bad8176af34e8c4de05d19a91dcddba): `_TH_MMU_BYTES_PER_CELL` 208 B,
+//!   `_TD3_MMU_BYTES_PER_CELL` 256 B (the Trident2 header read has none), and the
+//!   `soc_*_drop_limit_alpha_value_e` alphas 1/128 .. 8 on all three.
+//!
+//! Left out: other Broadcom chips (Tomahawk-2/3/4/5, Jericho), Marvell and other ASICs (no
+//! citable cell size or alpha range found; "not checked" without `--cell`), Broadcom buffer
+//! sizes, and the STATE_DB `mmu_size` a running switch reports.
 
 use model::sonic::{Spectrum, ASIC_TABLE_SOURCE};
 use units::Bytes;
 
 use super::config_db::Switch;
 use super::Options;
+
+/// A Broadcom StrataXGS chip whose SDK header gives its MMU facts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BroadcomChip {
+    Trident2,
+    Tomahawk,
+    Trident3,
+}
+
+/// SONiC platforms and their chip, by the SDK config their hwsku's `sai.profile` loads
+/// (sonic-buildimage at 086b03bd70f9e211aaaf5f6aefe0790b508d2a94).
+const BROADCOM_PLATFORMS: [(&str, BroadcomChip, &str); 3] = [
+    ("x86_64-dell_s6000_s1220-r0", BroadcomChip::Trident2, "Force10-S6000/sai.profile: td2-s6000-32x40G.config.bcm"),
+    ("x86_64-arista_7060_cx32s", BroadcomChip::Tomahawk, "Arista-7060CX-32S/sai.profile: th-a7060-cx32s-flex-all.config.bcm"),
+    ("x86_64-arista_7050sx3_48c8", BroadcomChip::Trident3, "Arista-7050SX3-48C8/sai.profile: td3-a7050sx3_48c8-48x10G+8x100G.config.bcm"),
+];
+
+/// Where the Broadcom SDK facts come from.
+const OPENBCM: &str = "OpenBCM sdk-6.5.21/include/soc at 9ee0371a6bad";
+
+impl BroadcomChip {
+    pub fn name(self) -> &'static str {
+        match self {
+            BroadcomChip::Trident2 => "Broadcom Trident2",
+            BroadcomChip::Tomahawk => "Broadcom Tomahawk",
+            BroadcomChip::Trident3 => "Broadcom Trident3",
+        }
+    }
+
+    /// The SDK header that holds this chip's MMU constants.
+    fn header(self) -> &'static str {
+        match self {
+            BroadcomChip::Trident2 => "trident2.h",
+            BroadcomChip::Tomahawk => "tomahawk.h",
+            BroadcomChip::Trident3 => "trident3.h",
+        }
+    }
+
+    /// `_TH_MMU_BYTES_PER_CELL` / `_TD3_MMU_BYTES_PER_CELL` (none in the Trident2 header).
+    pub fn cell_size(self) -> Option<Bytes> {
+        match self {
+            BroadcomChip::Trident2 => None,
+            BroadcomChip::Tomahawk => Some(Bytes(208)),
+            BroadcomChip::Trident3 => Some(Bytes(256)),
+        }
+    }
+}
+
+/// The `dynamic_th` values (log2 of alpha, SAI `SAI_BUFFER_PROFILE_ATTR_SHARED_DYNAMIC_TH`:
+/// "the threshold is set to the 2^n of available buffer of the pool", opencomputeproject/SAI
+/// `inc/saibuffer.h` at 08262059d570645e72bbad5e2e97263c8bf5526f) for which these Broadcom
+/// chips have an alpha: `soc_td2/th/td3_drop_limit_alpha_value_e` list 1/128, 1/64, ..., 4,
+/// 8, so -7..3.
+pub const BROADCOM_DYNAMIC_TH: std::ops::RangeInclusive<i64> = -7..=3;
+
+/// The switch's Broadcom chip, if its platform is in the table, with the evidence.
+pub fn broadcom(sw: &Switch) -> Option<(BroadcomChip, &'static str)> {
+    let p = sw.field("DEVICE_METADATA", "localhost", "platform")?;
+    BROADCOM_PLATFORMS.iter().find(|(q, _, _)| *q == p).map(|&(_, c, why)| (c, why))
+}
+
+/// Where a Broadcom chip's fact comes from, for findings.
+pub fn broadcom_source(chip: BroadcomChip, evidence: &str) -> String {
+    format!("{} ({evidence}; {OPENBCM}/{})", chip.name(), chip.header())
+}
 
 /// A value and where it came from (said in findings).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,9 +113,15 @@ pub fn cell_size(sw: &Switch, opts: &Options) -> Result<Sourced, String> {
     if let Some(c) = opts.cell {
         return Ok(Sourced { bytes: c, source: "--cell".into() });
     }
+    if let Some((chip, why)) = broadcom(sw) {
+        return match chip.cell_size() {
+            Some(c) => Ok(Sourced { bytes: c, source: broadcom_source(chip, why) }),
+            None => Err(format!("no cell size known for {}: pass --cell", chip.name())),
+        };
+    }
     match (spectrum(sw), sw.field("DEVICE_METADATA", "localhost", "platform")) {
         (Some(g), _) => Ok(Sourced { bytes: g.asic().cell_size, source: format!("{} cell_size, {ASIC_TABLE_SOURCE}", g.name()) }),
-        (None, Some(p)) => Err(format!("no cell size known for platform {p:?} (NVIDIA Spectrum only): pass --cell")),
+        (None, Some(p)) => Err(format!("no cell size known for platform {p:?} (NVIDIA Spectrum, Broadcom Tomahawk and Trident3 only): pass --cell")),
         (None, None) => Err("config_db has no buffer cell size and DEVICE_METADATA|localhost|platform is absent: pass --cell".into()),
     }
 }
@@ -87,8 +167,13 @@ mod tests {
         assert_eq!(cell_size(&sn4600c, &given).unwrap(), Sourced { bytes: Bytes(256), source: "--cell".into() });
         assert_eq!(mmu_size(&sn4600c, &given).unwrap().bytes, Bytes(1 << 24));
         let s6000 = switch(Some("x86_64-dell_s6000_s1220-r0"));
-        assert!(cell_size(&s6000, &o).unwrap_err().contains("x86_64-dell_s6000_s1220-r0"));
+        assert_eq!(cell_size(&s6000, &o).unwrap_err(), "no cell size known for Broadcom Trident2: pass --cell");
         assert!(mmu_size(&s6000, &o).unwrap_err().contains("--mmu-size"));
+        let a7060 = cell_size(&switch(Some("x86_64-arista_7060_cx32s")), &o).unwrap();
+        assert_eq!(a7060.bytes, Bytes(208));
+        assert!(a7060.source.starts_with("Broadcom Tomahawk (Arista-7060CX-32S/sai.profile"), "{}", a7060.source);
+        assert_eq!(cell_size(&switch(Some("x86_64-arista_7050sx3_48c8")), &o).unwrap().bytes, Bytes(256));
+        assert!(cell_size(&switch(Some("x86_64-arista_7260cx3_64")), &o).unwrap_err().contains("pass --cell"));
         assert!(cell_size(&switch(None), &o).unwrap_err().contains("platform is absent"));
     }
 }

@@ -316,16 +316,19 @@ pub(super) fn is_mellanox(platform: &str) -> bool {
     platform.starts_with("x86_64-mlnx_") || platform.starts_with("x86_64-nvidia_")
 }
 
-/// A BUFFER_PROFILE's `dynamic_th` must be inside the ASIC's SAI range
-/// ([`MELLANOX_DYNAMIC_TH`]); outside it the SAI clamps the value silently, so the profile
-/// gets either no shared buffer or all of it, not the share written. Every profile is
-/// checked, lossless or not: a lossy queue with an unlimited threshold takes the shared
-/// buffer from the lossless PGs as well.
+/// A BUFFER_PROFILE's `dynamic_th` must be inside the ASIC's range. Mellanox SAI
+/// ([`MELLANOX_DYNAMIC_TH`]) clamps a value outside silently, so the profile gets either no
+/// shared buffer or all of it, not the share written. The Broadcom chips of
+/// [`crate::verify::platform::broadcom`] have alphas for -7..3 only
+/// ([`crate::verify::platform::BROADCOM_DYNAMIC_TH`]); what their closed SAI does with
+/// another value is not documented publicly, so the finding says the threshold written is
+/// not one the chip has. Every profile is checked, lossless or not: a lossy queue with an
+/// unlimited threshold takes the shared buffer from the lossless PGs as well.
 ///
-/// Only the Mellanox range has a cited source here; on another platform (or without
-/// `DEVICE_METADATA|localhost|platform`) the check is "not checked". A value that is not a
-/// whole number is an input error.
+/// Other platforms (or no `DEVICE_METADATA|localhost|platform`): "not checked". A value
+/// that is not a whole number is an input error.
 pub(super) fn dynamic_th(sw: &Switch, found: &mut Vec<Finding>, nc: &mut Vec<NotChecked>) -> Result<(), ReadError> {
+    use crate::verify::platform::{broadcom, broadcom_source, BROADCOM_DYNAMIC_TH};
     let Some(profiles) = sw.table("BUFFER_PROFILE") else {
         not(nc, sw, "dynamic-th-range", "BUFFER_PROFILE", "no buffer profiles to check");
         return Ok(());
@@ -334,40 +337,58 @@ pub(super) fn dynamic_th(sw: &Switch, found: &mut Vec<Finding>, nc: &mut Vec<Not
         return Ok(());
     }
     let platform = sw.field("DEVICE_METADATA", "localhost", "platform");
-    if !platform.is_some_and(is_mellanox) {
+    let bcm = broadcom(sw);
+    if !platform.is_some_and(is_mellanox) && bcm.is_none() {
         let why = match platform {
-            Some(p) => format!("known only for Mellanox SAI (x86_64-mlnx_*, x86_64-nvidia_*), not platform {p:?}"),
+            Some(p) => format!("known only for Mellanox SAI (x86_64-mlnx_*, x86_64-nvidia_*) and Broadcom Trident2, Tomahawk and Trident3, not platform {p:?}"),
             None => "DEVICE_METADATA|localhost|platform is absent, so the ASIC is unknown".to_string(),
         };
         not(nc, sw, "dynamic-th-range", "(dynamic_th range)", &why);
         return Ok(());
     }
-    let (lo, hi) = (*MELLANOX_DYNAMIC_TH.start(), *MELLANOX_DYNAMIC_TH.end());
     for (name, e) in profiles {
         let Some(v) = e.fields.get("dynamic_th") else { continue };
         let th: i64 = v.trim().parse().map_err(|_| shape(sw.place("BUFFER_PROFILE", name, "dynamic_th"), format!("{v:?} is not a whole number")))?;
-        if MELLANOX_DYNAMIC_TH.contains(&th) {
-            continue;
-        }
-        let (read_as, failure, fix) = if th < lo {
-            (
-                format!("{lo} (alpha 0)"),
-                "the profile gets no shared buffer: its PG or queue holds only its reserved size and pauses (lossless) or drops (lossy) early",
-                lo,
-            )
-        } else {
-            (format!("{hi} (unlimited)"), "the profile may take the whole shared pool: one congested PG or queue starves the others of buffer", hi)
+        let place = sw.place("BUFFER_PROFILE", name, "dynamic_th");
+        let (what, failure, fix) = match bcm {
+            Some((chip, why)) if !BROADCOM_DYNAMIC_TH.contains(&th) => {
+                let (lo, hi) = (*BROADCOM_DYNAMIC_TH.start(), *BROADCOM_DYNAMIC_TH.end());
+                (
+                    format!("dynamic_th {th} is outside the {lo}..{hi} for which the {} has an alpha (1/128..8; {})", chip.name(), broadcom_source(chip, why)),
+                    "the threshold written is not one the chip has: the SAI rejects the profile or applies another alpha, so the PG or queue gets a share of the pool nobody chose".to_string(),
+                    format!("BUFFER_PROFILE|{name}|dynamic_th = a value in {lo}..{hi}"),
+                )
+            }
+            Some(_) => continue,
+            None => match mellanox_out_of_range(name, th) {
+                Some(t) => t,
+                None => continue,
+            },
         };
-        found.push(Finding {
-            severity: Severity::Warning,
-            id: "dynamic-th-range",
-            switch: sw.name().to_string(),
-            place: sw.place("BUFFER_PROFILE", name, "dynamic_th"),
-            ports: vec![],
-            what: format!("dynamic_th {th} is outside Mellanox SAI's {lo}..{hi}; the SAI reads it as {read_as}"),
-            failure: failure.into(),
-            fix: format!("BUFFER_PROFILE|{name}|dynamic_th = a value in {lo}..{hi} (\"{fix}\" is what the ASIC applies now)"),
-        });
+        found.push(Finding { severity: Severity::Warning, id: "dynamic-th-range", switch: sw.name().to_string(), place, ports: vec![], what, failure, fix });
     }
     Ok(())
+}
+
+/// The finding's what, failure and fix for a Mellanox `dynamic_th` outside
+/// [`MELLANOX_DYNAMIC_TH`], `None` inside it.
+fn mellanox_out_of_range(name: &str, th: i64) -> Option<(String, String, String)> {
+    let (lo, hi) = (*MELLANOX_DYNAMIC_TH.start(), *MELLANOX_DYNAMIC_TH.end());
+    if MELLANOX_DYNAMIC_TH.contains(&th) {
+        return None;
+    }
+    let (read_as, failure, fix) = if th < lo {
+        (
+            format!("{lo} (alpha 0)"),
+            "the profile gets no shared buffer: its PG or queue holds only its reserved size and pauses (lossless) or drops (lossy) early",
+            lo,
+        )
+    } else {
+        (format!("{hi} (unlimited)"), "the profile may take the whole shared pool: one congested PG or queue starves the others of buffer", hi)
+    };
+    Some((
+        format!("dynamic_th {th} is outside Mellanox SAI's {lo}..{hi}; the SAI reads it as {read_as}"),
+        failure.into(),
+        format!("BUFFER_PROFILE|{name}|dynamic_th = a value in {lo}..{hi} (\"{fix}\" is what the ASIC applies now)"),
+    ))
 }
