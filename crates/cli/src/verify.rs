@@ -30,9 +30,9 @@ pub struct VerifyArgs {
     /// lossless profile's xoff is checked against the IEEE 802.1Qbb worst case.
     #[arg(long, value_name = "BYTES")]
     pub cell: Option<u64>,
-    /// The ASIC's total buffer in bytes (config_db does not hold it; NVIDIA Spectrum
-    /// switches default to their egress_lossless_pool size, as SONiC does): with it, the
-    /// pools, PG and queue reservations are checked against it.
+    /// The ASIC's total buffer in bytes (config_db does not hold it; default: the
+    /// egress_lossless_pool size, as SONiC's Mellanox pool sizing takes it): the pools, PG
+    /// and queue reservations of NVIDIA Spectrum switches are checked against it.
     #[arg(long, value_name = "BYTES")]
     pub mmu_size: Option<u64>,
     /// The NICs' RC QP `timeout` (local ACK timeout 4.096 us x 2^N; default NCCL's 20):
