@@ -122,7 +122,7 @@ pub fn run(a: VerifyArgs) -> ExitCode {
 fn text(r: &Report, o: &Options) -> String {
     use std::fmt::Write;
     let mut s = String::new();
-    let cell = o.cell.map_or("not given".to_string(), |c| format!("{} B", c.0));
+    let cell = o.cell.map_or("not given (the platform's where known)".to_string(), |c| format!("{} B", c.0));
     let _ = writeln!(s, "assuming RoCE DSCP {}, CNP DSCP {}, path MTU {} B, buffer cell {cell}", o.roce_dscp, o.cnp_dscp, o.path_mtu.0);
     for (name, files) in &r.switches {
         let _ = writeln!(s, "switch {name}: {}", files.join(", "));

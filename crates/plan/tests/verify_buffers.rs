@@ -248,15 +248,34 @@ fn ieee_check_covers_the_dynamic_models_null_profiles() {
 }
 
 #[test]
-fn cell_size_unknown_off_spectrum() {
-    // Broadcom switches without --cell whose cell size is not known here (Trident2: its SDK
-    // header has none; Tomahawk-2: no header found): the IEEE check says why it did not run.
+fn cell_size_from_broadcom_platforms() {
+    // FDB, a Force10-S6000 (Trident2), without --cell: the SDK's 208 B cell. Its run-time
+    // pg_lossless_40000_*_profile (xoff 55120) cover its lossless ports' worst case, 40 m
+    // (W = 3755.6 ns, 838.8 ns per 4174 B frame, as in verify.rs): 5 frames of 21 cells of
+    // 208 B = 21840 B.
     let r = run(&[(FDB, data(FDB))], &dscp3());
-    let n = r.not_checked.iter().find(|n| n.check == "headroom-below-ieee").expect("not checked");
-    assert_eq!(n.note, "no cell size known for Broadcom Trident2: pass --cell");
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    assert!(checked(&r, "headroom-below-ieee"), "{:#?}", r.not_checked);
+    // A configured profile below the worst case, with the platform's cell: COUNTERPOLL's
+    // 40 m profile (Ethernet112..124) at 21839 B.
+    let r = run(&[(COUNTERPOLL, edited(COUNTERPOLL, |v| v["BUFFER_PROFILE"]["pg_lossless_40000_40m_profile"]["xoff"] = json!("21839")))], &dscp3());
+    let f = r.findings.iter().find(|f| f.id == "headroom-below-ieee").expect("finding");
+    assert_eq!(f.place.path, "BUFFER_PROFILE|pg_lossless_40000_40m_profile|xoff");
+    assert!(
+        f.what.contains("worst case 21840 B")
+            && f.what.contains("5 frames of 4174 B x 21 cells of 208 B; cell size 208 B: Broadcom Trident2 (Force10-S6000/sai.profile"),
+        "{}",
+        f.what
+    );
+    // (and the headroom-vs-sonic warning at the same place: 21839 is not the table's 55120)
+    assert!(r.findings.iter().all(|f| f.place.path == "BUFFER_PROFILE|pg_lossless_40000_40m_profile|xoff"), "{:#?}", r.findings);
+    // A Broadcom chip without a known cell (the Arista 7260CX3's Tomahawk-2): not checked.
     let r = arista(&dscp3(), |_| {});
     let n = r.not_checked.iter().find(|n| n.check == "headroom-below-ieee").expect("not checked");
-    assert_eq!(n.note, "no cell size known for platform \"x86_64-arista_7260cx3_64\" (NVIDIA Spectrum, Broadcom Tomahawk and Trident3 only): pass --cell");
+    assert_eq!(
+        n.note,
+        "no cell size known for platform \"x86_64-arista_7260cx3_64\" (NVIDIA Spectrum, Broadcom Trident2, Tomahawk and Trident3 only): pass --cell"
+    );
 }
 const ARISTA_BUFFERS: &str = "sonic-buildimage__sample_output__buffer-arista7260-t1.json";
 const ARISTA_QOS: &str = "sonic-buildimage__sample_output__qos-arista7260-t1.json";

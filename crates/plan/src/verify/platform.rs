@@ -16,10 +16,11 @@
 //!   hwsku's `sai.profile` loads (`SAI_INIT_CONFIG_FILE=.../td2-…`, `th-…`, `td3-…` in
 //!   sonic-buildimage at 086b03bd70f9): Trident2 (Force10-S6000), Tomahawk (Arista
 //!   7060CX-32S), Trident3 (Arista 7050SX3-48C8). Their cell size and dynamic-threshold
-//!   alphas are the SDK's (OpenBCM `sdk-6.5.21/include/soc/{trident2,tomahawk,trident3}.h`
-//!   at 9ee0371a6bad8176af34e8c4de05d19a91dcddba): `_TH_MMU_BYTES_PER_CELL` 208 B,
-//!   `_TD3_MMU_BYTES_PER_CELL` 256 B (the Trident2 header read has none), and the
-//!   `soc_*_drop_limit_alpha_value_e` alphas 1/128 .. 8 on all three.
+//!   alphas are the SDK's (OpenBCM `sdk-6.5.21/include/soc/` at
+//!   9ee0371a6bad8176af34e8c4de05d19a91dcddba): `_TD2_MMU_BYTES_PER_CELL` 208 B
+//!   (`td2_td2p.h`), `_TH_MMU_BYTES_PER_CELL` 208 B (`tomahawk.h`), `_TD3_MMU_BYTES_PER_CELL`
+//!   256 B (`trident3.h`), and the `soc_*_drop_limit_alpha_value_e` alphas 1/128 .. 8 of
+//!   `trident2.h`, `tomahawk.h` and `trident3.h`.
 //!
 //! Left out: other Broadcom chips (Tomahawk-2/3/4/5, Jericho), Marvell and other ASICs (no
 //! citable cell size or alpha range found; "not checked" without `--cell`), Broadcom buffer
@@ -59,7 +60,7 @@ impl BroadcomChip {
         }
     }
 
-    /// The SDK header that holds this chip's MMU constants.
+    /// The SDK header that holds this chip's dynamic-threshold alphas.
     fn header(self) -> &'static str {
         match self {
             BroadcomChip::Trident2 => "trident2.h",
@@ -68,12 +69,13 @@ impl BroadcomChip {
         }
     }
 
-    /// `_TH_MMU_BYTES_PER_CELL` / `_TD3_MMU_BYTES_PER_CELL` (none in the Trident2 header).
-    pub fn cell_size(self) -> Option<Bytes> {
+    /// `_TD2_MMU_BYTES_PER_CELL`, `_TH_MMU_BYTES_PER_CELL`, `_TD3_MMU_BYTES_PER_CELL`, and
+    /// the header that defines it.
+    pub fn cell_size(self) -> (Bytes, &'static str) {
         match self {
-            BroadcomChip::Trident2 => None,
-            BroadcomChip::Tomahawk => Some(Bytes(208)),
-            BroadcomChip::Trident3 => Some(Bytes(256)),
+            BroadcomChip::Trident2 => (Bytes(208), "td2_td2p.h"),
+            BroadcomChip::Tomahawk => (Bytes(208), "tomahawk.h"),
+            BroadcomChip::Trident3 => (Bytes(256), "trident3.h"),
         }
     }
 }
@@ -91,7 +93,7 @@ pub fn broadcom(sw: &Switch) -> Option<(BroadcomChip, &'static str)> {
     BROADCOM_PLATFORMS.iter().find(|(q, _, _)| *q == p).map(|&(_, c, why)| (c, why))
 }
 
-/// Where a Broadcom chip's fact comes from, for findings.
+/// Where a Broadcom chip's dynamic-threshold alphas come from, for findings.
 pub fn broadcom_source(chip: BroadcomChip, evidence: &str) -> String {
     format!("{} ({evidence}; {OPENBCM}/{})", chip.name(), chip.header())
 }
@@ -114,14 +116,12 @@ pub fn cell_size(sw: &Switch, opts: &Options) -> Result<Sourced, String> {
         return Ok(Sourced { bytes: c, source: "--cell".into() });
     }
     if let Some((chip, why)) = broadcom(sw) {
-        return match chip.cell_size() {
-            Some(c) => Ok(Sourced { bytes: c, source: broadcom_source(chip, why) }),
-            None => Err(format!("no cell size known for {}: pass --cell", chip.name())),
-        };
+        let (c, header) = chip.cell_size();
+        return Ok(Sourced { bytes: c, source: format!("{} ({why}; {OPENBCM}/{header})", chip.name()) });
     }
     match (spectrum(sw), sw.field("DEVICE_METADATA", "localhost", "platform")) {
         (Some(g), _) => Ok(Sourced { bytes: g.asic().cell_size, source: format!("{} cell_size, {ASIC_TABLE_SOURCE}", g.name()) }),
-        (None, Some(p)) => Err(format!("no cell size known for platform {p:?} (NVIDIA Spectrum, Broadcom Tomahawk and Trident3 only): pass --cell")),
+        (None, Some(p)) => Err(format!("no cell size known for platform {p:?} (NVIDIA Spectrum, Broadcom Trident2, Tomahawk and Trident3 only): pass --cell")),
         (None, None) => Err("config_db has no buffer cell size and DEVICE_METADATA|localhost|platform is absent: pass --cell".into()),
     }
 }
@@ -167,7 +167,9 @@ mod tests {
         assert_eq!(cell_size(&sn4600c, &given).unwrap(), Sourced { bytes: Bytes(256), source: "--cell".into() });
         assert_eq!(mmu_size(&sn4600c, &given).unwrap().bytes, Bytes(1 << 24));
         let s6000 = switch(Some("x86_64-dell_s6000_s1220-r0"));
-        assert_eq!(cell_size(&s6000, &o).unwrap_err(), "no cell size known for Broadcom Trident2: pass --cell");
+        let td2 = cell_size(&s6000, &o).unwrap();
+        assert_eq!(td2.bytes, Bytes(208));
+        assert!(td2.source.ends_with("OpenBCM sdk-6.5.21/include/soc at 9ee0371a6bad/td2_td2p.h)"), "{}", td2.source);
         assert!(mmu_size(&s6000, &o).unwrap_err().contains("--mmu-size"));
         let a7060 = cell_size(&switch(Some("x86_64-arista_7060_cx32s")), &o).unwrap();
         assert_eq!(a7060.bytes, Bytes(208));
