@@ -186,16 +186,25 @@ fn sn4600c(buffers: &str, model: &str, edit: impl FnOnce(&mut Value)) -> Report 
 }
 
 fn sn4600c_with(buffers: &str, model: &str, o: &Options, edit: impl FnOnce(&mut Value)) -> Report {
+    let meta = json!({"localhost": {"platform": "x86_64-mlnx_msn4600c-r0", "hwsku": "Mellanox-SN4600C-C64", "buffer_model": model}});
+    let port = json!({"speed": "100000", "lanes": "0,1,2,3", "mtu": "9100"});
+    one_lossless_port(QOS_4600C, buffers, meta, port, o, edit)
+}
+
+/// A template output pair (QoS, buffers) as one switch with DEVICE_METADATA `meta` and one
+/// lossless port, Ethernet0 (PORT `port`; its PORT_QOS_MAP entry kept, the others dropped),
+/// with `edit` applied to the buffers file.
+fn one_lossless_port(qos: &str, buffers: &str, meta: Value, port: Value, o: &Options, edit: impl FnOnce(&mut Value)) -> Report {
     let b = edited(buffers, |v| {
-        v["DEVICE_METADATA"] = json!({"localhost": {"platform": "x86_64-mlnx_msn4600c-r0", "hwsku": "Mellanox-SN4600C-C64", "buffer_model": model}});
-        v["PORT"] = json!({"Ethernet0": {"speed": "100000", "lanes": "0,1,2,3", "mtu": "9100"}});
+        v["DEVICE_METADATA"] = meta;
+        v["PORT"] = json!({ "Ethernet0": port });
         edit(v);
     });
-    let q = edited(QOS_4600C, |q| {
+    let q = edited(qos, |q| {
         let e0 = q["PORT_QOS_MAP"]["Ethernet0"].clone();
         q["PORT_QOS_MAP"] = json!({ "Ethernet0": e0 });
     });
-    run(&[(QOS_4600C, q), (buffers, b)], o)
+    run(&[(qos, q), (buffers, b)], o)
 }
 
 #[test]
@@ -285,16 +294,8 @@ const ARISTA_QOS: &str = "sonic-buildimage__sample_output__qos-arista7260-t1.jso
 /// Arista-7260CX3-C64`, pg_profile_lookup.ini from `device/common/profiles/th2/7260/BALANCED`)
 /// and one lossless port, Ethernet0 (100G; PORT added).
 fn arista(o: &Options, edit: impl FnOnce(&mut Value)) -> Report {
-    let b = edited(ARISTA_BUFFERS, |v| {
-        v["DEVICE_METADATA"] = json!({"localhost": {"platform": "x86_64-arista_7260cx3_64", "hwsku": "Arista-7260CX3-C64"}});
-        v["PORT"] = json!({"Ethernet0": {"speed": "100000", "mtu": "9100"}});
-        edit(v);
-    });
-    let q = edited(ARISTA_QOS, |q| {
-        let e0 = q["PORT_QOS_MAP"]["Ethernet0"].clone();
-        q["PORT_QOS_MAP"] = json!({ "Ethernet0": e0 });
-    });
-    run(&[(ARISTA_QOS, q), (ARISTA_BUFFERS, b)], o)
+    let meta = json!({"localhost": {"platform": "x86_64-arista_7260cx3_64", "hwsku": "Arista-7260CX3-C64"}});
+    one_lossless_port(ARISTA_QOS, ARISTA_BUFFERS, meta, json!({"speed": "100000", "mtu": "9100"}), o, edit)
 }
 
 #[test]

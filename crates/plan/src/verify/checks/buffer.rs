@@ -125,11 +125,8 @@ pub(super) fn buffer_accounting(
     found: &mut Vec<Finding>,
     nc: &mut Vec<NotChecked>,
 ) -> Result<(), ReadError> {
-    for t in ["BUFFER_POOL", "BUFFER_PG", "BUFFER_QUEUE"] {
-        if sw.table(t).is_none() {
-            not(nc, sw, "buffer-overcommit", t, "the switch's buffer reservations are unknown");
-            return Ok(());
-        }
+    if !tables_present(sw, nc, "buffer-overcommit", &["BUFFER_POOL", "BUFFER_PG", "BUFFER_QUEUE"], "the switch's buffer reservations are unknown") {
+        return Ok(());
     }
     let s = sums(sw, lossless)?;
     shared_headroom_pool(sw, &s, found, nc)?;

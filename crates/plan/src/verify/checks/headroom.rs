@@ -252,11 +252,9 @@ pub(super) fn headroom_ieee(
             return Ok(());
         }
     };
-    for t in ["BUFFER_PG", "BUFFER_PROFILE", "PORT", "CABLE_LENGTH"] {
-        if sw.table(t).is_none() {
-            not(nc, sw, "headroom-below-ieee", t, "a lossless PG's headroom or its inputs are unknown");
-            return Ok(());
-        }
+    let inputs = ["BUFFER_PG", "BUFFER_PROFILE", "PORT", "CABLE_LENGTH"];
+    if !tables_present(sw, nc, "headroom-below-ieee", &inputs, "a lossless PG's headroom or its inputs are unknown") {
+        return Ok(());
     }
     let pgs = pg_keys(sw)?;
     let lua = lua_switch(sw)?;

@@ -139,6 +139,18 @@ fn not(out: &mut Vec<NotChecked>, sw: &Switch, check: &'static str, missing_tabl
     out.push(NotChecked { switch: sw.name().to_string(), check, missing_table, note: note.to_string() });
 }
 
+/// Whether every table a check reads is present; the first absent one is noted as the
+/// reason the check did not run.
+fn tables_present(sw: &Switch, nc: &mut Vec<NotChecked>, check: &'static str, tables: &[&'static str], why: &str) -> bool {
+    match tables.iter().find(|t| sw.table(t).is_none()) {
+        Some(t) => {
+            not(nc, sw, check, t, why);
+            false
+        }
+        None => true,
+    }
+}
+
 fn shape(p: Place, msg: String) -> ReadError {
     ReadError::Shape { file: p.file, place: p.path, msg }
 }
