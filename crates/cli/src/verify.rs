@@ -30,6 +30,11 @@ pub struct VerifyArgs {
     /// lossless profile's xoff is checked against the IEEE 802.1Qbb worst case.
     #[arg(long, value_name = "BYTES")]
     pub cell: Option<u64>,
+    /// The ASIC's total buffer in bytes (config_db does not hold it; default: the
+    /// egress_lossless_pool size, as SONiC's Mellanox pool sizing takes it): the pools, PG
+    /// and queue reservations of NVIDIA Spectrum switches are checked against it.
+    #[arg(long, value_name = "BYTES")]
+    pub mmu_size: Option<u64>,
     /// The NICs' RC QP `timeout` (local ACK timeout 4.096 us x 2^N; default NCCL's 20):
     /// with `--retry-cnt`, the retry budget each PFC watchdog must detect a storm within.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..32))]
@@ -71,6 +76,10 @@ pub fn run(a: VerifyArgs) -> ExitCode {
             }
         }
     }
+    if a.mmu_size == Some(0) {
+        eprintln!("error: --mmu-size 0: expected the ASIC's buffer in bytes");
+        return ExitCode::from(2);
+    }
     if a.cell == Some(0) {
         eprintln!("error: --cell 0: expected a cell size in bytes, such as 256");
         return ExitCode::from(2);
@@ -80,6 +89,7 @@ pub fn run(a: VerifyArgs) -> ExitCode {
         cnp_dscp: a.cnp_dscp,
         path_mtu: Bytes(a.path_mtu),
         cell: a.cell.map(Bytes),
+        mmu_size: a.mmu_size.map(Bytes),
         ib_timeout: a.ib_timeout,
         retry_cnt: a.retry_cnt,
     };
@@ -112,7 +122,7 @@ pub fn run(a: VerifyArgs) -> ExitCode {
 fn text(r: &Report, o: &Options) -> String {
     use std::fmt::Write;
     let mut s = String::new();
-    let cell = o.cell.map_or("not given".to_string(), |c| format!("{} B", c.0));
+    let cell = o.cell.map_or("not given (the platform's where known)".to_string(), |c| format!("{} B", c.0));
     let _ = writeln!(s, "assuming RoCE DSCP {}, CNP DSCP {}, path MTU {} B, buffer cell {cell}", o.roce_dscp, o.cnp_dscp, o.path_mtu.0);
     for (name, files) in &r.switches {
         let _ = writeln!(s, "switch {name}: {}", files.join(", "));

@@ -7,9 +7,13 @@
 //! PFC priorities differing between link peers (DEVICE_NEIGHBOR), port MTU below the RoCE
 //! path MTU plus its headers, cable length missing for a lossless port, a lossless PG whose
 //! BUFFER_PG entry names a profile without headroom (or no profile that exists), ECN/WRED
-//! missing on a lossless queue, a profile's xoff below the IEEE 802.1Qbb worst case (given
-//! the cell size) or different from SONiC's own (the headroom Lua, Spectrum dynamic
-//! model), ECN marking that starts only after PFC fires (the planner's test and PFC
+//! missing on a lossless queue, a lossless PG's xoff (configured, or the one SONiC makes at
+//! run time) below the IEEE 802.1Qbb worst case (the cell size from `--cell` or the
+//! platform, [`platform`]) or different from SONiC's own (the switch's pg_profile_lookup.ini,
+//! [`pg_lookup`], in the traditional model; the headroom Lua on Spectrum in the dynamic
+//! one), a missing pg_profile_lookup.ini row for a lossless port, the buffer reservations
+//! against the ASIC's buffer (Spectrum) and the shared headroom pool against the lossless
+//! PGs' xoff, ECN marking that starts only after PFC fires (the planner's test and PFC
 //! point), the PFC watchdog missing on a lossless port or queue or slower than the NICs'
 //! RC retry budget, a profile's `dynamic_th` outside Mellanox SAI's range, and NIC settings
 //! ([`nic`]) against their switch port: PFC priorities, trust mode, the RoCE and CNP DSCPs
@@ -18,13 +22,14 @@
 //! weighted behind a strict queue, and the NICs' DCQCN parameters (the same on every NIC,
 //! rates within the line rate, a CNP interval shorter than the ECN-to-PFC window).
 //!
-//! Left out (see docs/verify.md): pg_profile_lookup rows and values (the traditional model),
-//! buffer accounting against the
-//! ASIC, other ASICs' dynamic_th ranges, and `--simulate`.
+//! Left out (see docs/verify.md): other ASICs' cell and buffer sizes, buffer accounting and
+//! dynamic_th ranges, and `--simulate`.
 
 pub mod checks;
 pub mod config_db;
 pub mod nic;
+pub mod pg_lookup;
+pub mod platform;
 
 use serde::Serialize;
 use units::Bytes;
@@ -43,9 +48,12 @@ pub struct Options {
     /// RoCE (IB) path MTU: 4096 B, the largest IBTA MTU and what ConnectX uses on a 9000+ B
     /// Ethernet MTU.
     pub path_mtu: Bytes,
-    /// The switch buffer's cell size, which config_db does not hold; without it the IEEE
-    /// 802.1Qbb headroom check is not run.
+    /// The switch buffer's cell size, which config_db does not hold; `None`: the platform's
+    /// ([`platform::cell_size`]), and without one the checks that need it are not run.
     pub cell: Option<Bytes>,
+    /// The ASIC's total buffer (`--mmu-size`); `None`: the platform's
+    /// ([`platform::mmu_size`]), and without one the buffer accounting is not run.
+    pub mmu_size: Option<Bytes>,
     /// The NICs' RC QP `timeout` (local ACK timeout exponent, 1..31); `None`: NCCL's
     /// default [`model::ib::NCCL_IB_TIMEOUT`], said so in the finding.
     pub ib_timeout: Option<u32>,
@@ -56,7 +64,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { roce_dscp: 26, cnp_dscp: 48, path_mtu: Bytes(4096), cell: None, ib_timeout: None, retry_cnt: None }
+        Options { roce_dscp: 26, cnp_dscp: 48, path_mtu: Bytes(4096), cell: None, mmu_size: None, ib_timeout: None, retry_cnt: None }
     }
 }
 

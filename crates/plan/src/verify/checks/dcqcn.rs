@@ -134,7 +134,11 @@ pub(super) fn cnp_interval(
     opts: &Options,
     found: &mut Vec<Finding>,
 ) -> Result<(), ReadError> {
-    let (Some(cell), Some(pfc), Some(speed)) = (opts.cell, lossless.get(&nic.port), sw.field("PORT", &nic.port, "speed")) else { return Ok(()) };
+    let (Ok(cell), Some(pfc), Some(speed)) = (crate::verify::platform::cell_size(sw, opts), lossless.get(&nic.port), sw.field("PORT", &nic.port, "speed"))
+    else {
+        return Ok(()); // ecn-after-pfc says what is missing
+    };
+    let cell = cell.bytes;
     if ["QUEUE", "WRED_PROFILE", "BUFFER_PG", "BUFFER_PROFILE", "BUFFER_POOL"].iter().any(|t| sw.table(t).is_none()) {
         return Ok(()); // ecn-after-pfc says which table is missing
     }

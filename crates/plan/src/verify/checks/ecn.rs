@@ -89,7 +89,8 @@ pub(super) fn ecn(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, found
 /// whose share S/(1/alpha + n) is within 1/(128 n) of an unlimited PG's S/n.
 ///
 /// Not checked: PGs whose profile has no `dynamic_th` (a static threshold) or no BUFFER_PG
-/// entry (buffermgrd creates it at run time), and without `--cell`.
+/// entry (buffermgrd creates it at run time), and without a cell size (`--cell`, else the
+/// platform's, [`crate::verify::platform::cell_size`]).
 ///
 /// It stays one function (83 lines): the upper bound of each planner input is taken in
 /// one place, next to the reason it is an upper bound.
@@ -102,9 +103,12 @@ pub(super) fn ecn_after_pfc(
 ) -> Result<(), ReadError> {
     use crate::roce::{ecn_vs_pfc, lowered_below_pfc, EcnVsPfc};
 
-    let Some(cell) = opts.cell else {
-        not(nc, sw, "ecn-after-pfc", "(cell size)", "config_db has no buffer cell size: pass --cell");
-        return Ok(());
+    let cell = match crate::verify::platform::cell_size(sw, opts) {
+        Ok(c) => c.bytes,
+        Err(why) => {
+            not(nc, sw, "ecn-after-pfc", "(cell size)", &why);
+            return Ok(());
+        }
     };
     for t in ["QUEUE", "WRED_PROFILE", "BUFFER_PG", "BUFFER_PROFILE", "BUFFER_POOL"] {
         if sw.table(t).is_none() {

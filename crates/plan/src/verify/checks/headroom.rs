@@ -1,7 +1,9 @@
-//! Lossless buffers: cable lengths, the PG profiles buffermgrd would create, headroom against
-//! the IEEE 802.1Qbb worst case and against SONiC's own, and `dynamic_th` against the
-//! ASIC's range.
+//! Lossless buffers: cable lengths, the PG profiles buffermgrd would create (and whether
+//! the switch's pg_profile_lookup.ini lets it), headroom against the IEEE 802.1Qbb worst
+//! case, and `dynamic_th` against the ASIC's range. The comparison with SONiC's own
+//! headroom is `headroom_sonic`; what SONiC makes at run time is `sonic_profile`.
 
+use super::sonic_profile::*;
 use super::*;
 
 /// Cable length in metres as SONiC writes it (`"5m"`).
@@ -46,23 +48,15 @@ pub(super) fn cable_length(
     Ok(())
 }
 
-/// The name buffermgrd gives the lossless profile it creates for a port in the traditional
-/// model: `pg_lossless_<speed>_<cable>_profile` (sonic-swss `cfgmgr/buffermgr.cpp`; e.g.
-/// `pg_lossless_40000_5m_profile` in sonic-utilities' `tests/counterpoll_input/config_db.json`),
-/// when the port's speed and cable length are known.
-pub(super) fn traditional_profile_name(sw: &Switch, port: &str) -> Option<String> {
-    let speed = sw.field("PORT", port, "speed")?;
-    let cable = sw.table("CABLE_LENGTH")?.values().find_map(|e| e.fields.get(port))?;
-    Some(format!("pg_lossless_{speed}_{cable}_profile"))
-}
-
 /// (c, part) A lossless PG's BUFFER_PG entry must name a profile with headroom (`xoff`).
 ///
-/// A lossless PG without a BUFFER_PG entry is not flagged: in the traditional model
-/// buffermgrd creates it from pg_profile_lookup.ini at run time (provided the port has a
-/// cable length, see [`cable_length`]), and in the dynamic model from the Lua. An entry with
-/// profile `NULL` is the dynamic model's "computed at run time". Not checked yet: whether
-/// pg_profile_lookup.ini has a row for the port's speed and cable length.
+/// A lossless PG without a BUFFER_PG entry is [`pg_lookup_missing`]'s (the traditional model
+/// creates its profile at run time), and an entry with profile `NULL` is the dynamic
+/// model's "computed at run time". In the traditional model an entry may name
+/// buffermgrd's own `pg_lossless_<speed>_<cable>_profile` without defining it: buffermgrd
+/// creates it from the switch's pg_profile_lookup.ini row, so that is flagged only when the
+/// switch's table is known and has no row. The fix names the profile buffermgrd would
+/// create for the port and, when the switch's table is known, its values.
 pub(super) fn pg_profile(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>, found: &mut Vec<Finding>, nc: &mut Vec<NotChecked>) -> Result<(), ReadError> {
     if sw.table("BUFFER_PG").is_none() {
         not(nc, sw, "pg-headroom-profile", "BUFFER_PG", "which profile each lossless PG uses is unknown");
@@ -80,25 +74,103 @@ pub(super) fn pg_profile(sw: &Switch, lossless: &BTreeMap<String, BTreeSet<u32>>
             if name == "NULL" {
                 continue;
             }
-            let would = traditional_profile_name(sw, port).map(|n| format!(" (buffermgrd's name for this port's lossless profile: {n:?})")).unwrap_or_default();
-            let mut push = |what: String| {
-                found.push(Finding {
-                    severity: Severity::Error,
-                    id: "pg-headroom-profile",
-                    switch: sw.name().to_string(),
-                    place: sw.place("BUFFER_PG", key, "profile"),
-                    ports: vec![port.clone()],
-                    what,
-                    failure: FAIL.into(),
-                    fix: format!("BUFFER_PG|{key}|profile = a lossless profile with xon and xoff{would}, or delete the entry so buffermgrd creates it"),
-                })
+            let own = traditional_profile_name(sw, port);
+            let row = lookup_row(sw, port);
+            let created_at_run_time = !is_dynamic(sw) && own.as_deref() == Some(name) && row.is_some();
+            let would = match (&own, row) {
+                (Some(n), Some((t, r))) => format!(" (buffermgrd's profile for this port: {n:?}, {} from {})", row_text(r), t.source()),
+                (Some(n), None) => format!(" (buffermgrd's name for this port's lossless profile: {n:?})"),
+                (None, _) => String::new(),
             };
-            match profiles.and_then(|t| t.get(name)) {
-                None => push(format!("lossless PG {pg} names BUFFER_PROFILE {name:?}, which no file of this switch defines")),
-                Some(e) if !e.fields.contains_key("xoff") => push(format!("lossless PG {pg} uses profile {name:?}, which has no xoff (headroom)")),
-                Some(_) => {}
-            }
+            let what = match profiles.and_then(|t| t.get(name)) {
+                None if created_at_run_time => continue,
+                None => format!("lossless PG {pg} names BUFFER_PROFILE {name:?}, which no file of this switch defines"),
+                Some(e) if !e.fields.contains_key("xoff") => format!("lossless PG {pg} uses profile {name:?}, which has no xoff (headroom)"),
+                Some(_) => continue,
+            };
+            found.push(Finding {
+                severity: Severity::Error,
+                id: "pg-headroom-profile",
+                switch: sw.name().to_string(),
+                place: sw.place("BUFFER_PG", key, "profile"),
+                ports: vec![port.clone()],
+                what,
+                failure: FAIL.into(),
+                fix: format!("BUFFER_PG|{key}|profile = a lossless profile with xon and xoff{would}, or delete the entry so buffermgrd creates it"),
+            });
         }
+    }
+    Ok(())
+}
+
+/// (c, rest) In the traditional model buffermgrd creates the profile of a lossless PG
+/// without a BUFFER_PG entry from the switch's pg_profile_lookup.ini row for the port's PORT
+/// `speed` and CABLE_LENGTH, matched as exact strings; without such a row it logs "No PG
+/// profile configured for speed ... and cable length ..." and creates neither the profile
+/// nor the BUFFER_PG entry (sonic-swss `cfgmgr/buffermgr.cpp` `doSpeedUpdateTask`, which
+/// checks the row before it looks for an existing profile). So the PG is lossless with no
+/// headroom: an error, `pg-profile-lookup-missing`. It is placed at the port's CABLE_LENGTH
+/// when the table has rows for the speed (the fix: the shortest listed length at least as
+/// long, or the longest), else at PORT `speed`.
+///
+/// Not checked: the dynamic model (no table), switches whose table is not known here
+/// ([`crate::verify::pg_lookup`]), cable "0m" (buffermgrd skips such ports on purpose) and
+/// ports without a speed or cable length ([`cable_length`]'s finding).
+pub(super) fn pg_lookup_missing(
+    sw: &Switch,
+    lossless: &BTreeMap<String, BTreeSet<u32>>,
+    found: &mut Vec<Finding>,
+    nc: &mut Vec<NotChecked>,
+) -> Result<(), ReadError> {
+    if is_dynamic(sw) || sw.table("BUFFER_PG").is_none() {
+        return Ok(());
+    }
+    let by_pg = pg_keys(sw)?;
+    let runtime: Vec<(&String, Vec<u32>)> = lossless
+        .iter()
+        .map(|(p, pfc)| (p, pfc.iter().copied().filter(|&pg| !by_pg.contains_key(&(p.clone(), pg))).collect::<Vec<_>>()))
+        .filter(|(_, v)| !v.is_empty())
+        .collect();
+    if runtime.is_empty() {
+        return Ok(());
+    }
+    let table = match lookup_table(sw) {
+        Ok(t) => t,
+        Err(why) => {
+            not(nc, sw, "pg-profile-lookup-missing", "(pg_profile_lookup.ini)", &why);
+            return Ok(());
+        }
+    };
+    for (port, pgs) in runtime {
+        let Some((speed, cable_key, cable)) = speed_and_cable(sw, port) else { continue };
+        if cable == "0m" || table.row(speed, cable).is_some() {
+            continue;
+        }
+        let listed = table.cables_for(speed);
+        let pgs = pgs.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+        let (place, fix) = if listed.is_empty() {
+            (
+                sw.place("PORT", port, "speed"),
+                format!("add rows for speed {speed} to the switch's {} (or give BUFFER_PG|{port}|{pgs} a lossless profile)", table.source()),
+            )
+        } else {
+            let m = metres(cable).unwrap_or(0);
+            let pick = listed.iter().find(|c| metres(c).is_some_and(|l| l >= m)).or(listed.last()).copied().unwrap_or_default();
+            (
+                sw.place("CABLE_LENGTH", cable_key, port),
+                format!("CABLE_LENGTH|{cable_key}|{port} = \"{pick}\" (the table lists {} for {speed}), or add a row for {speed} {cable}", listed.join(", ")),
+            )
+        };
+        found.push(Finding {
+            severity: Severity::Error,
+            id: "pg-profile-lookup-missing",
+            switch: sw.name().to_string(),
+            place,
+            ports: vec![port.clone()],
+            what: format!("lossless PG {pgs} has no BUFFER_PG entry, and {} has no row for speed {speed}, cable {cable}", table.source()),
+            failure: "buffermgrd creates no headroom profile and no BUFFER_PG entry for the port: its lossless PGs have no headroom, frames in flight after XOFF are dropped".into(),
+            fix,
+        });
     }
     Ok(())
 }
@@ -122,16 +194,50 @@ pub(super) fn profile_name(raw: &str) -> &str {
     raw.trim().trim_start_matches('[').trim_end_matches(']').trim_start_matches("BUFFER_PROFILE|")
 }
 
+/// One port's IEEE 802.1Qbb worst case in bytes, and its terms for the finding.
+fn ieee_need(sw: &Switch, port: &str, opts: &Options, cell: units::Bytes) -> Result<Option<(u64, String)>, ReadError> {
+    use crate::roce::{ieee_port_input, reverse_frame_for, ENCAP};
+    use model::frame::{roce_frame, Transport};
+    use model::headroom::ieee_8021qbb;
+    use units::{BitRate, Bytes, Length, SimDuration};
+
+    let Some((speed, _, cable)) = speed_and_cable(sw, port) else { return Ok(None) };
+    let speed_mbps = num(sw, "PORT", port, "speed", speed)?;
+    let Some(cable) = metres(cable) else { return Ok(None) };
+    let port_mtu = match sw.field("PORT", port, "mtu") {
+        Some(v) => Bytes(num(sw, "PORT", port, "mtu", v)?),
+        None => DEFAULT_PORT_MTU,
+    };
+    let Some(rate) = speed_mbps.checked_mul(1_000_000).filter(|&r| r > 0).map(BitRate) else {
+        return Err(shape(sw.place("PORT", port, "speed"), format!("{speed:?} is not a positive speed in Mb/s")));
+    };
+    let lossless_frame = roce_frame(ENCAP, Transport::WriteFirst, opts.path_mtu);
+    let inp = ieee_port_input(rate, Length::from_m(cable), lossless_frame, reverse_frame_for(lossless_frame, Some(port_mtu)), SimDuration::ZERO, cell, 0);
+    let d = ieee_8021qbb(&inp);
+    let why = format!(
+        "{port}: {speed_mbps} Mb/s, {cable} m, port MTU {} B: {} frames of {} B x {} cells of {} B",
+        port_mtu.0,
+        d.frames,
+        lossless_frame.0,
+        lossless_frame.cells(cell),
+        cell.0
+    );
+    Ok(Some((d.bytes.0, why)))
+}
+
 /// (d, first half) A lossless PG's `xoff` must cover the IEEE 802.1Qbb worst case in cells
 /// ([`model::headroom::ieee_8021qbb`] with [`crate::roce::ieee_port_input`], the
 /// planner's `ieee` model): the port's speed (PORT `speed`, Mb/s) and cable (CABLE_LENGTH),
 /// the RoCE path MTU's largest frame (an RDMA WRITE first packet, IPv4, no VLAN tag) in the
 /// lossless class, the port MTU's frame (PORT `mtu` + MAC header, VLAN tag, FCS) on the
-/// reverse direction, no interface delay. Reported once per profile, with the largest need
-/// among the ports that use it.
+/// reverse direction, no interface delay. The xoff is the configured profile's, or the one
+/// SONiC makes at run time ([`pg_headroom`]: the pg_profile_lookup row in the traditional
+/// model, the Lua's for a `NULL` profile on Spectrum). The cell size is `--cell` or the
+/// platform's ([`crate::verify::platform::cell_size`]), said in the finding. Reported once
+/// per place, with the largest need among the ports there.
 ///
-/// Left out: the comparison with SONiC's own value (pg_profile_lookup, the Lua) and the
-/// shared headroom pool (a profile's xoff then draws on BUFFER_POOL `xoff`).
+/// Left out: the shared headroom pool (a profile's xoff then draws on BUFFER_POOL `xoff`,
+/// see the `shared-headroom-pool` check).
 pub(super) fn headroom_ieee(
     sw: &Switch,
     lossless: &BTreeMap<String, BTreeSet<u32>>,
@@ -139,212 +245,56 @@ pub(super) fn headroom_ieee(
     found: &mut Vec<Finding>,
     nc: &mut Vec<NotChecked>,
 ) -> Result<(), ReadError> {
-    use crate::roce::{ieee_port_input, reverse_frame_for, ENCAP};
-    use model::frame::{roce_frame, Transport};
-    use model::headroom::ieee_8021qbb;
-    use units::{BitRate, Bytes, Length, SimDuration};
-
-    let Some(cell) = opts.cell else {
-        not(nc, sw, "headroom-below-ieee", "(cell size)", "config_db has no buffer cell size: pass --cell");
-        return Ok(());
-    };
-    for t in ["BUFFER_PG", "BUFFER_PROFILE", "PORT", "CABLE_LENGTH"] {
-        if sw.table(t).is_none() {
-            not(nc, sw, "headroom-below-ieee", t, "a lossless PG's headroom or its inputs are unknown");
+    let cell = match crate::verify::platform::cell_size(sw, opts) {
+        Ok(c) => c,
+        Err(why) => {
+            not(nc, sw, "headroom-below-ieee", "(cell size)", &why);
             return Ok(());
         }
+    };
+    let inputs = ["BUFFER_PG", "BUFFER_PROFILE", "PORT", "CABLE_LENGTH"];
+    if !tables_present(sw, nc, "headroom-below-ieee", &inputs, "a lossless PG's headroom or its inputs are unknown") {
+        return Ok(());
     }
     let pgs = pg_keys(sw)?;
-    let lossless_frame = roce_frame(ENCAP, Transport::WriteFirst, opts.path_mtu);
-    // profile -> (need, port giving it, its terms, ports short)
-    let mut short: BTreeMap<String, (u64, u64, String, String, Vec<String>)> = BTreeMap::new();
+    let lua = lua_switch(sw)?;
+    // place -> (need, its terms, the PG's xoff and origin, ports short)
+    let mut short: BTreeMap<Place, (u64, String, PgHeadroom, Vec<String>)> = BTreeMap::new();
     for (port, pfc) in lossless {
-        let Some(speed) = sw.field("PORT", port, "speed") else { continue };
-        let speed_mbps = num(sw, "PORT", port, "speed", speed)?;
-        let Some(cable) = sw.table("CABLE_LENGTH").and_then(|t| t.values().find_map(|e| e.fields.get(port))).and_then(|c| metres(c)) else { continue };
-        let port_mtu = match sw.field("PORT", port, "mtu") {
-            Some(v) => Bytes(num(sw, "PORT", port, "mtu", v)?),
-            None => DEFAULT_PORT_MTU,
-        };
-        let Some(rate) = speed_mbps.checked_mul(1_000_000).filter(|&r| r > 0).map(BitRate) else {
-            return Err(shape(sw.place("PORT", port, "speed"), format!("{speed:?} is not a positive speed in Mb/s")));
-        };
-        let inp = ieee_port_input(rate, Length::from_m(cable), lossless_frame, reverse_frame_for(lossless_frame, Some(port_mtu)), SimDuration::ZERO, cell, 0);
-        let d = ieee_8021qbb(&inp);
+        let Some((need, why)) = ieee_need(sw, port, opts, cell.bytes)? else { continue };
         for &pg in pfc {
-            let Some(key) = pgs.get(&(port.clone(), pg)) else { continue };
-            let Some(raw) = sw.field("BUFFER_PG", key, "profile") else { continue };
-            let name = profile_name(raw);
-            let Some(xoff) = sw.field("BUFFER_PROFILE", name, "xoff") else { continue };
-            let xoff = num(sw, "BUFFER_PROFILE", name, "xoff", xoff)?;
-            if xoff >= d.bytes.0 {
+            let Some(x) = pg_headroom(sw, port, pgs.get(&(port.clone(), pg)).map(String::as_str), lua.as_ref())? else { continue };
+            if x.xoff >= need {
                 continue;
             }
-            let why = format!(
-                "{port}: {speed_mbps} Mb/s, {cable} m, port MTU {} B: {} frames of {} B x {} cells of {} B",
-                port_mtu.0,
-                d.frames,
-                lossless_frame.0,
-                lossless_frame.cells(cell),
-                cell.0
-            );
-            let e = short.entry(name.to_string()).or_insert((0, xoff, String::new(), String::new(), vec![]));
-            if d.bytes.0 > e.0 {
-                (e.0, e.2) = (d.bytes.0, why);
-                e.3 = key.clone();
+            let e = short.entry(x.place.clone()).or_insert((0, String::new(), x, vec![]));
+            if need > e.0 {
+                (e.0, e.1) = (need, why.clone());
             }
-            if !e.4.contains(port) {
-                e.4.push(port.clone());
+            if !e.3.contains(port) {
+                e.3.push(port.clone());
             }
         }
     }
-    for (name, (need, xoff, why, _key, ports)) in short {
+    let cell_note = if cell.source == "--cell" { String::new() } else { format!("; cell size {} B: {}", cell.bytes.0, cell.source) };
+    for (place, (need, why, x, ports)) in short {
+        let origin = if x.origin.is_empty() { String::new() } else { format!(" ({})", x.origin) };
+        let fix = if x.profile == "NULL" {
+            format!("{} = a lossless profile with xoff >= \"{need}\" (a headroom override of SONiC's Lua)", place.path)
+        } else if x.origin.is_empty() {
+            format!("BUFFER_PROFILE|{}|xoff >= \"{need}\" (and size grown by as much)", x.profile)
+        } else {
+            format!("define BUFFER_PROFILE|{} with xoff >= \"{need}\" (buffermgrd then reuses it instead of the table row)", x.profile)
+        };
         found.push(Finding {
             severity: Severity::Error,
             id: "headroom-below-ieee",
             switch: sw.name().to_string(),
-            place: sw.place("BUFFER_PROFILE", &name, "xoff"),
-            ports,
-            what: format!("xoff {xoff} B is below the IEEE 802.1Qbb worst case {need} B ({why})"),
-            failure: "when the PG pauses its peer, more can still arrive than the headroom holds: drops in the lossless class".into(),
-            fix: format!("BUFFER_PROFILE|{name}|xoff >= \"{need}\" (and size grown by as much)"),
-        });
-    }
-    Ok(())
-}
-
-/// (d, second half) A lossless PG's profile `xoff` should equal what SONiC itself would
-/// configure for the port: on an NVIDIA Spectrum switch in the dynamic buffer model
-/// (`DEVICE_METADATA|localhost|buffer_model` "dynamic", the generation from its `platform`,
-/// [`model::sonic::Spectrum::from_platform`]), the headroom Lua's xoff,
-/// [`model::sonic::mellanox_headroom`] ([`model::sonic::LUA_SOURCE`]), for the port's speed,
-/// cable length, MTU and lane count (PORT `lanes`), LOSSLESS_TRAFFIC_PATTERN (sonic-buildimage
-/// `buffers_config.j2`'s mtu 1024 / 50 % small packets when absent) and the shared headroom
-/// pool (BUFFER_POOL `ingress_lossless_pool` `xoff`, DEFAULT_LOSSLESS_BUFFER_PARAMETER
-/// `over_subscribe_ratio`). A profile that differs is SONiC's "headroom override": allowed,
-/// but not what SONiC computed, so a warning. Once per profile, with the first port's value.
-///
-/// Left out: the gearbox delay (taken as none), and the traditional model's
-/// `pg_profile_lookup.ini` (a file on the switch, not in config_db): on other switches
-/// with lossless profiles the check is "not checked".
-///
-/// It stays one function (about 110 lines): it gathers the Lua's inputs from six tables
-/// in the order the Lua reads them, each with its own "not checked" reason, so that a
-/// reader can hold it against `buffer_headroom_mellanox.lua` line by line.
-pub(super) fn headroom_sonic(
-    sw: &Switch,
-    lossless: &BTreeMap<String, BTreeSet<u32>>,
-    found: &mut Vec<Finding>,
-    nc: &mut Vec<NotChecked>,
-) -> Result<(), ReadError> {
-    use model::sonic::{mellanox_headroom, DynamicHeadroomInput, LosslessTrafficPattern, SharedHeadroom, Spectrum, LUA_SOURCE};
-    use units::{BitRate, Bytes, Length};
-
-    let pgs = pg_keys(sw)?;
-    // (port, PG key, profile) of each lossless PG whose profile has an xoff.
-    let mut with_xoff = vec![];
-    for (port, pfc) in lossless {
-        for &pg in pfc {
-            let Some(key) = pgs.get(&(port.clone(), pg)) else { continue };
-            let Some(raw) = sw.field("BUFFER_PG", key, "profile") else { continue };
-            let name = profile_name(raw).to_string();
-            if sw.field("BUFFER_PROFILE", &name, "xoff").is_some() && !with_xoff.iter().any(|(p, _, n): &(String, String, String)| p == port && *n == name) {
-                with_xoff.push((port.clone(), key.clone(), name));
-            }
-        }
-    }
-    if with_xoff.is_empty() {
-        return Ok(());
-    }
-    let platform = sw.field("DEVICE_METADATA", "localhost", "platform");
-    let model = sw.field("DEVICE_METADATA", "localhost", "buffer_model").unwrap_or("traditional");
-    let gen = platform.and_then(Spectrum::from_platform);
-    let Some(gen) = gen.filter(|_| model == "dynamic") else {
-        let why = match (gen, platform) {
-            (Some(_), _) => format!("buffer_model {model:?}: SONiC's values are the switch's pg_profile_lookup.ini, which config_db does not hold"),
-            (None, Some(p)) => format!("platform {p:?} has no SONiC headroom formula here (NVIDIA Spectrum in the dynamic model only)"),
-            (None, None) => "DEVICE_METADATA|localhost|platform is absent".to_string(),
-        };
-        not(nc, sw, "headroom-vs-sonic", "(SONiC headroom model)", &why);
-        return Ok(());
-    };
-    let pattern = match (sw.field("LOSSLESS_TRAFFIC_PATTERN", "AZURE", "mtu"), sw.field("LOSSLESS_TRAFFIC_PATTERN", "AZURE", "small_packet_percentage")) {
-        (Some(m), Some(p)) => {
-            let mtu = Bytes(num(sw, "LOSSLESS_TRAFFIC_PATTERN", "AZURE", "mtu", m)?);
-            let pct = num(sw, "LOSSLESS_TRAFFIC_PATTERN", "AZURE", "small_packet_percentage", p)?;
-            let pct = u8::try_from(pct)
-                .ok()
-                .filter(|&p| p <= 100)
-                .ok_or_else(|| shape(sw.place("LOSSLESS_TRAFFIC_PATTERN", "AZURE", "small_packet_percentage"), format!("{p:?} is not a percentage 0..100")))?;
-            LosslessTrafficPattern { mtu, small_packet_percentage: pct }
-        }
-        _ => LosslessTrafficPattern::default(),
-    };
-    let pool_xoff = match sw.field("BUFFER_POOL", "ingress_lossless_pool", "xoff") {
-        Some(v) => Bytes(num(sw, "BUFFER_POOL", "ingress_lossless_pool", "xoff", v)?),
-        None => Bytes(0),
-    };
-    let ratio = match sw.field("DEFAULT_LOSSLESS_BUFFER_PARAMETER", "AZURE", "over_subscribe_ratio") {
-        Some(v) => v
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|r| r.is_finite() && *r >= 0.0)
-            .ok_or_else(|| shape(sw.place("DEFAULT_LOSSLESS_BUFFER_PARAMETER", "AZURE", "over_subscribe_ratio"), format!("{v:?} is not a ratio")))?,
-        None => 0.0,
-    };
-    for (port, _key, name) in with_xoff {
-        let (Some(speed), Some(cable)) =
-            (sw.field("PORT", &port, "speed"), sw.table("CABLE_LENGTH").and_then(|t| t.values().find_map(|e| e.fields.get(&port))))
-        else {
-            continue;
-        };
-        let speed_mbps = num(sw, "PORT", &port, "speed", speed)?;
-        let Some(m) = metres(cable) else { continue };
-        let mut inp = DynamicHeadroomInput::new(BitRate(speed_mbps.saturating_mul(1_000_000)), Length::from_m(m), gen);
-        if let Some(v) = sw.field("PORT", &port, "mtu") {
-            inp.port_mtu = Bytes(num(sw, "PORT", &port, "mtu", v)?);
-        }
-        if let Some(l) = sw.field("PORT", &port, "lanes") {
-            inp.lane_count = l.split(',').count() as u32;
-        }
-        inp.pattern = pattern;
-        inp.shared_headroom = SharedHeadroom { over_subscribe_ratio: ratio, pool_xoff };
-        let h = mellanox_headroom(&inp).map_err(|e| shape(sw.place("PORT", &port, "speed"), format!("SONiC's headroom formula rejects this port: {e:?}")))?;
-        let xoff_v = sw.field("BUFFER_PROFILE", &name, "xoff").unwrap_or_default();
-        let xoff = num(sw, "BUFFER_PROFILE", &name, "xoff", xoff_v)?;
-        if xoff == h.xoff.0 {
-            continue;
-        }
-        let place = sw.place("BUFFER_PROFILE", &name, "xoff");
-        if let Some(f) = found.iter_mut().find(|f| f.id == "headroom-vs-sonic" && f.switch == sw.name() && f.place == place) {
-            if !f.ports.contains(&port) {
-                f.ports.push(port.clone());
-            }
-            continue;
-        }
-        found.push(Finding {
-            severity: Severity::Warning,
-            id: "headroom-vs-sonic",
-            switch: sw.name().to_string(),
             place,
-            ports: vec![port.clone()],
-            what: format!(
-                "xoff {xoff} B differs from the {} B SONiC computes for {port} ({} {speed_mbps} Mb/s, {m} m, port MTU {} B, {} lanes, lossless MTU {} B with {} % small packets, shared headroom pool {})",
-                h.xoff.0,
-                gen.name(),
-                inp.port_mtu.0,
-                inp.lane_count,
-                pattern.mtu.0,
-                pattern.small_packet_percentage,
-                if inp.shared_headroom.enabled() { "on" } else { "off" }
-            ),
-            failure: if xoff < h.xoff.0 {
-                "less headroom than SONiC's own model reserves for this port: frames in flight after XOFF may be dropped in the lossless class".into()
-            } else {
-                "more headroom than SONiC reserves: buffer taken from the shared pool for no gain".into()
-            },
-            fix: format!("BUFFER_PROFILE|{name}|xoff = \"{}\" (xon \"{}\", size \"{}\"; {LUA_SOURCE}), or point the PG at NULL so buffermgrd computes it", h.xoff.0, h.xon.0, h.size.0),
+            ports,
+            what: format!("xoff {} B{origin} is below the IEEE 802.1Qbb worst case {need} B ({why}{cell_note})", x.xoff),
+            failure: "when the PG pauses its peer, more can still arrive than the headroom holds: drops in the lossless class".into(),
+            fix,
         });
     }
     Ok(())
@@ -364,16 +314,19 @@ pub(super) fn is_mellanox(platform: &str) -> bool {
     platform.starts_with("x86_64-mlnx_") || platform.starts_with("x86_64-nvidia_")
 }
 
-/// A BUFFER_PROFILE's `dynamic_th` must be inside the ASIC's SAI range
-/// ([`MELLANOX_DYNAMIC_TH`]); outside it the SAI clamps the value silently, so the profile
-/// gets either no shared buffer or all of it, not the share written. Every profile is
-/// checked, lossless or not: a lossy queue with an unlimited threshold takes the shared
-/// buffer from the lossless PGs as well.
+/// A BUFFER_PROFILE's `dynamic_th` must be inside the ASIC's range. Mellanox SAI
+/// ([`MELLANOX_DYNAMIC_TH`]) clamps a value outside silently, so the profile gets either no
+/// shared buffer or all of it, not the share written. The Broadcom chips of
+/// [`crate::verify::platform::broadcom`] have alphas for -7..3 only
+/// ([`crate::verify::platform::BROADCOM_DYNAMIC_TH`]); what their closed SAI does with
+/// another value is not documented publicly, so the finding says the threshold written is
+/// not one the chip has. Every profile is checked, lossless or not: a lossy queue with an
+/// unlimited threshold takes the shared buffer from the lossless PGs as well.
 ///
-/// Only the Mellanox range has a cited source here; on another platform (or without
-/// `DEVICE_METADATA|localhost|platform`) the check is "not checked". A value that is not a
-/// whole number is an input error.
+/// Other platforms (or no `DEVICE_METADATA|localhost|platform`): "not checked". A value
+/// that is not a whole number is an input error.
 pub(super) fn dynamic_th(sw: &Switch, found: &mut Vec<Finding>, nc: &mut Vec<NotChecked>) -> Result<(), ReadError> {
+    use crate::verify::platform::{broadcom, broadcom_source, BROADCOM_DYNAMIC_TH};
     let Some(profiles) = sw.table("BUFFER_PROFILE") else {
         not(nc, sw, "dynamic-th-range", "BUFFER_PROFILE", "no buffer profiles to check");
         return Ok(());
@@ -382,40 +335,58 @@ pub(super) fn dynamic_th(sw: &Switch, found: &mut Vec<Finding>, nc: &mut Vec<Not
         return Ok(());
     }
     let platform = sw.field("DEVICE_METADATA", "localhost", "platform");
-    if !platform.is_some_and(is_mellanox) {
+    let bcm = broadcom(sw);
+    if !platform.is_some_and(is_mellanox) && bcm.is_none() {
         let why = match platform {
-            Some(p) => format!("known only for Mellanox SAI (x86_64-mlnx_*, x86_64-nvidia_*), not platform {p:?}"),
+            Some(p) => format!("known only for Mellanox SAI (x86_64-mlnx_*, x86_64-nvidia_*) and Broadcom Trident2, Tomahawk and Trident3, not platform {p:?}"),
             None => "DEVICE_METADATA|localhost|platform is absent, so the ASIC is unknown".to_string(),
         };
         not(nc, sw, "dynamic-th-range", "(dynamic_th range)", &why);
         return Ok(());
     }
-    let (lo, hi) = (*MELLANOX_DYNAMIC_TH.start(), *MELLANOX_DYNAMIC_TH.end());
     for (name, e) in profiles {
         let Some(v) = e.fields.get("dynamic_th") else { continue };
         let th: i64 = v.trim().parse().map_err(|_| shape(sw.place("BUFFER_PROFILE", name, "dynamic_th"), format!("{v:?} is not a whole number")))?;
-        if MELLANOX_DYNAMIC_TH.contains(&th) {
-            continue;
-        }
-        let (read_as, failure, fix) = if th < lo {
-            (
-                format!("{lo} (alpha 0)"),
-                "the profile gets no shared buffer: its PG or queue holds only its reserved size and pauses (lossless) or drops (lossy) early",
-                lo,
-            )
-        } else {
-            (format!("{hi} (unlimited)"), "the profile may take the whole shared pool: one congested PG or queue starves the others of buffer", hi)
+        let place = sw.place("BUFFER_PROFILE", name, "dynamic_th");
+        let (what, failure, fix) = match bcm {
+            Some((chip, why)) if !BROADCOM_DYNAMIC_TH.contains(&th) => {
+                let (lo, hi) = (*BROADCOM_DYNAMIC_TH.start(), *BROADCOM_DYNAMIC_TH.end());
+                (
+                    format!("dynamic_th {th} is outside the {lo}..{hi} for which the {} has an alpha (1/128..8; {})", chip.name(), broadcom_source(chip, why)),
+                    "the threshold written is not one the chip has: the SAI rejects the profile or applies another alpha, so the PG or queue gets a share of the pool nobody chose".to_string(),
+                    format!("BUFFER_PROFILE|{name}|dynamic_th = a value in {lo}..{hi}"),
+                )
+            }
+            Some(_) => continue,
+            None => match mellanox_out_of_range(name, th) {
+                Some(t) => t,
+                None => continue,
+            },
         };
-        found.push(Finding {
-            severity: Severity::Warning,
-            id: "dynamic-th-range",
-            switch: sw.name().to_string(),
-            place: sw.place("BUFFER_PROFILE", name, "dynamic_th"),
-            ports: vec![],
-            what: format!("dynamic_th {th} is outside Mellanox SAI's {lo}..{hi}; the SAI reads it as {read_as}"),
-            failure: failure.into(),
-            fix: format!("BUFFER_PROFILE|{name}|dynamic_th = a value in {lo}..{hi} (\"{fix}\" is what the ASIC applies now)"),
-        });
+        found.push(Finding { severity: Severity::Warning, id: "dynamic-th-range", switch: sw.name().to_string(), place, ports: vec![], what, failure, fix });
     }
     Ok(())
+}
+
+/// The finding's what, failure and fix for a Mellanox `dynamic_th` outside
+/// [`MELLANOX_DYNAMIC_TH`], `None` inside it.
+fn mellanox_out_of_range(name: &str, th: i64) -> Option<(String, String, String)> {
+    let (lo, hi) = (*MELLANOX_DYNAMIC_TH.start(), *MELLANOX_DYNAMIC_TH.end());
+    if MELLANOX_DYNAMIC_TH.contains(&th) {
+        return None;
+    }
+    let (read_as, failure, fix) = if th < lo {
+        (
+            format!("{lo} (alpha 0)"),
+            "the profile gets no shared buffer: its PG or queue holds only its reserved size and pauses (lossless) or drops (lossy) early",
+            lo,
+        )
+    } else {
+        (format!("{hi} (unlimited)"), "the profile may take the whole shared pool: one congested PG or queue starves the others of buffer", hi)
+    };
+    Some((
+        format!("dynamic_th {th} is outside Mellanox SAI's {lo}..{hi}; the SAI reads it as {read_as}"),
+        failure.into(),
+        format!("BUFFER_PROFILE|{name}|dynamic_th = a value in {lo}..{hi} (\"{fix}\" is what the ASIC applies now)"),
+    ))
 }

@@ -21,17 +21,22 @@ use model::frame::{BTH, ICRC, IPV4_HEADER, RETH, UDP_HEADER};
 use model::sonic::DEFAULT_PORT_MTU;
 use serde::Serialize;
 
+mod buffer;
 mod chain;
 mod dcqcn;
 mod ecn;
 mod headroom;
+mod headroom_sonic;
 mod scheduling;
+mod sonic_profile;
 mod watchdog;
 
+use buffer::*;
 use chain::*;
 use dcqcn::*;
 use ecn::*;
 use headroom::*;
+use headroom_sonic::*;
 use scheduling::*;
 use watchdog::*;
 
@@ -53,9 +58,10 @@ pub struct Finding {
     pub severity: Severity,
     /// Stable identifier of the check (`dscp-chain`, `cnp-class`, `pfc-peer-mismatch`,
     /// `port-mtu`, `cable-length-missing`, `pg-headroom-profile`, `headroom-below-ieee`, `ecn-missing`,
-    /// `headroom-vs-sonic`, `ecn-after-pfc`, `pfc-watchdog-missing`, `watchdog-after-retry`, `dynamic-th-range`,
-    /// `nic-pfc-mismatch`, `nic-trust`, `nic-cnp-priority`, `nic-dcqcn-off`, `pfc-queue-map`,
-    /// `cnp-scheduler`, `nic-dcqcn-mismatch`, `nic-dcqcn-rates`, `nic-cnp-interval`).
+    /// `headroom-vs-sonic`, `pg-profile-lookup-missing`, `buffer-overcommit`, `shared-headroom-pool`, `ecn-after-pfc`,
+    /// `pfc-watchdog-missing`, `watchdog-after-retry`, `dynamic-th-range`, `nic-pfc-mismatch`, `nic-trust`,
+    /// `nic-cnp-priority`, `nic-dcqcn-off`, `pfc-queue-map`, `cnp-scheduler`, `nic-dcqcn-mismatch`,
+    /// `nic-dcqcn-rates`, `nic-cnp-interval`).
     pub id: &'static str,
     pub switch: String,
     pub place: Place,
@@ -105,8 +111,10 @@ pub(super) fn run(switches: &[Switch], nics: &[(String, NicConfig)], opts: &Opti
         port_mtu(sw, &lossless, opts, &mut found, &mut not_checked)?;
         cable_length(sw, &lossless, &mut found, &mut not_checked)?;
         pg_profile(sw, &lossless, &mut found, &mut not_checked)?;
+        pg_lookup_missing(sw, &lossless, &mut found, &mut not_checked)?;
         headroom_ieee(sw, &lossless, opts, &mut found, &mut not_checked)?;
         headroom_sonic(sw, &lossless, &mut found, &mut not_checked)?;
+        buffer_accounting(sw, &lossless, opts, &mut found, &mut not_checked)?;
         ecn(sw, &lossless, &mut found, &mut not_checked)?;
         ecn_after_pfc(sw, &lossless, opts, &mut found, &mut not_checked)?;
         pfc_watchdog(sw, &lossless, &mut found, &mut not_checked);
@@ -140,6 +148,18 @@ pub(super) fn run(switches: &[Switch], nics: &[(String, NicConfig)], opts: &Opti
 
 fn not(out: &mut Vec<NotChecked>, sw: &Switch, check: &'static str, missing_table: &'static str, note: &str) {
     out.push(NotChecked { switch: sw.name().to_string(), check, missing_table, note: note.to_string() });
+}
+
+/// Whether every table a check reads is present; the first absent one is noted as the
+/// reason the check did not run.
+fn tables_present(sw: &Switch, nc: &mut Vec<NotChecked>, check: &'static str, tables: &[&'static str], why: &str) -> bool {
+    match tables.iter().find(|t| sw.table(t).is_none()) {
+        Some(t) => {
+            not(nc, sw, check, t, why);
+            false
+        }
+        None => true,
+    }
 }
 
 fn shape(p: Place, msg: String) -> ReadError {
