@@ -3,19 +3,25 @@
 //! when there is no error (warnings alone pass, as a CI step expects), 1 when any finding
 //! is an error, 2 when a file cannot be read or parsed (the error names the file and the
 //! `TABLE|key|field`).
+//!
+//! `--switch NAME=F,F` groups files into a switch whatever their hostnames; `--simulate`
+//! runs the configuration on the engine ([`simulate`]), exit code 1 also when it drops in
+//! a lossless class; `--emit-scenario FILE` writes the scenario it runs.
+
+mod simulate;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use plan::verify::{self as v, Options, Report, Severity};
+use plan::verify::{self as v, Group, Input, Options, Report, Severity};
 use units::Bytes;
 
 /// `fabriclab verify` arguments.
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
     /// SONiC config_db.json files; files with the same DEVICE_METADATA hostname are one switch.
-    #[arg(required = true, value_name = "CONFIG_DB.json")]
+    #[arg(required_unless_present = "switch", value_name = "CONFIG_DB.json")]
     pub files: Vec<PathBuf>,
     /// DSCP of RoCE data packets (NVIDIA ConnectX default 26).
     #[arg(long, default_value_t = 26, value_parser = clap::value_parser!(u8).range(0..64))]
@@ -44,6 +50,45 @@ pub struct VerifyArgs {
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
+
+    // --- `--switch`, `--simulate`, `--emit-scenario` (docs/verify.md "Simulating") ---
+    /// Files that form one switch named NAME, whatever their hostnames (repeatable):
+    /// `--switch leaf1=leaf1.json,leaf1-buffers.json`. A file may not also be given loose.
+    #[arg(long = "switch", value_name = "NAME=F,F")]
+    pub switch: Vec<String>,
+    /// Run the configuration on the engine: the topology from DEVICE_NEIGHBOR, the
+    /// configured buffers, maps, ECN and DCQCN, the worst-case incast; report drops and
+    /// pauses per port (exit code 1 on a lossless drop). Needs --cell.
+    #[arg(long)]
+    pub simulate: bool,
+    /// With --simulate: write the scenario it runs, each value with its origin.
+    #[arg(long, value_name = "FILE", requires = "simulate")]
+    pub emit_scenario: Option<PathBuf>,
+}
+
+/// `--switch NAME=F,F` parsed, and every file named, loose files first.
+fn groups(a: &VerifyArgs) -> Result<(Vec<Group>, Vec<PathBuf>), String> {
+    let mut out = vec![];
+    let mut files = a.files.clone();
+    for g in &a.switch {
+        let Some((name, list)) = g.split_once('=').filter(|(n, l)| !n.trim().is_empty() && !l.trim().is_empty()) else {
+            return Err(format!("--switch {g:?}: expected NAME=FILE[,FILE...]"));
+        };
+        let mut group = Group { name: name.trim().to_string(), files: vec![] };
+        for f in list.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+            let path = PathBuf::from(f);
+            if a.files.contains(&path) {
+                return Err(format!("--switch {name}: {f} is also given as a loose file; give it once"));
+            }
+            if out.iter().any(|o: &Group| o.files.iter().any(|x| x == f)) || group.files.iter().any(|x| x == f) {
+                return Err(format!("--switch {name}: {f} is named twice"));
+            }
+            group.files.push(path.display().to_string());
+            files.push(path);
+        }
+        out.push(group);
+    }
+    Ok((out, files))
 }
 
 pub fn run(a: VerifyArgs) -> ExitCode {
@@ -51,8 +96,15 @@ pub fn run(a: VerifyArgs) -> ExitCode {
         eprintln!("error: --path-mtu {}: expected an IB MTU: 256, 512, 1024, 2048 or 4096", a.path_mtu);
         return ExitCode::from(2);
     }
+    let (groups, files) = match groups(&a) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let mut sources = vec![];
-    for f in &a.files {
+    for f in &files {
         match std::fs::read_to_string(f) {
             Ok(t) => sources.push((f.display().to_string(), t)),
             Err(e) => {
@@ -83,15 +135,37 @@ pub fn run(a: VerifyArgs) -> ExitCode {
         ib_timeout: a.ib_timeout,
         retry_cnt: a.retry_cnt,
     };
-    let r = match v::verify_with_nics(&sources, &nics, &opts) {
-        Ok(r) => r,
+    let (input, r) = match Input::read(&sources, &groups, &nics).and_then(|i| v::check(&i, &opts).map(|r| (i, r))) {
+        Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
+    // --- `--simulate` ---
+    let sim = if a.simulate {
+        match simulate::simulate(&input, &opts, a.emit_scenario.as_deref()) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        None
+    };
     if a.json {
-        match serde_json::to_string_pretty(&r) {
+        let mut doc = match serde_json::to_value(&r) {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        if let Some(s) = &sim {
+            doc["simulation"] = serde_json::to_value(s).unwrap_or_default();
+        }
+        match serde_json::to_string_pretty(&doc) {
             Ok(s) => println!("{s}"),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -100,8 +174,12 @@ pub fn run(a: VerifyArgs) -> ExitCode {
         }
     } else {
         print!("{}", text(&r, &opts));
+        if let Some(s) = &sim {
+            print!("{}", simulate::text(s));
+        }
     }
-    if r.errors() > 0 {
+    let lossless_drops = sim.as_ref().is_some_and(|s| s.outcome.lossless_drops > 0);
+    if r.errors() > 0 || lossless_drops {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
