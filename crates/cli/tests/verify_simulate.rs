@@ -4,7 +4,7 @@
 //! SOURCE.md there): exit codes, the drops and pauses reported per port, the emitted
 //! scenario parsing back, and input errors naming the file and key.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{json, Value};
@@ -27,7 +27,7 @@ fn scratch(test: &str) -> PathBuf {
 }
 
 /// The four switches' files, `leaf2` with `edit` applied (written to `dir`).
-fn files(dir: &PathBuf, edit: impl Fn(&mut Value)) -> Vec<String> {
+fn files(dir: &Path, edit: impl Fn(&mut Value)) -> Vec<String> {
     SWITCHES
         .iter()
         .map(|s| {
