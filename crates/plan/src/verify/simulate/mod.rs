@@ -81,8 +81,58 @@ pub struct Simulation {
     pub receiver: String,
     pub senders: Vec<String>,
     pub dcqcn: String,
+    /// The lossless switch ingresses grouped by what their headroom depends on, for the
+    /// headroom worst case.
+    pub port_types: Vec<PortType>,
     /// What the scenario could not express as configured, and what it assumed instead.
     pub notes: Vec<String>,
+}
+
+/// Lossless switch ingresses with the same link speed, cable and profile values: the inputs
+/// of one headroom worst case (`plan roce --prove`'s scenario, run by the CLI).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PortType {
+    pub speed_mbps: u64,
+    pub cable_m: u64,
+    /// The profile (of the first port) and its values.
+    pub profile: String,
+    pub xoff: u64,
+    pub reserved: u64,
+    /// The profile's BUFFER_POOL `size`.
+    pub pool: u64,
+    /// `dynamic_th` clamped to the simulator's -7..3 (0 for a static trigger).
+    pub dynamic_th: i8,
+    /// (switch, port) of each ingress of this type.
+    pub ports: Vec<(String, String)>,
+}
+
+/// The port types of the simulated lossless switch ingresses, in port order.
+fn port_types(sws: &[Switch], fab: &Fabric, profiles: &PortProfiles) -> Vec<PortType> {
+    let mut out: Vec<PortType> = vec![];
+    for (s, p, pr) in profiles {
+        let at = (*s, p.clone());
+        let Some(link) = fab.links.iter().find(|l| l.a == at || l.b.as_ref() == Some(&at)) else { continue };
+        let dynamic_th = match pr.trigger.0 {
+            Trigger::Dynamic(th) => th.clamp(-7, 3) as i8,
+            Trigger::Static(_) => 0,
+        };
+        let key = (link.speed_mbps, link.cable_m, pr.xoff.0, pr.reserved.0, dynamic_th, pr.pool.0);
+        let port = (sws[*s].name().to_string(), p.clone());
+        match out.iter_mut().find(|t| (t.speed_mbps, t.cable_m, t.xoff, t.reserved, t.dynamic_th, t.pool) == key) {
+            Some(t) => t.ports.push(port),
+            None => out.push(PortType {
+                speed_mbps: key.0,
+                cable_m: key.1,
+                profile: pr.name.clone(),
+                xoff: key.2,
+                reserved: key.3,
+                pool: key.5,
+                dynamic_th,
+                ports: vec![port],
+            }),
+        }
+    }
+    out
 }
 
 /// A name the scenario can use for a node (no `:`, which separates ports).
@@ -155,7 +205,8 @@ pub fn build(input: &Input, opts: &Options, so: &SimOptions) -> Result<Simulatio
         Origin::Assumed(why) => format!("{} ({why})", dc.preset.0),
         o => format!("{} with {} override(s) ({})", dc.preset.0, dc.overrides.len(), o.text()),
     };
-    Ok(Simulation { scenario: doc.finish(), ports, hosts: fab.hosts.iter().map(|h| node_name(&h.name)).collect(), receiver, senders, dcqcn, notes })
+    let port_types = port_types(sws, &fab, &profiles);
+    Ok(Simulation { scenario: doc.finish(), ports, hosts: fab.hosts.iter().map(|h| node_name(&h.name)).collect(), receiver, senders, dcqcn, port_types, notes })
 }
 
 /// `[topology]`: every switch with the largest switch's port count, hosts, and links.
