@@ -8,6 +8,7 @@
 //! runs the configuration on the engine ([`simulate`]), exit code 1 also when it drops in
 //! a lossless class; `--emit-scenario FILE` writes the scenario it runs.
 
+mod headroom;
 mod simulate;
 
 use std::path::PathBuf;
@@ -178,7 +179,7 @@ pub fn run(a: VerifyArgs) -> ExitCode {
             print!("{}", simulate::text(s));
         }
     }
-    let lossless_drops = sim.as_ref().is_some_and(|s| s.outcome.lossless_drops > 0);
+    let lossless_drops = sim.as_ref().is_some_and(|s| s.lossless_drops() > 0);
     if r.errors() > 0 || lossless_drops {
         ExitCode::from(1)
     } else {

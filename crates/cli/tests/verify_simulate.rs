@@ -65,6 +65,17 @@ fn clean_fabric_simulates_clean_and_emits_a_scenario_that_parses() {
     // The incast pauses: leaf2's uplink from spine1 sends PFC, spine1's port is paused.
     assert!(out.contains("leaf2 Ethernet112 (profile pg_lossless_40000_40m_profile): sent "), "{out}");
     assert!(out.contains("spine1 Ethernet116 (profile pg_lossless_40000_40m_profile): paused "), "{out}");
+    // The headroom worst case (plan roce --prove's scenario) per port type: no drop either.
+    let worst: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("headroom worst case")).skip(1).collect();
+    assert_eq!(worst.len(), 2, "{out}");
+    assert!(
+        worst[0].starts_with(
+            "  40000 Mb/s, 5 m, pg_lossless_40000_5m_profile xoff 55120 B (leaf1 Ethernet4, leaf1 Ethernet8, leaf2 Ethernet4, leaf2 Ethernet8): peak "
+        ),
+        "{out}"
+    );
+    assert!(worst[1].starts_with("  40000 Mb/s, 40 m, pg_lossless_40000_40m_profile xoff 55120 B (leaf1 Ethernet112, "), "{out}");
+    assert!(worst.iter().all(|l| l.contains(", 0 lossless drops (8 reverse pattern(s) tried)")), "{out}");
 
     let text = std::fs::read_to_string(&emit).unwrap();
     let w = scenario::load_str(emit.to_str().unwrap(), &text).unwrap_or_else(|e| panic!("{e}"));
@@ -94,6 +105,12 @@ fn short_headroom_drops_at_its_ports_and_exits_1() {
         "{out}"
     );
     assert!(out.contains("lossless drops: the configuration loses RoCE packets"), "{out}");
+    // In the headroom worst case, the short profile's ports (and only they) drop.
+    let worst: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("headroom worst case")).skip(1).filter(|l| l.contains(" Mb/s, ")).collect();
+    assert_eq!(worst.len(), 3, "{out}");
+    let short: Vec<&&str> = worst.iter().filter(|l| !l.contains(", 0 lossless drops")).collect();
+    assert_eq!(short.len(), 1, "{out}");
+    assert!(short[0].starts_with("  40000 Mb/s, 40 m, pg_lossless_40000_40m_profile xoff 5120 B (leaf2 Ethernet112, leaf2 Ethernet116): peak "), "{out}");
 
     let o = verify(&args(&fs, &["--simulate", "--json"]));
     assert_eq!(o.status.code(), Some(1));
@@ -109,6 +126,11 @@ fn short_headroom_drops_at_its_ports_and_exits_1() {
         .collect();
     assert_eq!(ports, [("leaf2", "Ethernet112")]);
     assert_eq!(v["findings"][0]["id"], "headroom-below-ieee");
+    let worst = v["simulation"]["headroom"].as_array().unwrap();
+    let dropping: Vec<&Value> = worst.iter().filter(|h| h["lossless_drops"].as_u64().unwrap() > 0).collect();
+    assert_eq!(dropping.len(), 1);
+    assert_eq!(dropping[0]["ports"], json!([["leaf2", "Ethernet112"], ["leaf2", "Ethernet116"]]));
+    assert_eq!(dropping[0]["xoff_bytes"], 5120);
 }
 
 #[test]

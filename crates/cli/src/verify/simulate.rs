@@ -87,6 +87,15 @@ pub struct SimResult {
     #[serde(flatten)]
     pub sim: Simulation,
     pub outcome: Outcome,
+    /// The headroom worst case per port type ([`super::headroom`]).
+    pub headroom: Vec<super::headroom::WorstCase>,
+}
+
+impl SimResult {
+    /// Packets lost in a lossless class, in the incast and the headroom worst cases.
+    pub fn lossless_drops(&self) -> u64 {
+        self.outcome.lossless_drops + self.headroom.iter().map(|h| h.lossless_drops).sum::<u64>()
+    }
 }
 
 /// Builds, emits (to `emit`) and runs the scenario of `input`. Errors: unreadable input
@@ -104,7 +113,8 @@ pub fn simulate(input: &Input, opts: &Options, emit: Option<&Path>) -> Result<Si
     }
     let cell = opts.cell.map_or(1, |c| c.0);
     let outcome = outcome(&sim, &rep, cell);
-    Ok(SimResult { sim, outcome })
+    let headroom = super::headroom::worst_cases(&sim, opts)?;
+    Ok(SimResult { sim, outcome, headroom })
 }
 
 /// Picoseconds as microseconds with three decimals.
@@ -140,8 +150,17 @@ pub fn text(r: &SimResult) -> String {
     for n in &s.notes {
         let _ = writeln!(t, "  note: {n}");
     }
-    if o.lossless_drops > 0 {
-        let _ = writeln!(t, "  lossless drops: the configuration loses RoCE packets under this incast");
+    let _ = writeln!(t, "\nheadroom worst case (plan roce --prove's scenario on one switch, per lossless port type):");
+    for h in &r.headroom {
+        let ports = h.ports.iter().map(|(s, p)| format!("{s} {p}")).collect::<Vec<_>>().join(", ");
+        let _ = writeln!(
+            t,
+            "  {} Mb/s, {} m, {} xoff {} B ({ports}): peak {} of {} B, {} lossless drops ({} reverse pattern(s) tried)",
+            h.speed_mbps, h.cable_m, h.profile, h.xoff_bytes, h.peak_headroom_bytes, h.headroom_bytes, h.lossless_drops, h.patterns_tried
+        );
+    }
+    if r.lossless_drops() > 0 {
+        let _ = writeln!(t, "  lossless drops: the configuration loses RoCE packets in the simulation");
     }
     t
 }
