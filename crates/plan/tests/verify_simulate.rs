@@ -215,3 +215,64 @@ fn bad_topology_names_file_and_key() {
     let e = build(&Input::read(&sources(|_, _| {}), &[], &[]).unwrap(), &Options { cell: None, ..opts() }, &SimOptions::default()).unwrap_err();
     assert_eq!(e.to_string(), "(command line): --cell: --simulate needs the buffer's cell size");
 }
+
+/// The leaf-spine's wiring as a scenario-format topology: switch port i is the PORT entry
+/// with `index` i (Ethernet4 1, Ethernet8 2, Ethernet112 28, Ethernet116 29 on the S6000).
+const TOPOLOGY: &str = r#"
+[topology]
+kind = "explicit"
+nodes = [
+  { name = "leaf1", kind = "switch", ports = 32 },
+  { name = "leaf2", kind = "switch", ports = 32 },
+  { name = "spine1", kind = "switch", ports = 32 },
+  { name = "spine2", kind = "switch", ports = 32 },
+  { name = "h1", kind = "host" }, { name = "h2", kind = "host" }, { name = "h3", kind = "host" }, { name = "h4", kind = "host" },
+]
+links = [
+  { a = "h1", b = "leaf1:1", speed = "40Gbps", cable = "5m" },
+  { a = "h2", b = "leaf1:2", speed = "40Gbps", cable = "5m" },
+  { a = "h3", b = "leaf2:1", speed = "40Gbps", cable = "5m" },
+  { a = "h4", b = "leaf2:2", speed = "40Gbps", cable = "5m" },
+  { a = "leaf1:28", b = "spine1:28", speed = "40Gbps", cable = "40m" },
+  { a = "leaf1:29", b = "spine2:28", speed = "40Gbps", cable = "40m" },
+  { a = "leaf2:28", b = "spine1:29", speed = "40Gbps", cable = "40m" },
+  { a = "leaf2:29", b = "spine2:29", speed = "40Gbps", cable = "40m" },
+]
+"#;
+
+fn with_topology(text: &str) -> Result<(Simulation, report::Report), ReadError> {
+    let mut input = Input::read(&sources(|_, _| {}), &[], &[])?;
+    input.topology = Some(("fabric.toml".into(), text.into()));
+    let sim = build(&input, &opts(), &SimOptions::default())?;
+    let w = scenario::load_str("verify-simulate.toml", &sim.scenario).unwrap_or_else(|e| panic!("{e}\n{}", sim.scenario));
+    let (_, rep) = report::run(&w, false);
+    Ok((sim, rep))
+}
+
+#[test]
+fn topology_file_gives_the_same_fabric() {
+    let (_, by_neighbour) = simulate(&sources(|_, _| {})).unwrap();
+    let (sim, rep) = with_topology(TOPOLOGY).unwrap();
+    assert_eq!(sim.hosts, ["h1", "h2", "h3", "h4"]);
+    assert!(sim.scenario.contains("{ a = \"leaf1:2\", b = \"spine1:0\", speed = \"40000Mbps\", cable = \"40m\" }"), "{}", sim.scenario);
+    assert_eq!((rep.totals.lossless_drops, rep.totals.drops), (0, 0));
+    assert_eq!(rep.totals.pfc_frames, by_neighbour.totals.pfc_frames);
+    assert_eq!((rep.flows.count, rep.flows.completed), (3, 3));
+
+    // A port index no PORT entry has; a switch not given; a link DEVICE_NEIGHBOR contradicts.
+    let e = with_topology(&TOPOLOGY.replace("leaf1:29", "leaf1:30")).unwrap_err().to_string();
+    assert!(e.starts_with("fabric.toml: topology.links[5].a: \"leaf1:30\": switch leaf1 has no PORT entry with index \"30\""), "{e}");
+    let e = with_topology(&TOPOLOGY.replace("\"spine2:29\"", "\"spine3:29\"")).unwrap_err().to_string();
+    assert_eq!(e, "fabric.toml: topology.links[7].b: \"spine3\" is not among the switches given");
+    let swapped =
+        TOPOLOGY.replace("b = \"spine1:28\"", "b = \"SWAP\"").replace("b = \"spine2:28\"", "b = \"spine1:28\"").replace("b = \"SWAP\"", "b = \"spine2:28\"");
+    let e = with_topology(&swapped).unwrap_err().to_string();
+    assert!(
+        e.starts_with(
+            "fabric.toml: topology.links[4]: links leaf1 Ethernet112 to spine2 Ethernet112, but leaf1.json DEVICE_NEIGHBOR|Ethernet112 says spine1:Ethernet112"
+        ),
+        "{e}"
+    );
+    let e = with_topology("[topology]\nkind = \"leaf-spine\"\n").unwrap_err().to_string();
+    assert!(e.starts_with("fabric.toml: topology.kind: \"leaf-spine\": --topology takes an \"explicit\" topology"), "{e}");
+}

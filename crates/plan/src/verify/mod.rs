@@ -15,9 +15,11 @@
 //! ([`nic`]) against their switch port: PFC priorities, trust mode, the RoCE and CNP DSCPs
 //! and priorities, DCQCN enabled on the RoCE priority.
 //!
+//! [`simulate`] turns the configuration into a scenario for `--simulate`.
+//!
 //! Left out (see docs/verify.md): pg_profile_lookup rows and values (the traditional model),
 //! findings on the NICs' DCQCN parameters, buffer accounting against the
-//! ASIC, other ASICs' dynamic_th ranges, and `--simulate`.
+//! ASIC, other ASICs' dynamic_th ranges.
 
 pub mod checks;
 pub mod config_db;
@@ -111,6 +113,8 @@ pub fn verify_with_nics(sources: &[(String, String)], nics: &[(String, String)],
 pub struct Input {
     pub switches: Vec<Switch>,
     pub nics: Vec<(String, NicConfig)>,
+    /// `--topology FILE` for [`simulate`]: (file name, text); `None`: DEVICE_NEIGHBOR.
+    pub topology: Option<(String, String)>,
 }
 
 impl Input {
@@ -119,7 +123,7 @@ impl Input {
     pub fn read(sources: &[(String, String)], groups: &[Group], nics: &[(String, String)]) -> Result<Input, ReadError> {
         let switches = config_db::read_grouped(sources, groups)?;
         let nics = nics.iter().map(|(f, t)| Ok((f.clone(), NicConfig::parse(f, t)?))).collect::<Result<Vec<_>, ReadError>>()?;
-        Ok(Input { switches, nics })
+        Ok(Input { switches, nics, topology: None })
     }
 }
 

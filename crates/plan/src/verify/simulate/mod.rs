@@ -3,7 +3,8 @@
 //! a flag, a NIC file, or what was assumed) in a comment after it ([`toml`]).
 //!
 //! * Topology: DEVICE_NEIGHBOR across the switches given, hosts on the lossless ports
-//!   without a switch neighbour ([`topology`]); PORT speeds, CABLE_LENGTH cables.
+//!   without a switch neighbour ([`topology`]), or `--topology FILE` ([`topofile`]); PORT
+//!   speeds, CABLE_LENGTH cables.
 //! * Buffers: the lossless PGs' BUFFER_PROFILE and BUFFER_POOL ([`buffer`]), one base
 //!   profile for the fabric, each port's own `xoff` by a `misconfigured-port` fault at t=0.
 //! * Classes and ECN: PORT_QOS_MAP, DSCP_TO_TC_MAP, TC_TO_PRIORITY_GROUP_MAP, QUEUE and
@@ -21,7 +22,10 @@
 //! retry count of the NIC files, `--ib-timeout`/`--retry-cnt` or NCCL's defaults. What the
 //! scenario cannot express per port is a note ([`Simulation::notes`]).
 //!
-//! Left out: `--topology FILE` (the topology comes from DEVICE_NEIGHBOR only), the PFC
+//! `--topology FILE` ([`topofile`]) replaces DEVICE_NEIGHBOR with a scenario-format
+//! explicit topology.
+//!
+//! Left out: the PFC
 //! watchdog, SCHEDULER weights (the simulator's strict queues 6 and 7, weighted others),
 //! port MTUs (the path MTU is `--path-mtu`), and MAP_PFC_PRIORITY_TO_QUEUE (identity).
 
@@ -29,6 +33,7 @@ mod buffer;
 mod classes;
 mod dcqcn;
 pub mod toml;
+mod topofile;
 mod topology;
 
 use serde::Serialize;
@@ -149,7 +154,10 @@ pub fn build(input: &Input, opts: &Options, so: &SimOptions) -> Result<Simulatio
     let Some(cell) = opts.cell else {
         return Err(ReadError::Shape { file: "(command line)".into(), place: "--cell".into(), msg: "--simulate needs the buffer's cell size".into() });
     };
-    let fab = topology::fabric(sws)?;
+    let fab = match &input.topology {
+        Some((file, text)) => topofile::fabric(sws, file, text)?,
+        None => topology::fabric(sws)?,
+    };
     let mut notes = fab.notes.clone();
     let mut classes: Vec<(usize, String, PortClasses)> = vec![];
     let mut profiles: PortProfiles = vec![];

@@ -114,24 +114,32 @@ pub fn fabric(switches: &[Switch]) -> Result<Fabric, ReadError> {
             f.links.push(Link { a: at, b: None, speed_mbps, speed_origin, cable_m, cable_origin });
         }
     }
-    for l in &f.links {
-        for (s, p) in [Some(&l.a), l.b.as_ref()].into_iter().flatten() {
-            if !f.ports[*s].contains(p) {
-                f.ports[*s].push(p.clone());
+    f.finish(switches)?;
+    Ok(f)
+}
+
+impl Fabric {
+    /// Each switch's simulated ports from the links, in SONiC order; at least two hosts.
+    pub fn finish(&mut self, switches: &[Switch]) -> Result<(), ReadError> {
+        for l in &self.links {
+            for (s, p) in [Some(&l.a), l.b.as_ref()].into_iter().flatten() {
+                if !self.ports[*s].contains(p) {
+                    self.ports[*s].push(p.clone());
+                }
             }
         }
+        for p in &mut self.ports {
+            p.sort_by_key(|n| port_order(n));
+        }
+        if self.hosts.len() < 2 {
+            return Err(ReadError::Shape {
+                file: switches.first().and_then(|s| s.files.first()).cloned().unwrap_or_default(),
+                place: "PORT_QOS_MAP".into(),
+                msg: format!("{} host port(s) (lossless ports without a switch neighbour): an incast needs at least 2", self.hosts.len()),
+            });
+        }
+        Ok(())
     }
-    for p in &mut f.ports {
-        p.sort_by_key(|n| port_order(n));
-    }
-    if f.hosts.len() < 2 {
-        return Err(ReadError::Shape {
-            file: switches.first().and_then(|s| s.files.first()).cloned().unwrap_or_default(),
-            place: "PORT_QOS_MAP".into(),
-            msg: format!("{} host port(s) (lossless ports without a switch neighbour): an incast needs at least 2", f.hosts.len()),
-        });
-    }
-    Ok(f)
 }
 
 /// The switch end a DEVICE_NEIGHBOR entry of switch `i`'s `port` names, if it names a
@@ -192,7 +200,7 @@ fn port_speed(sw: &Switch, port: &str) -> Result<u64, ReadError> {
 }
 
 /// The link's speed: its end's, or the slower end's.
-fn link_speed(switches: &[Switch], a: &SwitchPort, b: Option<&SwitchPort>, notes: &mut Vec<String>) -> Result<(u64, Origin), ReadError> {
+pub fn link_speed(switches: &[Switch], a: &SwitchPort, b: Option<&SwitchPort>, notes: &mut Vec<String>) -> Result<(u64, Origin), ReadError> {
     let sa = port_speed(&switches[a.0], &a.1)?;
     let oa = Origin::of(&switches[a.0], "PORT", &a.1, "speed");
     let Some(b) = b else { return Ok((sa, oa)) };
@@ -222,7 +230,7 @@ fn port_cable(sw: &Switch, port: &str) -> Result<Option<(u64, Origin)>, ReadErro
 }
 
 /// The link's cable: the longer end's CABLE_LENGTH.
-fn link_cable(switches: &[Switch], a: &SwitchPort, b: Option<&SwitchPort>) -> Result<(u64, Origin), ReadError> {
+pub fn link_cable(switches: &[Switch], a: &SwitchPort, b: Option<&SwitchPort>) -> Result<(u64, Origin), ReadError> {
     let ca = port_cable(&switches[a.0], &a.1)?;
     let cb = match b {
         Some(b) => port_cable(&switches[b.0], &b.1)?,
