@@ -65,6 +65,10 @@ pub struct VerifyArgs {
     /// With --simulate: write the scenario it runs, each value with its origin.
     #[arg(long, value_name = "FILE", requires = "simulate")]
     pub emit_scenario: Option<PathBuf>,
+    /// With --simulate: the wiring from this scenario-format explicit topology instead of
+    /// DEVICE_NEIGHBOR (switch port i = the PORT entry with index i).
+    #[arg(long, value_name = "FILE", requires = "simulate")]
+    pub topology: Option<PathBuf>,
 }
 
 /// `--switch NAME=F,F` parsed, and every file named, loose files first.
@@ -136,7 +140,7 @@ pub fn run(a: VerifyArgs) -> ExitCode {
         ib_timeout: a.ib_timeout,
         retry_cnt: a.retry_cnt,
     };
-    let (input, r) = match Input::read(&sources, &groups, &nics).and_then(|i| v::check(&i, &opts).map(|r| (i, r))) {
+    let (mut input, r) = match Input::read(&sources, &groups, &nics).and_then(|i| v::check(&i, &opts).map(|r| (i, r))) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
@@ -144,6 +148,15 @@ pub fn run(a: VerifyArgs) -> ExitCode {
         }
     };
     // --- `--simulate` ---
+    if let Some(f) = &a.topology {
+        match std::fs::read_to_string(f) {
+            Ok(t) => input.topology = Some((f.display().to_string(), t)),
+            Err(e) => {
+                eprintln!("error: {}: {e}", f.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
     let sim = if a.simulate {
         match simulate::simulate(&input, &opts, a.emit_scenario.as_deref()) {
             Ok(s) => Some(s),

@@ -182,3 +182,39 @@ fn bad_input_exits_2_naming_file_and_key() {
     let o = verify(&args(&clean, &["--emit-scenario", "x.toml"]));
     assert_eq!(o.status.code(), Some(2), "--emit-scenario needs --simulate");
 }
+
+#[test]
+fn topology_file() {
+    let dir = scratch("topology");
+    let fs = files(&dir, |_| {});
+    // The leaf-spine's wiring; switch port i is the PORT entry with index i (Ethernet4 1,
+    // Ethernet8 2, Ethernet112 28, Ethernet116 29 on the S6000).
+    let topo = r#"[topology]
+kind = "explicit"
+nodes = [
+  { name = "leaf1", kind = "switch", ports = 32 }, { name = "leaf2", kind = "switch", ports = 32 },
+  { name = "spine1", kind = "switch", ports = 32 }, { name = "spine2", kind = "switch", ports = 32 },
+  { name = "h1", kind = "host" }, { name = "h2", kind = "host" }, { name = "h3", kind = "host" }, { name = "h4", kind = "host" },
+]
+links = [
+  { a = "h1", b = "leaf1:1", speed = "40Gbps", cable = "5m" }, { a = "h2", b = "leaf1:2", speed = "40Gbps", cable = "5m" },
+  { a = "h3", b = "leaf2:1", speed = "40Gbps", cable = "5m" }, { a = "h4", b = "leaf2:2", speed = "40Gbps", cable = "5m" },
+  { a = "leaf1:28", b = "spine1:28", speed = "40Gbps", cable = "40m" }, { a = "leaf1:29", b = "spine2:28", speed = "40Gbps", cable = "40m" },
+  { a = "leaf2:28", b = "spine1:29", speed = "40Gbps", cable = "40m" }, { a = "leaf2:29", b = "spine2:29", speed = "40Gbps", cable = "40m" },
+]
+"#;
+    let t = dir.join("fabric.toml");
+    std::fs::write(&t, topo).unwrap();
+    let o = verify(&args(&fs, &["--simulate", "--topology", t.to_str().unwrap()]));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("incast: h1, h2, h3 -> h4") && out.contains("drops: none (0 in lossless classes)"), "{out}");
+
+    std::fs::write(&t, topo.replace("leaf2:29\", b", "leaf2:30\", b")).unwrap();
+    let o = verify(&args(&fs, &["--simulate", "--topology", t.to_str().unwrap()]));
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("fabric.toml: topology.links[7].a: \"leaf2:30\": switch leaf2 has no PORT entry with index \"30\""), "{err}");
+    // --topology without --simulate.
+    assert_eq!(verify(&args(&fs, &["--topology", t.to_str().unwrap()])).status.code(), Some(2));
+}
