@@ -276,3 +276,40 @@ fn topology_file_gives_the_same_fabric() {
     let e = with_topology("[topology]\nkind = \"leaf-spine\"\n").unwrap_err().to_string();
     assert!(e.starts_with("fabric.toml: topology.kind: \"leaf-spine\": --topology takes an \"explicit\" topology"), "{e}");
 }
+
+#[test]
+fn nic_dcqcn_values_become_the_scenarios() {
+    let nic = r#"
+switch = "leaf2"
+port = "Ethernet8"
+pfc = [3, 4]
+timeout = 14
+[roce_rp]
+rpg_time_reset = 300
+rpg_ai_rate = 10
+dce_tcp_g = 1019
+clamp_tgt_rate = 1
+rpg_gd = 11
+[roce_np]
+min_time_between_cnps = 8
+"#;
+    let src = sources(|_, _| {});
+    let input = Input::read(&src, &[], &[("nic.toml".into(), nic.into())]).unwrap();
+    let sim = build(&input, &opts(), &SimOptions::default()).unwrap();
+    for want in [
+        "preset = \"nvidia-default\"  # nic.toml: [roce_rp]/[roce_np] over the ConnectX firmware defaults",
+        "rate_timer = \"300us\"  # nic.toml [roce_rp] rpg_time_reset",
+        "rate_ai = \"10Mbps\"  # nic.toml [roce_rp] rpg_ai_rate",
+        "g = 0.0048828125  # nic.toml [roce_rp] dce_tcp_g",
+        "clamp_tgt_rate = true  # nic.toml [roce_rp] clamp_tgt_rate",
+        "cnp_interval = \"8us\"  # nic.toml [roce_np] min_time_between_cnps",
+        "timeout = 14  # nic.toml timeout",
+    ] {
+        assert!(sim.scenario.contains(want), "missing {want:?}:\n{}", sim.scenario);
+    }
+    assert!(sim.notes.iter().any(|n| n == "nic.toml: rpg_gd not simulated (the scenario's DCQCN has no such parameter)"), "{:?}", sim.notes);
+    let w = scenario::load_str("verify-simulate.toml", &sim.scenario).unwrap();
+    let (_, rep) = report::run(&w, false);
+    assert_eq!(rep.settings.dcqcn.as_deref(), Some("nvidia-default +g +rate_timer +rate_ai +cnp_interval +clamp_tgt_rate"));
+    assert_eq!(rep.totals.lossless_drops, 0);
+}
