@@ -82,7 +82,8 @@ fn groups(a: &VerifyArgs) -> Result<(Vec<Group>, Vec<PathBuf>), String> {
         let mut group = Group { name: name.trim().to_string(), files: vec![] };
         for f in list.split(',').map(str::trim).filter(|f| !f.is_empty()) {
             let path = PathBuf::from(f);
-            if a.files.contains(&path) {
+            let same = |x: &PathBuf| x == &path || matches!((x.canonicalize(), path.canonicalize()), (Ok(p), Ok(q)) if p == q);
+            if a.files.iter().any(same) {
                 return Err(format!("--switch {name}: {f} is also given as a loose file; give it once"));
             }
             if out.iter().any(|o: &Group| o.files.iter().any(|x| x == f)) || group.files.iter().any(|x| x == f) {
@@ -97,40 +98,30 @@ fn groups(a: &VerifyArgs) -> Result<(Vec<Group>, Vec<PathBuf>), String> {
 }
 
 pub fn run(a: VerifyArgs) -> ExitCode {
-    if !model::frame::IB_MTUS.contains(&a.path_mtu) {
-        eprintln!("error: --path-mtu {}: expected an IB MTU: 256, 512, 1024, 2048 or 4096", a.path_mtu);
-        return ExitCode::from(2);
-    }
-    let (groups, files) = match groups(&a) {
-        Ok(g) => g,
+    match run_checked(&a) {
+        Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let mut sources = vec![];
-    for f in &files {
-        match std::fs::read_to_string(f) {
-            Ok(t) => sources.push((f.display().to_string(), t)),
-            Err(e) => {
-                eprintln!("error: {}: {e}", f.display());
-                return ExitCode::from(2);
-            }
+            ExitCode::from(2)
         }
     }
-    let mut nics = vec![];
-    for f in &a.nics {
-        match std::fs::read_to_string(f) {
-            Ok(t) => nics.push((f.display().to_string(), t)),
-            Err(e) => {
-                eprintln!("error: {}: {e}", f.display());
-                return ExitCode::from(2);
-            }
-        }
+}
+
+/// The files' texts, each with its path; an unreadable file is an error naming it.
+fn read_all(paths: &[PathBuf]) -> Result<Vec<(String, String)>, String> {
+    paths.iter().map(|f| std::fs::read_to_string(f).map(|t| (f.display().to_string(), t)).map_err(|e| format!("{}: {e}", f.display()))).collect()
+}
+
+/// [`run`], with every input error (exit code 2) as an `Err`.
+fn run_checked(a: &VerifyArgs) -> Result<ExitCode, String> {
+    if !model::frame::IB_MTUS.contains(&a.path_mtu) {
+        return Err(format!("--path-mtu {}: expected an IB MTU: 256, 512, 1024, 2048 or 4096", a.path_mtu));
     }
+    let (groups, files) = groups(a)?;
+    let sources = read_all(&files)?;
+    let nics = read_all(&a.nics)?;
     if a.cell == Some(0) {
-        eprintln!("error: --cell 0: expected a cell size in bytes, such as 256");
-        return ExitCode::from(2);
+        return Err("--cell 0: expected a cell size in bytes, such as 256".into());
     }
     let opts = Options {
         roce_dscp: a.roce_dscp,
@@ -140,52 +131,19 @@ pub fn run(a: VerifyArgs) -> ExitCode {
         ib_timeout: a.ib_timeout,
         retry_cnt: a.retry_cnt,
     };
-    let (mut input, r) = match Input::read(&sources, &groups, &nics).and_then(|i| v::check(&i, &opts).map(|r| (i, r))) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    let mut input = Input::read(&sources, &groups, &nics).map_err(|e| e.to_string())?;
+    let r = v::check(&input, &opts).map_err(|e| e.to_string())?;
     // --- `--simulate` ---
     if let Some(f) = &a.topology {
-        match std::fs::read_to_string(f) {
-            Ok(t) => input.topology = Some((f.display().to_string(), t)),
-            Err(e) => {
-                eprintln!("error: {}: {e}", f.display());
-                return ExitCode::from(2);
-            }
-        }
+        input.topology = read_all(std::slice::from_ref(f))?.pop();
     }
-    let sim = if a.simulate {
-        match simulate::simulate(&input, &opts, a.emit_scenario.as_deref()) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(2);
-            }
-        }
-    } else {
-        None
-    };
+    let sim = if a.simulate { Some(simulate::simulate(&input, &opts, a.emit_scenario.as_deref())?) } else { None };
     if a.json {
-        let mut doc = match serde_json::to_value(&r) {
-            Ok(v) => v,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(2);
-            }
-        };
+        let mut doc = serde_json::to_value(&r).map_err(|e| e.to_string())?;
         if let Some(s) = &sim {
-            doc["simulation"] = serde_json::to_value(s).unwrap_or_default();
+            doc["simulation"] = serde_json::to_value(s).map_err(|e| e.to_string())?;
         }
-        match serde_json::to_string_pretty(&doc) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(2);
-            }
-        }
+        println!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
     } else {
         print!("{}", text(&r, &opts));
         if let Some(s) = &sim {
@@ -193,11 +151,7 @@ pub fn run(a: VerifyArgs) -> ExitCode {
         }
     }
     let lossless_drops = sim.as_ref().is_some_and(|s| s.lossless_drops() > 0);
-    if r.errors() > 0 || lossless_drops {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    Ok(if r.errors() > 0 || lossless_drops { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// The human report: switches, then errors, warnings, checks not run and ignored tables.

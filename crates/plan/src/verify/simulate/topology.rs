@@ -91,7 +91,11 @@ pub fn fabric(switches: &[Switch]) -> Result<Fabric, ReadError> {
     let mut seen: BTreeSet<(SwitchPort, SwitchPort)> = BTreeSet::new();
     for (i, sw) in switches.iter().enumerate() {
         if sw.table("PORT_QOS_MAP").is_none() {
-            return Err(shape(sw, "PORT_QOS_MAP", "", "", "absent: --simulate needs each port's pfc_enable to know the lossless ports".into()));
+            return Err(ReadError::Shape {
+                file: sw.files.first().cloned().unwrap_or_default(),
+                place: "PORT_QOS_MAP".into(),
+                msg: "absent: --simulate needs each port's pfc_enable to know the lossless ports".into(),
+            });
         }
         let lossless = lossless_ports(sw)?;
         let mut with_switch_peer = BTreeSet::new();
