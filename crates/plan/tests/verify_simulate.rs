@@ -313,3 +313,26 @@ min_time_between_cnps = 8
     assert_eq!(rep.settings.dcqcn.as_deref(), Some("nvidia-default +g +rate_timer +rate_ai +cnp_interval +clamp_tgt_rate"));
     assert_eq!(rep.totals.lossless_drops, 0);
 }
+
+#[test]
+fn a_lossy_link_port_gets_pfc_off() {
+    // leaf1's uplink to spine2 without pfc_enable: still simulated (a switch link), PFC off
+    // there by a fault; the fabric's lossless classes stay those of the other ports.
+    let src = sources(|s, v| {
+        if s == "leaf1" {
+            v["PORT_QOS_MAP"]["Ethernet116"].as_object_mut().unwrap().remove("pfc_enable");
+        }
+    });
+    let (sim, rep) = simulate(&src).unwrap();
+    assert!(sim.scenario.contains("lossless_priorities = [3, 4]  # leaf1.json PORT_QOS_MAP|Ethernet4|pfc_enable"), "{}", sim.scenario);
+    assert!(
+        sim.scenario.contains(
+            "port = \"leaf1:3\"  # leaf1 Ethernet116\nat = \"0us\"  # configured from the start\npfc = false  # leaf1.json PORT_QOS_MAP|Ethernet116|pfc_enable"
+        ),
+        "{}",
+        sim.scenario
+    );
+    assert_eq!(sim.scenario.matches("pfc = false").count(), 1);
+    assert!(scenario::load_str("x.toml", &sim.scenario).is_ok());
+    assert_eq!((rep.flows.count, rep.flows.completed), (3, 3));
+}

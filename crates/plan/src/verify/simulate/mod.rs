@@ -171,16 +171,15 @@ pub fn build(input: &Input, opts: &Options, so: &SimOptions) -> Result<Simulatio
             classes.push((s, p.clone(), c));
         }
     }
-    let Some(base_c) = most_common(&classes, |(_, _, c)| (c.pfc.is_empty(), c.pfc.clone())).map(|x| x.2.clone()) else {
-        return Err(ReadError::Shape { file: String::new(), place: "DEVICE_NEIGHBOR".into(), msg: "no switch port to simulate".into() });
-    };
-    if profiles.is_empty() {
+    // The lossless classes most lossless ports have.
+    let lossless: Vec<&(usize, String, PortClasses)> = classes.iter().filter(|(_, _, c)| !c.pfc.is_empty()).collect();
+    let Some(base_c) = most_common(&lossless, |(_, _, c)| c.pfc.clone()).map(|x| x.2.clone()) else {
         return Err(ReadError::Shape {
             file: sws[0].files.first().cloned().unwrap_or_default(),
             place: "PORT_QOS_MAP".into(),
             msg: "no lossless port to simulate".into(),
         });
-    }
+    };
     let base_p = buffer::base(&profiles).clone();
     let base_dscp = most_common(&classes, |(_, _, c)| c.dscp_to_tc.0.clone()).map(|x| x.2.dscp_to_tc.clone()).expect("classes not empty");
     let base_pg = most_common(&classes, |(_, _, c)| c.tc_to_pg.0.clone()).map(|x| x.2.tc_to_pg.clone()).expect("classes not empty");
