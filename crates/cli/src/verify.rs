@@ -3,19 +3,26 @@
 //! when there is no error (warnings alone pass, as a CI step expects), 1 when any finding
 //! is an error, 2 when a file cannot be read or parsed (the error names the file and the
 //! `TABLE|key|field`).
+//!
+//! `--switch NAME=F,F` groups files into a switch whatever their hostnames; `--simulate`
+//! runs the configuration on the engine ([`simulate`]), exit code 1 also when it drops in
+//! a lossless class; `--emit-scenario FILE` writes the scenario it runs.
+
+mod headroom;
+mod simulate;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use plan::verify::{self as v, Options, Report, Severity};
+use plan::verify::{self as v, Group, Input, Options, Report, Severity};
 use units::Bytes;
 
 /// `fabriclab verify` arguments.
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
     /// SONiC config_db.json files; files with the same DEVICE_METADATA hostname are one switch.
-    #[arg(required = true, value_name = "CONFIG_DB.json")]
+    #[arg(required_unless_present = "switch", value_name = "CONFIG_DB.json")]
     pub files: Vec<PathBuf>,
     /// DSCP of RoCE data packets (NVIDIA ConnectX default 26).
     #[arg(long, default_value_t = 26, value_parser = clap::value_parser!(u8).range(0..64))]
@@ -49,40 +56,80 @@ pub struct VerifyArgs {
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
+
+    // --- `--switch`, `--simulate`, `--emit-scenario` (docs/verify.md "Simulating") ---
+    /// Files that form one switch named NAME, whatever their hostnames (repeatable):
+    /// `--switch leaf1=leaf1.json,leaf1-buffers.json`. A file may not also be given loose.
+    #[arg(long = "switch", value_name = "NAME=F,F")]
+    pub switch: Vec<String>,
+    /// Run the configuration on the engine: the topology from DEVICE_NEIGHBOR, the
+    /// configured buffers, maps, ECN and DCQCN, the worst-case incast; report drops and
+    /// pauses per port (exit code 1 on a lossless drop). Needs --cell.
+    #[arg(long)]
+    pub simulate: bool,
+    /// With --simulate: write the scenario it runs, each value with its origin.
+    #[arg(long, value_name = "FILE", requires = "simulate")]
+    pub emit_scenario: Option<PathBuf>,
+    /// With --simulate: the wiring from this scenario-format explicit topology instead of
+    /// DEVICE_NEIGHBOR (switch port i = the PORT entry with index i).
+    #[arg(long, value_name = "FILE", requires = "simulate")]
+    pub topology: Option<PathBuf>,
+}
+
+/// `--switch NAME=F,F` parsed, and every file named, loose files first.
+fn groups(a: &VerifyArgs) -> Result<(Vec<Group>, Vec<PathBuf>), String> {
+    let mut out = vec![];
+    let mut files = a.files.clone();
+    for g in &a.switch {
+        let Some((name, list)) = g.split_once('=').filter(|(n, l)| !n.trim().is_empty() && !l.trim().is_empty()) else {
+            return Err(format!("--switch {g:?}: expected NAME=FILE[,FILE...]"));
+        };
+        let mut group = Group { name: name.trim().to_string(), files: vec![] };
+        for f in list.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+            let path = PathBuf::from(f);
+            let same = |x: &PathBuf| x == &path || matches!((x.canonicalize(), path.canonicalize()), (Ok(p), Ok(q)) if p == q);
+            if a.files.iter().any(same) {
+                return Err(format!("--switch {name}: {f} is also given as a loose file; give it once"));
+            }
+            if out.iter().any(|o: &Group| o.files.iter().any(|x| x == f)) || group.files.iter().any(|x| x == f) {
+                return Err(format!("--switch {name}: {f} is named twice"));
+            }
+            group.files.push(path.display().to_string());
+            files.push(path);
+        }
+        out.push(group);
+    }
+    Ok((out, files))
 }
 
 pub fn run(a: VerifyArgs) -> ExitCode {
+    match run_checked(&a) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The files' texts, each with its path; an unreadable file is an error naming it.
+fn read_all(paths: &[PathBuf]) -> Result<Vec<(String, String)>, String> {
+    paths.iter().map(|f| std::fs::read_to_string(f).map(|t| (f.display().to_string(), t)).map_err(|e| format!("{}: {e}", f.display()))).collect()
+}
+
+/// [`run`], with every input error (exit code 2) as an `Err`.
+fn run_checked(a: &VerifyArgs) -> Result<ExitCode, String> {
     if !model::frame::IB_MTUS.contains(&a.path_mtu) {
-        eprintln!("error: --path-mtu {}: expected an IB MTU: 256, 512, 1024, 2048 or 4096", a.path_mtu);
-        return ExitCode::from(2);
-    }
-    let mut sources = vec![];
-    for f in &a.files {
-        match std::fs::read_to_string(f) {
-            Ok(t) => sources.push((f.display().to_string(), t)),
-            Err(e) => {
-                eprintln!("error: {}: {e}", f.display());
-                return ExitCode::from(2);
-            }
-        }
-    }
-    let mut nics = vec![];
-    for f in &a.nics {
-        match std::fs::read_to_string(f) {
-            Ok(t) => nics.push((f.display().to_string(), t)),
-            Err(e) => {
-                eprintln!("error: {}: {e}", f.display());
-                return ExitCode::from(2);
-            }
-        }
+        return Err(format!("--path-mtu {}: expected an IB MTU: 256, 512, 1024, 2048 or 4096", a.path_mtu));
     }
     if a.mmu_size == Some(0) {
-        eprintln!("error: --mmu-size 0: expected the ASIC's buffer in bytes");
-        return ExitCode::from(2);
+        return Err("--mmu-size 0: expected the ASIC's buffer in bytes".into());
     }
+    let (groups, files) = groups(a)?;
+    let sources = read_all(&files)?;
+    let nics = read_all(&a.nics)?;
     if a.cell == Some(0) {
-        eprintln!("error: --cell 0: expected a cell size in bytes, such as 256");
-        return ExitCode::from(2);
+        return Err("--cell 0: expected a cell size in bytes, such as 256".into());
     }
     let opts = Options {
         roce_dscp: a.roce_dscp,
@@ -93,29 +140,27 @@ pub fn run(a: VerifyArgs) -> ExitCode {
         ib_timeout: a.ib_timeout,
         retry_cnt: a.retry_cnt,
     };
-    let r = match v::verify_with_nics(&sources, &nics, &opts) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    let mut input = Input::read(&sources, &groups, &nics).map_err(|e| e.to_string())?;
+    let r = v::check(&input, &opts).map_err(|e| e.to_string())?;
+    // --- `--simulate` ---
+    if let Some(f) = &a.topology {
+        input.topology = read_all(std::slice::from_ref(f))?.pop();
+    }
+    let sim = if a.simulate { Some(simulate::simulate(&input, &opts, a.emit_scenario.as_deref())?) } else { None };
     if a.json {
-        match serde_json::to_string_pretty(&r) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(2);
-            }
+        let mut doc = serde_json::to_value(&r).map_err(|e| e.to_string())?;
+        if let Some(s) = &sim {
+            doc["simulation"] = serde_json::to_value(s).map_err(|e| e.to_string())?;
         }
+        println!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
     } else {
         print!("{}", text(&r, &opts));
+        if let Some(s) = &sim {
+            print!("{}", simulate::text(s));
+        }
     }
-    if r.errors() > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    let lossless_drops = sim.as_ref().is_some_and(|s| s.lossless_drops() > 0);
+    Ok(if r.errors() > 0 || lossless_drops { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// The human report: switches, then errors, warnings, checks not run and ignored tables.

@@ -27,7 +27,8 @@
 
 mod args;
 mod print;
-mod prove;
+/// `verify --simulate` runs the same headroom worst case.
+pub(crate) mod prove;
 
 use std::process::ExitCode;
 

@@ -49,7 +49,7 @@ pub struct TierProof {
 
 /// IEEE: reverse-traffic patterns (seeds of its sizes and gaps) `--prove` tries until the
 /// simulated peak reaches the planned headroom; the one-MTU-short run uses the same one.
-pub(super) const PROVE_ATTEMPTS: u64 = 8;
+pub(crate) const PROVE_ATTEMPTS: u64 = 8;
 
 /// Pause cycles `--prove` aims at (a cycle takes about half the headroom's frames plus
 /// one): enough for the reverse frame to take the rare phases the bound's last frame needs
@@ -81,7 +81,7 @@ fn xorshift(x: &mut u64) -> u64 {
 /// reverse frames lock the phase: the XON that resumes h0 waits behind one too, so every
 /// pause cycle would see the same residual.) h0 ACKs only every 64 packets and each
 /// message's last, so its own ACKs rarely shift its data frames.
-fn scenario(i: &RoceInput, t: &r::TierInput, p: &TierPlan, headroom_cells: u64, attempt: u64) -> String {
+pub(crate) fn scenario(i: &RoceInput, t: &r::TierInput, p: &TierPlan, headroom_cells: u64, attempt: u64) -> String {
     let n = i.incast as u64;
     let cell = i.buffer.cell.0;
     let nports = n + 2;
@@ -253,7 +253,7 @@ fn reverse_traffic(i: &RoceInput, t: &r::TierInput, frames: u64, attempt: u64) -
     reverse
 }
 
-fn simulate(src: &str) -> Result<Run, String> {
+pub(crate) fn simulate(src: &str) -> Result<Run, String> {
     let w = scenario::load_str("plan-roce-prove.toml", src).map_err(|e| format!("--prove: the generated scenario: {e}"))?;
     let (_sim, rep) = report::run_watched(&w, false, &mut crate::progress::CancelOnly);
     if rep.incomplete.is_some() {

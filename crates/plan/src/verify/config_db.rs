@@ -5,8 +5,9 @@
 //! field as a string; lists such as `pfc_enable` are comma-separated strings). Files are
 //! merged by `DEVICE_METADATA|localhost|hostname`; files without that field are merged into
 //! one switch without a name (the sonic-buildimage sample outputs split one switch's
-//! buffers and QoS tables this way). The same `TABLE|key|field` given two different values
-//! by two files of one switch is an error naming both.
+//! buffers and QoS tables this way), unless `--switch NAME=F,F` groups files into switch NAME
+//! ([`read_grouped`]). The same `TABLE|key|field` given two different values by two files of
+//! one switch is an error naming both.
 //!
 //! Only the tables the verifier reads ([`KNOWN_TABLES`]) are checked for shape; any other
 //! table is ignored with a note. A table absent from every file of a switch is reported as
@@ -82,7 +83,8 @@ pub type Table = BTreeMap<String, Entry>;
 /// One switch: every known table its files hold, merged.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Switch {
-    /// `DEVICE_METADATA|localhost|hostname`, `None` for files that have none.
+    /// The `--switch` group's name, else `DEVICE_METADATA|localhost|hostname`; `None` for
+    /// loose files that have none.
     pub hostname: Option<String>,
     pub files: Vec<String>,
     pub tables: BTreeMap<String, Table>,
@@ -188,9 +190,58 @@ fn kind(v: &Value) -> &'static str {
 /// Reads `(file name, text)` pairs into switches, merged by hostname, in hostname order
 /// (files without a hostname last, as one switch).
 pub fn read(sources: &[(String, String)]) -> Result<Vec<Switch>, ReadError> {
+    read_grouped(sources, &[])
+}
+
+/// `--switch NAME=F,F`: the files named in a group form switch NAME, whatever their
+/// hostnames say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    pub name: String,
+    pub files: Vec<String>,
+}
+
+/// [`read`] with `--switch` groups: a file named in a group belongs to the group's switch
+/// (named by the group, merged with loose files whose hostname is that name); the other
+/// files merge by hostname. A file in two groups, or a group whose files give two
+/// different hostnames, is an error (the files would describe two switches as one); files
+/// without a hostname may join any group.
+pub fn read_grouped(sources: &[(String, String)], groups: &[Group]) -> Result<Vec<Switch>, ReadError> {
     let mut by_name: BTreeMap<Option<String>, Switch> = BTreeMap::new();
+    // group name -> (first file with a hostname, that hostname)
+    let mut group_host: BTreeMap<&str, (&str, String)> = BTreeMap::new();
     for (file, text) in sources {
-        let (hostname, tables, ignored) = parse_file(file, text)?;
+        let (own_hostname, tables, ignored) = parse_file(file, text)?;
+        let mut in_groups = groups.iter().filter(|g| g.files.iter().any(|f| f == file));
+        let group = in_groups.next();
+        if let Some(other) = in_groups.next() {
+            let g = group.expect("a first group");
+            return Err(ReadError::Shape {
+                file: file.clone(),
+                place: "(--switch)".into(),
+                msg: format!("the file is in two --switch groups, {:?} and {:?}", g.name, other.name),
+            });
+        }
+        let hostname = match (group, own_hostname) {
+            (None, h) => h,
+            (Some(g), Some(h)) => {
+                match group_host.get(g.name.as_str()) {
+                    Some((first, seen)) if *seen != h => {
+                        return Err(ReadError::Shape {
+                            file: file.clone(),
+                            place: "DEVICE_METADATA|localhost|hostname".into(),
+                            msg: format!("--switch {}: this file's hostname is {h:?}, {first}'s is {seen:?}; a switch has one hostname", g.name),
+                        })
+                    }
+                    Some(_) => {}
+                    None => {
+                        group_host.insert(&g.name, (file, h));
+                    }
+                }
+                Some(g.name.clone())
+            }
+            (Some(g), None) => Some(g.name.clone()),
+        };
         let sw = by_name.entry(hostname.clone()).or_insert_with(|| Switch { hostname, ..Switch::default() });
         sw.files.push(file.clone());
         sw.ignored.extend(ignored.into_iter().map(|t| (file.clone(), t)));
@@ -300,6 +351,26 @@ mod tests {
         assert_eq!(e.to_string(), "k.json: QUEUE|Ethernet0|3: expected an object of fields, found a string");
         let e = read(&[src("e.json", "")]).unwrap_err();
         assert!(e.to_string().starts_with("e.json: not valid JSON"));
+    }
+
+    #[test]
+    fn groups_form_switches_whatever_the_hostname() {
+        let g = |name: &str, files: &[&str]| Group { name: name.into(), files: files.iter().map(|f| f.to_string()).collect() };
+        let a = src("a.json", r#"{"DEVICE_METADATA":{"localhost":{"hostname":"old"}},"PORT":{"Ethernet0":{"mtu":"9100"}}}"#);
+        let b = src("b.json", r#"{"CABLE_LENGTH":{"AZURE":{"Ethernet0":"5m"}}}"#);
+        let c = src("c.json", r#"{"DEVICE_METADATA":{"localhost":{"hostname":"spine1"}}}"#);
+        let s = read_grouped(&[a.clone(), b.clone(), c.clone()], &[g("leaf1", &["a.json", "b.json"])]).unwrap();
+        let names: Vec<_> = s.iter().map(|s| (s.name().to_string(), s.files.clone())).collect();
+        assert_eq!(names, [("leaf1".to_string(), vec!["a.json".to_string(), "b.json".to_string()]), ("spine1".to_string(), vec!["c.json".to_string()])]);
+        // Two hostnames in one group.
+        let e = read_grouped(&[a.clone(), c.clone()], &[g("leaf1", &["a.json", "c.json"])]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"c.json: DEVICE_METADATA|localhost|hostname: --switch leaf1: this file's hostname is "spine1", a.json's is "old"; a switch has one hostname"#
+        );
+        // One file in two groups.
+        let e = read_grouped(&[a, b], &[g("x", &["a.json"]), g("y", &["a.json"])]).unwrap_err();
+        assert_eq!(e.to_string(), r#"a.json: (--switch): the file is in two --switch groups, "x" and "y""#);
     }
 
     #[test]

@@ -22,20 +22,23 @@
 //! weighted behind a strict queue, and the NICs' DCQCN parameters (the same on every NIC,
 //! rates within the line rate, a CNP interval shorter than the ECN-to-PFC window).
 //!
+//! [`simulate`] turns the configuration into a scenario for `--simulate`.
+//!
 //! Left out (see docs/verify.md): other ASICs' cell and buffer sizes, buffer accounting and
-//! dynamic_th ranges, and `--simulate`.
+//! dynamic_th ranges.
 
 pub mod checks;
 pub mod config_db;
 pub mod nic;
 pub mod pg_lookup;
 pub mod platform;
+pub mod simulate;
 
 use serde::Serialize;
 use units::Bytes;
 
 pub use checks::{Finding, Severity};
-pub use config_db::{Place, ReadError, Switch};
+pub use config_db::{Group, Place, ReadError, Switch};
 pub use nic::NicConfig;
 
 /// What the verifier assumes about the RoCE traffic (the NIC side, which config_db lacks).
@@ -112,9 +115,33 @@ pub fn verify(sources: &[(String, String)], opts: &Options) -> Result<Report, Re
 
 /// [`verify`] with NIC settings files (`(file name, TOML text)`, [`NicConfig`]).
 pub fn verify_with_nics(sources: &[(String, String)], nics: &[(String, String)], opts: &Options) -> Result<Report, ReadError> {
-    let switches = config_db::read(sources)?;
-    let nics = nics.iter().map(|(f, t)| Ok((f.clone(), NicConfig::parse(f, t)?))).collect::<Result<Vec<_>, ReadError>>()?;
-    let (findings, not_checked) = checks::run(&switches, &nics, opts)?;
+    check(&Input::read(sources, &[], nics)?, opts)
+}
+
+/// A fabric's configuration as read: its switches (config_db files merged by hostname or
+/// `--switch` group) and its NIC files. What [`check`] and [`simulate`] take.
+#[derive(Clone, Debug)]
+pub struct Input {
+    pub switches: Vec<Switch>,
+    pub nics: Vec<(String, NicConfig)>,
+    /// `--topology FILE` for [`simulate`]: (file name, text); `None`: DEVICE_NEIGHBOR.
+    pub topology: Option<(String, String)>,
+}
+
+impl Input {
+    /// Reads the config_db sources (grouped by `groups`, see [`config_db::read_grouped`])
+    /// and the NIC files; an error means unreadable input.
+    pub fn read(sources: &[(String, String)], groups: &[Group], nics: &[(String, String)]) -> Result<Input, ReadError> {
+        let switches = config_db::read_grouped(sources, groups)?;
+        let nics = nics.iter().map(|(f, t)| Ok((f.clone(), NicConfig::parse(f, t)?))).collect::<Result<Vec<_>, ReadError>>()?;
+        Ok(Input { switches, nics, topology: None })
+    }
+}
+
+/// Every finding on a fabric already read.
+pub fn check(input: &Input, opts: &Options) -> Result<Report, ReadError> {
+    let (switches, nics) = (&input.switches, &input.nics);
+    let (findings, not_checked) = checks::run(switches, nics, opts)?;
     let ignored_tables = switches.iter().flat_map(|s| s.ignored.iter().map(|(file, table)| Ignored { file: file.clone(), table: table.clone() })).collect();
     Ok(Report { switches: switches.iter().map(|s| (s.name().to_string(), s.files.clone())).collect(), findings, not_checked, ignored_tables })
 }
