@@ -105,6 +105,13 @@ pub struct Sourced {
     pub source: String,
 }
 
+/// Whether a platform is an NVIDIA (Mellanox) Spectrum one: SONiC names those platforms
+/// `x86_64-mlnx_msn*` (e.g. `x86_64-mlnx_msn2700-r0`) and, for newer ones, `x86_64-nvidia_sn*`
+/// (sonic-buildimage `device/mellanox/`).
+pub fn is_mellanox(platform: &str) -> bool {
+    platform.starts_with("x86_64-mlnx_") || platform.starts_with("x86_64-nvidia_")
+}
+
 /// The switch's NVIDIA Spectrum generation, if its platform is one.
 pub fn spectrum(sw: &Switch) -> Option<Spectrum> {
     sw.field("DEVICE_METADATA", "localhost", "platform").and_then(Spectrum::from_platform)

@@ -307,13 +307,6 @@ pub(super) fn headroom_ieee(
 /// 91c3f7bf987ccab46e14fce9152a9790e6c99daa).
 pub const MELLANOX_DYNAMIC_TH: std::ops::RangeInclusive<i64> = -8..=7;
 
-/// Whether the switch's platform is an NVIDIA (Mellanox) Spectrum one: SONiC names those
-/// platforms `x86_64-mlnx_msn*` (e.g. `x86_64-mlnx_msn2700-r0`) and, for newer ones,
-/// `x86_64-nvidia_sn*` (sonic-buildimage `device/mellanox/`).
-pub(super) fn is_mellanox(platform: &str) -> bool {
-    platform.starts_with("x86_64-mlnx_") || platform.starts_with("x86_64-nvidia_")
-}
-
 /// A BUFFER_PROFILE's `dynamic_th` must be inside the ASIC's range. Mellanox SAI
 /// ([`MELLANOX_DYNAMIC_TH`]) clamps a value outside silently, so the profile gets either no
 /// shared buffer or all of it, not the share written. The Broadcom chips of
@@ -336,7 +329,7 @@ pub(super) fn dynamic_th(sw: &Switch, found: &mut Vec<Finding>, nc: &mut Vec<Not
     }
     let platform = sw.field("DEVICE_METADATA", "localhost", "platform");
     let bcm = broadcom(sw);
-    if !platform.is_some_and(is_mellanox) && bcm.is_none() {
+    if !platform.is_some_and(crate::verify::platform::is_mellanox) && bcm.is_none() {
         let why = match platform {
             Some(p) => format!("known only for Mellanox SAI (x86_64-mlnx_*, x86_64-nvidia_*) and Broadcom Trident2, Tomahawk and Trident3, not platform {p:?}"),
             None => "DEVICE_METADATA|localhost|platform is absent, so the ASIC is unknown".to_string(),

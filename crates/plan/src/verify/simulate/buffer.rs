@@ -71,11 +71,10 @@ fn num(sw: &Switch, t: &str, key: &str, field: &str) -> Result<Option<(u64, Orig
     Ok(Some((n, Origin::of(sw, t, key, field))))
 }
 
-/// Mellanox/NVIDIA Spectrum platforms (`x86_64-mlnx_*`, `x86_64-nvidia_*`, sonic-buildimage
-/// `device/mellanox/`), whose PG `size` includes the headroom: the same rule as the
-/// `dynamic-th-range` check's (`checks::headroom::is_mellanox`, private to the checks).
+/// Mellanox/NVIDIA Spectrum platforms ([`crate::verify::platform::is_mellanox`]), whose PG
+/// `size` includes the headroom.
 fn is_mellanox(sw: &Switch) -> bool {
-    sw.field("DEVICE_METADATA", "localhost", "platform").is_some_and(|p| p.starts_with("x86_64-mlnx_") || p.starts_with("x86_64-nvidia_"))
+    sw.field("DEVICE_METADATA", "localhost", "platform").is_some_and(crate::verify::platform::is_mellanox)
 }
 
 /// The profile of a lossless port's PGs (the lowest PG's; a note if its PGs differ).
