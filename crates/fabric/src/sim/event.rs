@@ -127,7 +127,7 @@ impl Events {
         Some((t, ev))
     }
 
-    pub(super) fn peek_time(&self) -> Option<SimTime> {
+    pub(super) fn peek_time(&mut self) -> Option<SimTime> {
         self.q.peek_time()
     }
     pub(super) fn now(&self) -> SimTime {
