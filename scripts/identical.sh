@@ -6,7 +6,8 @@
 #
 #   scripts/identical.sh [REV] [--skip NAME]...
 #
-# --skip leaves out a file by name (e.g. `--skip allreduce1024`, 2 × ~2 minutes).
+# --skip leaves out a file by name (e.g. `--skip allreduce1024`, 2 × ~2 minutes; the perm8192
+# benches take 1–2 minutes per run and perm27648-pfc several).
 # Exit status 0: identical; 1: some output differs (the differing files are listed, and
 # kept under $OUT, default /tmp/identical.<pid>); 2: usage or build error.
 set -euo pipefail
@@ -16,7 +17,7 @@ skip=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --skip) skip+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) rev="$1"; shift ;;
   esac
 done

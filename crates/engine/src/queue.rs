@@ -64,6 +64,11 @@ const BUCKET_SHIFT: u32 = 14;
 /// serialisation; retransmission and pause timers further out wait in `far`.
 const BUCKETS: usize = 1 << 12;
 const WORDS: usize = BUCKETS / 64;
+/// Emptied buffers kept for reuse (more are freed), and the largest kept, in entries: a
+/// buffer that grew for a crowded bucket (all flows posting at once) is freed rather than
+/// kept for the sparse buckets after it.
+const MAX_SPARE: usize = 32;
+const MAX_SPARE_ENTRIES: usize = 1024;
 
 #[inline]
 fn bucket_of(k: Key) -> u64 {
@@ -79,6 +84,10 @@ pub struct EventQueue<E> {
     soon: BinaryHeap<Reverse<Key>>,
     /// Ring slot `b % BUCKETS` holds the entries of bucket `b`, for `cur < b < cur + BUCKETS`.
     ring: Vec<Vec<Key>>,
+    /// Emptied bucket buffers, handed to the next ring slot that gets an entry: a slot
+    /// owns a buffer only while it holds entries, so the ring's memory is that of its
+    /// occupied buckets, not of every slot at its busiest.
+    spare: Vec<Vec<Key>>,
     /// Bit `s` set: ring slot `s` is not empty.
     occupied: [u64; WORDS],
     /// Entries in the ring.
@@ -109,6 +118,7 @@ impl<E: Packed> EventQueue<E> {
             head: 0,
             soon: BinaryHeap::new(),
             ring: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            spare: Vec::new(),
             occupied: [0; WORDS],
             in_ring: 0,
             far: BinaryHeap::new(),
@@ -148,6 +158,11 @@ impl<E: Packed> EventQueue<E> {
             self.soon.push(Reverse(k));
         } else if b - self.cur < BUCKETS as u64 {
             let s = (b % BUCKETS as u64) as usize;
+            if self.ring[s].capacity() == 0 {
+                if let Some(buf) = self.spare.pop() {
+                    self.ring[s] = buf;
+                }
+            }
             self.ring[s].push(k);
             self.occupied[s / 64] |= 1 << (s % 64);
             self.in_ring += 1;
@@ -213,7 +228,10 @@ impl<E: Packed> EventQueue<E> {
         self.head = 0;
         if ring_next == Some(next) {
             let s = (next % BUCKETS as u64) as usize;
-            std::mem::swap(&mut self.current, &mut self.ring[s]);
+            let spent = std::mem::replace(&mut self.current, std::mem::take(&mut self.ring[s]));
+            if self.spare.len() < MAX_SPARE && spent.capacity() <= MAX_SPARE_ENTRIES {
+                self.spare.push(spent);
+            }
             self.occupied[s / 64] &= !(1 << (s % 64));
             self.in_ring -= self.current.len();
         }
