@@ -49,8 +49,6 @@ struct Group {
     remote_lid: u16,
     /// (local port, remote port), in port order.
     ports: Vec<(u8, u8)>,
-    port_up: Vec<u32>,
-    port_down: Vec<u32>,
     counter_up: u32,
     counter_down: u32,
     owner: usize,
@@ -92,13 +90,20 @@ const ONLY_CA: u8 = 8;
 /// (OpenSM's `counter_up_changed`).
 const SORT_DOWN: u8 = 16;
 
-/// Working state. `hops` and `lft` are LID-major (`lid · n + switch`): routing one
-/// LID touches every switch's entry for it, so this keeps those accesses together.
+/// Switch indices are below this (they are 16-bit: [`Ft::remotes`]).
+const MAX_SWITCHES: usize = 1 << 16;
+
+/// Working state. `lft` is LID-major (`lid · n + switch`): routing one LID touches every
+/// switch's entry for it, so this keeps those accesses together.
 struct Ft<'a> {
     f: &'a Fabric,
     sw: Vec<Sw>,
     g: Vec<Group>,
-    hops: Vec<u8>,
+    /// Hop counts to the LID being routed, per switch ([`NO_PATH`]: none yet). LIDs are
+    /// routed one after the other and none reads another's hop counts, so one column
+    /// serves them all ([`Ft::start_lid`]); it spans every 16-bit index, so indexing it
+    /// by one needs no bounds check.
+    hops: Box<[u8; MAX_SWITCHES]>,
     lft: Vec<u8>,
     n: usize,
     /// Per group: the remote switch, or `CA` (kept apart from `g` for the hot loops).
@@ -112,6 +117,12 @@ struct Ft<'a> {
     /// Remote switches of every switch's down and sibling groups (see [`Quick::start`]);
     /// switch indices fit 16 bits, as a subnet has fewer than 49,152 unicast LIDs.
     remotes: Vec<u16>,
+    /// The groups' ports flattened: group `g`'s are `port_start[g]..port_start[g + 1]`,
+    /// each with its remote port number and its up- and down-going route counts.
+    port_start: Vec<u32>,
+    remote_port: Vec<u8>,
+    port_up: Vec<u32>,
+    port_down: Vec<u32>,
 }
 
 const CA: u32 = u32::MAX;
@@ -128,7 +139,7 @@ pub fn route(f: &Fabric, roots: &[usize], lmc: u8) -> Result<(Tables, Vec<usize>
     if f.eps.len() < 2 {
         return Err("ftree: fewer than 2 CA ports".into());
     }
-    if n > 1 << 16 {
+    if n > MAX_SWITCHES {
         return Err(format!("ftree: {n} switches; switch indices are 16-bit here"));
     }
     let rank = ranking(f, roots)?;
@@ -159,14 +170,15 @@ pub fn route(f: &Fabric, roots: &[usize], lmc: u8) -> Result<(Tables, Vec<usize>
             let Remote::Ca(_) = ft.g[g].remote else { continue };
             let lid = ft.g[g].remote_lid as usize;
             let port = ft.g[g].ports[0].0;
+            ft.start_lid();
             ft.set_route(leaf, lid, port, 1);
             ft.down_by_up(leaf, None, lid, true, 1);
             routed += 1;
         }
         for _ in routed..max_cn {
+            ft.start_lid();
             ft.hops[leaf] = 1;
             ft.down_by_up(leaf, None, 0, true, 1);
-            ft.hops[..n].fill(NO_PATH);
             ft.lft[..n].fill(NO_PATH);
         }
     }
@@ -178,6 +190,7 @@ pub fn route(f: &Fabric, roots: &[usize], lmc: u8) -> Result<(Tables, Vec<usize>
         if lid == 0 || lid >= f.nlid {
             continue;
         }
+        ft.start_lid();
         ft.set_route(s, lid, 0, 0);
         ft.down_by_up(s, None, lid, false, 0);
     }
@@ -263,7 +276,7 @@ impl<'a> Ft<'a> {
                 let gi = match existing {
                     Some(gi) => gi,
                     None => {
-                        g.push(Group { remote, remote_lid, ports: vec![], port_up: vec![], port_down: vec![], counter_up: 0, counter_down: 0, owner: s });
+                        g.push(Group { remote, remote_lid, ports: vec![], counter_up: 0, counter_down: 0, owner: s });
                         let gi = g.len() - 1;
                         match dir {
                             -1 => sw[s].up.push(gi),
@@ -274,15 +287,21 @@ impl<'a> Ft<'a> {
                     }
                 };
                 g[gi].ports.push((p as u8, rport));
-                g[gi].port_up.push(0);
-                g[gi].port_down.push(0);
             }
         }
         let nlid = f.nlid;
         let gr: Vec<u32> = g.iter().map(|x| if let Remote::Switch(r) = x.remote { r as u32 } else { CA }).collect();
         let (quick, remotes) = quick_tables(&sw, &gr);
         let tuple_rank = vec![CA; g.len()];
-        Ft { f, sw, g, hops: vec![NO_PATH; n * nlid], lft: vec![NO_PATH; n * nlid], n, gr, tuple_rank, quick, remotes }
+        let mut port_start = vec![0u32];
+        let mut remote_port = vec![];
+        for x in &g {
+            remote_port.extend(x.ports.iter().map(|p| p.1));
+            port_start.push(remote_port.len() as u32);
+        }
+        let (port_up, port_down) = (vec![0; remote_port.len()], vec![0; remote_port.len()]);
+        let hops = Box::new([NO_PATH; MAX_SWITCHES]);
+        Ft { f, sw, g, hops, lft: vec![NO_PATH; n * nlid], n, gr, tuple_rank, quick, remotes, port_start, remote_port, port_up, port_down }
     }
 
     fn leaf_rank(&self, roots_given: bool) -> Result<u32, String> {
@@ -419,8 +438,8 @@ impl<'a> Ft<'a> {
     }
 
     #[inline]
-    fn hop(&self, s: usize, lid: usize) -> u8 {
-        self.hops[lid * self.n + s]
+    fn hop(&self, s: usize) -> u8 {
+        self.hops[s]
     }
 
     #[inline]
@@ -428,10 +447,15 @@ impl<'a> Ft<'a> {
         self.lft[lid * self.n + s]
     }
 
+    /// Forgets the hop counts of the LID routed before.
+    fn start_lid(&mut self) {
+        self.hops[..self.n].fill(NO_PATH);
+    }
+
     #[inline]
     fn set_route(&mut self, s: usize, lid: usize, port: u8, hops: u8) {
         self.lft[lid * self.n + s] = port;
-        self.hops[lid * self.n + s] = hops;
+        self.hops[s] = hops;
     }
 
     /// Index order of two groups' remote switches.
@@ -470,11 +494,19 @@ impl<'a> Ft<'a> {
     /// without side effects.
     #[inline]
     fn any_to_route(&self, q: Quick, prev: Option<usize>, lid: usize, hops: u8) -> bool {
-        let col = &self.hops[lid * self.n..(lid + 1) * self.n];
+        let col = &*self.hops;
         let end = if lid != 0 { q.sib_end } else { q.down_end };
         let remotes = &self.remotes[q.start as usize..end as usize];
         let limit = hops as u16 + 1;
-        let most = remotes.iter().fold(0u8, |m, &r| m.max(col[r as usize]));
+        // Four running maxima, so that the loads do not wait on one another.
+        let mut m = [0u8; 4];
+        let mut chunks = remotes.chunks_exact(4);
+        for c in &mut chunks {
+            for i in 0..4 {
+                m[i] = m[i].max(col[c[i] as usize]);
+            }
+        }
+        let most = chunks.remainder().iter().fold(m[0].max(m[1]).max(m[2]).max(m[3]), |m, &r| m.max(col[r as usize]));
         if most as u16 <= limit {
             return false;
         }
@@ -538,6 +570,21 @@ impl<'a> Ft<'a> {
         }
     }
 
+    /// The first of group `g`'s ports with the fewest routes by `counts` (`port_up` or
+    /// `port_down`), as a flat port index.
+    #[inline]
+    fn least_loaded(&self, g: usize, counts: &[u32]) -> usize {
+        let (a, b) = (self.port_start[g] as usize, self.port_start[g + 1] as usize);
+        let (mut best, mut load) = (a, u32::MAX);
+        for (j, &c) in counts[a..b].iter().enumerate() {
+            if c < load {
+                best = a + j;
+                load = c;
+            }
+        }
+        best
+    }
+
     fn recalc_min_down(&mut self, s: usize) {
         self.sw[s].min_counter_down = self.sw[s].down.iter().map(|&g| self.g[g].counter_down).min().unwrap_or(1 << 30);
     }
@@ -546,7 +593,7 @@ impl<'a> Ft<'a> {
     /// the down groups ([`Ft::route_down_groups`]) unless [`Ft::any_to_route`] says that
     /// would only note the CA groups. Most calls end here (on the k=32 fat tree, about
     /// 1,200 of the 1,280 per LID), so this part is inlined into the callers.
-    #[inline]
+    #[inline(always)]
     fn up_by_down(&mut self, s: usize, prev: Option<usize>, lid: usize, hops: u8) -> bool {
         let q = self.quick[s];
         if q.flags & HAS_DOWN == 0 {
@@ -585,23 +632,16 @@ impl<'a> Ft<'a> {
             }
             // OpenSM picks the least loaded port first; checking the hop count first
             // gives the same result without touching the ports of skipped groups.
-            let least = self.hop(r, lid);
+            let least = self.hop(r);
             if least != NO_PATH && hops as u16 + 1 >= least as u16 {
                 continue;
             }
-            let (mut best, mut best_load) = (0, u32::MAX);
-            for (j, &c) in self.g[gi].port_up.iter().enumerate() {
-                if c < best_load {
-                    best = j;
-                    best_load = c;
-                }
-            }
-            let rport = self.g[gi].ports[best].1;
-            self.set_route(r, lid, rport, hops + 1);
+            let best = self.least_loaded(gi, &self.port_up);
+            self.set_route(r, lid, self.remote_port[best], hops + 1);
             let routed = self.up_by_down(r, None, lid, hops + 1);
             created |= routed;
             if routed {
-                self.g[gi].port_up[best] += 1;
+                self.port_up[best] += 1;
                 self.g[gi].counter_up += 1;
                 let o = self.g[gi].owner;
                 self.quick[o].flags |= SORT_DOWN;
@@ -620,27 +660,16 @@ impl<'a> Ft<'a> {
         self.bubble(&mut v, Self::cmp_down);
         self.sw[s].up = v;
         let min_g = self.sw[s].up[0];
-        let least_port = |g: &Group| {
-            let (mut best, mut load) = (0, u32::MAX);
-            for (j, &c) in g.port_down.iter().enumerate() {
-                if c < load {
-                    best = j;
-                    load = c;
-                }
-            }
-            best
-        };
         if main {
-            let bp = least_port(&self.g[min_g]);
+            let bp = self.least_loaded(min_g, &self.port_down);
             let Remote::Switch(r) = self.g[min_g].remote else { unreachable!("up groups lead to switches") };
             self.g[min_g].counter_down += 1;
-            self.g[min_g].port_down[bp] += 1;
+            self.port_down[bp] += 1;
             if self.g[min_g].counter_down == self.sw[r].min_counter_down + 1 {
                 self.recalc_min_down(r);
             }
-            if self.entry(r, lid) == NO_PATH || (hops as u16 + 1) < self.hop(r, lid) as u16 {
-                let rport = self.g[min_g].ports[bp].1;
-                self.set_route(r, lid, rport, hops + 1);
+            if self.entry(r, lid) == NO_PATH || (hops as u16 + 1) < self.hop(r) as u16 {
+                self.set_route(r, lid, self.remote_port[bp], hops + 1);
             }
             created |= self.down_by_up(r, Some(s), lid, main, hops + 1);
         }
@@ -649,12 +678,11 @@ impl<'a> Ft<'a> {
         for k in usize::from(main)..self.sw[s].up.len() {
             let gi = self.sw[s].up[k];
             let Remote::Switch(r) = self.g[gi].remote else { continue };
-            if self.entry(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r, lid) as u16 {
+            if self.entry(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r) as u16 {
                 continue;
             }
-            let bp = least_port(&self.g[gi]);
-            let rport = self.g[gi].ports[bp].1;
-            self.set_route(r, lid, rport, hops + 1);
+            let bp = self.least_loaded(gi, &self.port_down);
+            self.set_route(r, lid, self.remote_port[bp], hops + 1);
             created |= self.down_by_up(r, Some(s), lid, false, hops + 1);
         }
         if !self.sw[s].sib.is_empty() {
@@ -664,12 +692,11 @@ impl<'a> Ft<'a> {
             for k in 0..self.sw[s].sib.len() {
                 let gi = self.sw[s].sib[k];
                 let Remote::Switch(r) = self.g[gi].remote else { continue };
-                if self.entry(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r, lid) as u16 {
+                if self.entry(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r) as u16 {
                     continue;
                 }
-                let bp = least_port(&self.g[gi]);
-                let rport = self.g[gi].ports[bp].1;
-                self.set_route(r, lid, rport, hops + 1);
+                let bp = self.least_loaded(gi, &self.port_down);
+                self.set_route(r, lid, self.remote_port[bp], hops + 1);
                 let routed = self.down_by_up(r, Some(s), lid, false, hops + 1);
                 created |= routed;
                 if routed && main {
