@@ -75,6 +75,11 @@ struct Quick {
     start: u32,
     down_end: u32,
     sib_end: u32,
+    /// Which distinct set of remote switches the down groups lead to, and the down and
+    /// sibling groups together: many switches share one (all aggregation switches of a
+    /// pod, all core switches of a row), and [`Ft::any_to_route`] remembers per set.
+    set_down: u32,
+    set_all: u32,
     flags: u8,
 }
 
@@ -114,6 +119,13 @@ struct Ft<'a> {
     tuple_rank: Vec<u32>,
     /// Per switch, what the entry of [`Ft::up_by_down`] reads.
     quick: Vec<Quick>,
+    /// Per set of remote switches ([`Quick::set_down`]): the epoch and the largest hop
+    /// count found when it was last scanned. Within an epoch hop counts only fall, so that
+    /// maximum bounds the current one from above.
+    set_max: Vec<(u64, u8)>,
+    /// Advances with every LID and whenever a hop count rises (which only re-routing a
+    /// leaf on the dummy LID 0 through a sibling link can do).
+    epoch: u64,
     /// Remote switches of every switch's down and sibling groups (see [`Quick::start`]);
     /// switch indices fit 16 bits, as a subnet has fewer than 49,152 unicast LIDs.
     remotes: Vec<u16>,
@@ -291,7 +303,7 @@ impl<'a> Ft<'a> {
         }
         let nlid = f.nlid;
         let gr: Vec<u32> = g.iter().map(|x| if let Remote::Switch(r) = x.remote { r as u32 } else { CA }).collect();
-        let (quick, remotes) = quick_tables(&sw, &gr);
+        let (quick, remotes, nsets) = quick_tables(&sw, &gr);
         let tuple_rank = vec![CA; g.len()];
         let mut port_start = vec![0u32];
         let mut remote_port = vec![];
@@ -301,7 +313,7 @@ impl<'a> Ft<'a> {
         }
         let (port_up, port_down) = (vec![0; remote_port.len()], vec![0; remote_port.len()]);
         let hops = Box::new([NO_PATH; MAX_SWITCHES]);
-        Ft { f, sw, g, hops, lft: vec![NO_PATH; n * nlid], n, gr, tuple_rank, quick, remotes, port_start, remote_port, port_up, port_down }
+        Ft { f, sw, g, hops, lft: vec![NO_PATH; n * nlid], n, gr, tuple_rank, quick, set_max: vec![(0, NO_PATH); nsets], epoch: 0, remotes, port_start, remote_port, port_up, port_down }
     }
 
     fn leaf_rank(&self, roots_given: bool) -> Result<u32, String> {
@@ -450,11 +462,15 @@ impl<'a> Ft<'a> {
     /// Forgets the hop counts of the LID routed before.
     fn start_lid(&mut self) {
         self.hops[..self.n].fill(NO_PATH);
+        self.epoch += 1;
     }
 
     #[inline]
     fn set_route(&mut self, s: usize, lid: usize, port: u8, hops: u8) {
         self.lft[lid * self.n + s] = port;
+        if hops > self.hops[s] {
+            self.epoch += 1;
+        }
         self.hops[s] = hops;
     }
 
@@ -491,13 +507,18 @@ impl<'a> Ft<'a> {
     /// down (or, for a LID other than 0, sibling) group's remote switch other than `prev`
     /// has no route yet ([`NO_PATH`], the largest hop count) or a longer one than through
     /// `s`. The test the routing loop makes group by group, over all groups at once and
-    /// without side effects.
+    /// without side effects; skipped when another switch with the same remote switches
+    /// found them all close enough earlier in this epoch.
     #[inline]
-    fn any_to_route(&self, q: Quick, prev: Option<usize>, lid: usize, hops: u8) -> bool {
-        let col = &*self.hops;
-        let end = if lid != 0 { q.sib_end } else { q.down_end };
-        let remotes = &self.remotes[q.start as usize..end as usize];
+    fn any_to_route(&mut self, q: Quick, prev: Option<usize>, lid: usize, hops: u8) -> bool {
+        let (end, set) = if lid != 0 { (q.sib_end, q.set_all) } else { (q.down_end, q.set_down) };
         let limit = hops as u16 + 1;
+        let (epoch, bound) = self.set_max[set as usize];
+        if epoch == self.epoch && bound as u16 <= limit {
+            return false;
+        }
+        let col = &*self.hops;
+        let remotes = &self.remotes[q.start as usize..end as usize];
         // Four running maxima, so that the loads do not wait on one another.
         let mut m = [0u8; 4];
         let mut chunks = remotes.chunks_exact(4);
@@ -507,12 +528,13 @@ impl<'a> Ft<'a> {
             }
         }
         let most = chunks.remainder().iter().fold(m[0].max(m[1]).max(m[2]).max(m[3]), |m, &r| m.max(col[r as usize]));
+        self.set_max[set as usize] = (self.epoch, most);
         if most as u16 <= limit {
             return false;
         }
         match prev {
             None => true,
-            Some(p) => remotes.iter().any(|&r| r as usize != p && col[r as usize] as u16 > limit),
+            Some(p) => self.remotes[q.start as usize..end as usize].iter().any(|&r| r as usize != p && self.hops[r as usize] as u16 > limit),
         }
     }
 
@@ -708,10 +730,18 @@ impl<'a> Ft<'a> {
     }
 }
 
-/// Each switch's [`Quick`] and the remote switches it lists.
-fn quick_tables(sw: &[Sw], gr: &[u32]) -> (Vec<Quick>, Vec<u16>) {
+/// Each switch's [`Quick`], the remote switches it lists, and how many distinct sets of
+/// remote switches there are.
+fn quick_tables(sw: &[Sw], gr: &[u32]) -> (Vec<Quick>, Vec<u16>, usize) {
     let mut quick = Vec::with_capacity(sw.len());
     let mut remotes = vec![];
+    let mut sets: std::collections::HashMap<Vec<u16>, u32> = std::collections::HashMap::new();
+    let mut set_of = |list: &[u16]| {
+        let mut key = list.to_vec();
+        key.sort_unstable();
+        let next = sets.len() as u32;
+        *sets.entry(key).or_insert(next)
+    };
     for x in sw {
         let switches = |v: &[usize]| v.iter().map(|&k| gr[k]).filter(|&r| r != CA).map(|r| r as u16).collect::<Vec<u16>>();
         let start = remotes.len() as u32;
@@ -730,9 +760,13 @@ fn quick_tables(sw: &[Sw], gr: &[u32]) -> (Vec<Quick>, Vec<u16>) {
                 flags |= flag;
             }
         }
-        quick.push(Quick { start, down_end, sib_end: remotes.len() as u32, flags });
+        let sib_end = remotes.len() as u32;
+        let set_down = set_of(&remotes[start as usize..down_end as usize]);
+        let set_all = set_of(&remotes[start as usize..sib_end as usize]);
+        quick.push(Quick { start, down_end, sib_end, set_down, set_all, flags });
     }
-    (quick, remotes)
+    let nsets = sets.len();
+    (quick, remotes, nsets)
 }
 
 /// `fabric_get_new_tuple`: copy, step the rank, and give position `var` the lowest value
