@@ -49,9 +49,7 @@ struct Group {
     remote_lid: u16,
     /// (local port, remote port), in port order.
     ports: Vec<(u8, u8)>,
-    counter_up: u32,
     counter_down: u32,
-    owner: usize,
 }
 
 #[derive(Debug)]
@@ -117,6 +115,9 @@ struct Ft<'a> {
     /// CA), so that comparing two groups by index is comparing two integers. Set by
     /// [`Ft::index`].
     tuple_rank: Vec<u32>,
+    /// Per group: routes going up through it (OpenSM's `counter_up`), apart from `g` for
+    /// the routing loop and the sorts.
+    counter_up: Vec<u32>,
     /// Per switch, what the entry of [`Ft::up_by_down`] reads.
     quick: Vec<Quick>,
     /// Per set of remote switches ([`Quick::set_down`]): the epoch and the largest hop
@@ -288,7 +289,7 @@ impl<'a> Ft<'a> {
                 let gi = match existing {
                     Some(gi) => gi,
                     None => {
-                        g.push(Group { remote, remote_lid, ports: vec![], counter_up: 0, counter_down: 0, owner: s });
+                        g.push(Group { remote, remote_lid, ports: vec![], counter_down: 0 });
                         let gi = g.len() - 1;
                         match dir {
                             -1 => sw[s].up.push(gi),
@@ -305,6 +306,7 @@ impl<'a> Ft<'a> {
         let gr: Vec<u32> = g.iter().map(|x| if let Remote::Switch(r) = x.remote { r as u32 } else { CA }).collect();
         let (quick, remotes, nsets) = quick_tables(&sw, &gr);
         let tuple_rank = vec![CA; g.len()];
+        let counter_up = vec![0; g.len()];
         let mut port_start = vec![0u32];
         let mut remote_port = vec![];
         for x in &g {
@@ -313,7 +315,7 @@ impl<'a> Ft<'a> {
         }
         let (port_up, port_down) = (vec![0; remote_port.len()], vec![0; remote_port.len()]);
         let hops = Box::new([NO_PATH; MAX_SWITCHES]);
-        Ft { f, sw, g, hops, lft: vec![NO_PATH; n * nlid], n, gr, tuple_rank, quick, set_max: vec![(0, NO_PATH); nsets], epoch: 0, remotes, port_start, remote_port, port_up, port_down }
+        Ft { f, sw, g, hops, lft: vec![NO_PATH; n * nlid], n, gr, tuple_rank, counter_up, quick, set_max: vec![(0, NO_PATH); nsets], epoch: 0, remotes, port_start, remote_port, port_up, port_down }
     }
 
     fn leaf_rank(&self, roots_given: bool) -> Result<u32, String> {
@@ -483,7 +485,7 @@ impl<'a> Ft<'a> {
     /// integer: comparing keys is comparing groups.
     #[inline]
     fn up_key(&self, g: usize) -> u64 {
-        (self.g[g].counter_up as u64) << 32 | self.tuple_rank[g] as u64
+        (self.counter_up[g] as u64) << 32 | self.tuple_rank[g] as u64
     }
 
     /// Sorts `v` by [`Ft::up_key`], stably. OpenSM bubble-sorts here; any stable sort
@@ -509,7 +511,7 @@ impl<'a> Ft<'a> {
     /// `s`. The test the routing loop makes group by group, over all groups at once and
     /// without side effects; skipped when another switch with the same remote switches
     /// found them all close enough earlier in this epoch.
-    #[inline]
+    #[inline(always)]
     fn any_to_route(&mut self, q: Quick, prev: Option<usize>, lid: usize, hops: u8) -> bool {
         let (end, set) = if lid != 0 { (q.sib_end, q.set_all) } else { (q.down_end, q.set_down) };
         let limit = hops as u16 + 1;
@@ -664,9 +666,8 @@ impl<'a> Ft<'a> {
             created |= routed;
             if routed {
                 self.port_up[best] += 1;
-                self.g[gi].counter_up += 1;
-                let o = self.g[gi].owner;
-                self.quick[o].flags |= SORT_DOWN;
+                self.counter_up[gi] += 1;
+                self.quick[s].flags |= SORT_DOWN;
             }
         }
         created
