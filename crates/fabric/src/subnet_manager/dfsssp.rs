@@ -32,7 +32,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::cdg::{find_cycle, DepGraph, DstTree, NONE};
+use super::cdg::{find_cycle, DepGraph, NONE};
 use super::mad::NO_PATH;
 use super::tables::{Fabric, Owner, Peer, SlTable, Tables};
 
@@ -115,6 +115,7 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
     let mut layer_src = usize::MAX;
     let mut max_load = 0u64;
     let mut sub = vec![0u64; n];
+    let mut vl0 = Vl0::new(f);
     for d in &dsts {
         if d.lid == 0 || d.lid >= f.nlid {
             continue;
@@ -148,10 +149,13 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
             let p = tree.pred[v] as usize;
             sub[p] += sub[v];
         }
+        if matches!(f.owner[d.lid], Owner::Ep(_)) {
+            vl0.add(f, &g, d, &tree);
+        }
     }
     let t = Tables::from_columns(n, f.nlid, &cols);
 
-    let sl = remove_deadlocks(f, &t, vls.clamp(1, 15))?;
+    let sl = remove_deadlocks(f, &t, vls.clamp(1, 15), vl0)?;
     Ok((t, sl))
 }
 
@@ -323,16 +327,15 @@ fn path_deps(f: &Fabric, t: &Tables, src: usize, lid: usize, out: &mut Vec<(usiz
 /// ([`count_vl0`]); while a VL's dependency graph has a cycle, the paths through its weakest
 /// dependency ([`weakest_dependency`]) move up one VL; spare VLs then go to the busiest
 /// ([`split_spare_vls`]). `Err` when the last VL keeps a cycle.
-fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8) -> Result<SlTable, String> {
+fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8, vl0: Vl0) -> Result<SlTable, String> {
     let n = f.nsw();
     let nlid = f.nlid;
-    let weight: Vec<u64> = (0..n).map(|s| f.sw_eps[s].iter().map(|&e| 1u64 << f.eps[e as usize].lmc).sum()).collect();
+    let weight = vl0.weight;
     let dst_lids: Vec<usize> = (1..nlid).filter(|&l| matches!(f.owner[l], Owner::Ep(_)) && f.lid_switch(l).is_some()).collect();
     let mut vl = vec![0u8; n * nlid];
     let mut paths_per_vl = vec![0u64; vl_avail as usize];
-    let (vl0, on_vl0) = count_vl0(f, t, &weight, &dst_lids);
-    let mut counts: Vec<DepCounts> = vec![vl0];
-    paths_per_vl[0] = on_vl0;
+    let mut counts: Vec<DepCounts> = vec![vl0.counts];
+    paths_per_vl[0] = vl0.paths;
     let mut vl_needed = 1u8;
     let mut deps = vec![];
     for test_vl in 0..vl_avail as usize - 1 {
@@ -387,44 +390,53 @@ fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8) -> Result<SlTable, Str
     Ok(SlTable { nlid, vl, vls_needed: vl_needed, split })
 }
 
-/// Every path on VL 0: the dependencies of all paths, counted per destination over its
-/// tree (a switch's paths to it weigh its source LIDs), and how many paths there are.
-fn count_vl0(f: &Fabric, t: &Tables, weight: &[u64], dst_lids: &[usize]) -> (DepCounts, u64) {
-    let n = f.nsw();
-    let mut counts = DepCounts::new(f);
-    let mut paths = 0u64;
-    let mut tree = DstTree::new(n);
-    let mut sub = vec![0u64; n];
-    let cols = t.columns();
-    for &lid in dst_lids {
-        let Owner::Ep(e) = f.owner[lid] else { continue };
-        tree.build_col(f, &cols[lid * n..(lid + 1) * n], Some(e));
-        for &s in &tree.far_first {
-            sub[s as usize] = weight[s as usize];
-        }
-        for &s in &tree.far_first {
-            let nx = tree.next[s as usize];
-            if nx != NONE {
-                sub[nx as usize] += sub[s as usize];
-            }
-        }
-        let own = match f.owner[lid] {
+/// Every path on VL 0: the dependencies of all CA-to-CA paths, counted per destination
+/// CA LID over its routing tree as the tree is found (a switch's paths to it weigh its
+/// source LIDs), and how many paths there are. The tree is what the tables hold for that
+/// LID, so this is the count OpenSM makes from the tables before `dfsssp_remove_deadlocks`.
+struct Vl0 {
+    counts: DepCounts,
+    paths: u64,
+    /// Per switch: its CAs' LIDs (the paths leaving it to one destination).
+    weight: Vec<u64>,
+    /// Per switch, for the current destination: the source LIDs whose paths cross it.
+    sub: Vec<u64>,
+}
+
+impl Vl0 {
+    fn new(f: &Fabric) -> Vl0 {
+        let n = f.nsw();
+        let weight = (0..n).map(|s| f.sw_eps[s].iter().map(|&e| 1u64 << f.eps[e as usize].lmc).sum()).collect();
+        Vl0 { counts: DepCounts::new(f), paths: 0, weight, sub: vec![0; n] }
+    }
+
+    /// Adds the paths to CA LID `d` over its tree: every switch's own LIDs flow to its
+    /// parent (farthest first), and where a switch's parent is not `d`'s switch, the
+    /// parent's (in port from this switch, out port) dependency carries them.
+    fn add(&mut self, f: &Fabric, g: &Graph, d: &Dst, tree: &Tree) {
+        let own = match f.owner[d.lid] {
             Owner::Ep(e) => 1u64 << f.eps[e as usize].lmc,
             _ => 0,
         };
-        let dsw = f.lid_switch(lid).map(|x| x as usize);
-        for &s in &tree.far_first {
-            let s = s as usize;
-            paths += weight[s] - if Some(s) == dsw { own } else { 0 };
-            let nx = tree.next[s];
-            if nx == NONE || tree.next[nx as usize] == NONE || sub[s] == 0 {
+        for &v in tree.order.iter().rev() {
+            self.sub[v as usize] = self.weight[v as usize];
+        }
+        for &v in tree.order.iter().rev() {
+            let v = v as usize;
+            self.paths += self.weight[v] - if v == d.sw { own } else { 0 };
+            if v == d.sw || tree.edge[v] == usize::MAX {
                 continue;
             }
-            let Peer::Switch { port: q, .. } = f.adj[s][tree.port[s] as usize] else { continue };
-            *counts.at(nx as usize, q, tree.port[nx as usize]) += sub[s];
+            let p = tree.pred[v] as usize;
+            self.sub[p] += self.sub[v];
+            if p == d.sw || self.sub[v] == 0 {
+                continue;
+            }
+            // The link p→v leaves p on port `edge − base[p]`: p's in port from v.
+            let q = (tree.edge[v] - g.base[p]) as u8;
+            *self.counts.at(p, q, tree.port[p]) += self.sub[v];
         }
     }
-    (counts, paths)
 }
 
 /// The weakest dependency on `cycle`: the (channel i → channel i+1) that the fewest paths
