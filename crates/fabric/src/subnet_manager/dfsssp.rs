@@ -49,8 +49,15 @@ struct Graph {
     n: usize,
     /// Flat port id base per switch.
     base: Vec<usize>,
-    /// Per directed link (flat port id of its *sending* end `u→v`): accumulated load.
+    /// Per directed link `u→v`, by the flat port id of its *receiving* end (`v`'s port):
+    /// accumulated load. A switch's incoming links are then side by side, as the layered
+    /// pass reads them.
     load: Vec<u64>,
+    /// Switch neighbours of each switch `v` in `v`'s port order (compressed rows,
+    /// `nbr[nbr_start[v]..nbr_start[v + 1]]`): the neighbour, `v`'s port to it, and its
+    /// port to `v`.
+    nbr_start: Vec<u32>,
+    nbr: Vec<(u32, u8, u8)>,
     p2: u64,
     /// Per switch: number of LIDs it and its CAs own (OpenSM `num_hca`).
     num_hca: Vec<u64>,
@@ -66,6 +73,8 @@ struct Tree {
     port: Vec<u8>,
     edge: Vec<usize>,
     pred: Vec<u32>,
+    /// The parent's port towards this switch (the parent's in port from it).
+    pred_port: Vec<u8>,
     order: Vec<u32>,
 }
 
@@ -81,7 +90,8 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
     }
     let total_lids: u64 = f.eps.iter().map(|e| 1u64 << e.lmc).sum::<u64>() + n as u64;
     let num_hca: Vec<u64> = (0..n).map(|s| 1 + f.sw_eps[s].iter().map(|&e| 1u64 << f.eps[e as usize].lmc).sum::<u64>()).collect();
-    let mut g = Graph { n, base: base.clone(), load: vec![0; base[n]], p2: total_lids * total_lids, num_hca };
+    let (nbr_start, nbr) = switch_neighbours(f);
+    let mut g = Graph { n, base: base.clone(), load: vec![0; base[n]], nbr_start, nbr, p2: total_lids * total_lids, num_hca };
 
     // Connectivity (OpenSM's dry run from the SM): every switch must be reachable.
     let dist = f.switch_distances();
@@ -110,7 +120,7 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
     // The tables are filled LID-major (one destination = one column) and transposed once.
     let mut cols = vec![NO_PATH; n * f.nlid];
     let mut tree =
-        Tree { dist: vec![0; n], acc: vec![0; n], port: vec![NO_PATH; n], edge: vec![usize::MAX; n], pred: vec![NONE; n], order: Vec::with_capacity(n) };
+        Tree { dist: vec![0; n], acc: vec![0; n], port: vec![NO_PATH; n], edge: vec![usize::MAX; n], pred: vec![NONE; n], pred_port: vec![NO_PATH; n], order: Vec::with_capacity(n) };
     let mut layers = Layers::default();
     let mut layer_src = usize::MAX;
     let mut max_load = 0u64;
@@ -122,7 +132,7 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
         }
         if layer_src != d.sw {
             layer_src = d.sw;
-            layers.build(f, &g, &dist[d.sw * n..(d.sw + 1) * n]);
+            layers.build(&g, &dist[d.sw * n..(d.sw + 1) * n]);
         }
         if diameter * max_load < g.p2 {
             layered(&g, d.sw, &layers, &mut tree);
@@ -150,7 +160,7 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
             sub[p] += sub[v];
         }
         if matches!(f.owner[d.lid], Owner::Ep(_)) {
-            vl0.add(f, &g, d, &tree);
+            vl0.add(f, d, &tree);
         }
     }
     let t = Tables::from_columns(n, f.nlid, &cols);
@@ -166,12 +176,37 @@ struct Layers {
     order: Vec<u32>,
     dist: Vec<u16>,
     start: Vec<u32>,
-    /// (nearer switch u, flat id of the directed link u→v, port of v towards u).
-    pred: Vec<(u32, u32, u8)>,
+    pred: Vec<Pred>,
+}
+
+/// A switch `u` one hop nearer the destination than `v`.
+#[derive(Clone, Copy)]
+struct Pred {
+    u: u32,
+    /// Flat id of the directed link u→v ([`Graph::load`]).
+    link: u32,
+    /// `v`'s port towards `u`, and `u`'s towards `v`.
+    port: u8,
+    u_port: u8,
+}
+
+/// [`Graph::nbr_start`] and [`Graph::nbr`].
+fn switch_neighbours(f: &Fabric) -> (Vec<u32>, Vec<(u32, u8, u8)>) {
+    let mut start = vec![0u32];
+    let mut nbr = vec![];
+    for row in &f.adj {
+        for (q, peer) in row.iter().enumerate() {
+            if let Peer::Switch { sw: u, port: pu } = *peer {
+                nbr.push((u, q as u8, pu));
+            }
+        }
+        start.push(nbr.len() as u32);
+    }
+    (start, nbr)
 }
 
 impl Layers {
-    fn build(&mut self, f: &Fabric, g: &Graph, row: &[u8]) {
+    fn build(&mut self, g: &Graph, row: &[u8]) {
         let n = g.n;
         self.order.clear();
         self.order.extend((0..n as u32).filter(|&v| row[v as usize] != u8::MAX));
@@ -183,10 +218,10 @@ impl Layers {
         for &v in &self.order {
             self.start.push(self.pred.len() as u32);
             let dv = row[v as usize];
-            for (q, peer) in f.adj[v as usize].iter().enumerate() {
-                let Peer::Switch { sw: u, port: pu } = *peer else { continue };
+            let base = g.base[v as usize];
+            for &(u, q, pu) in &g.nbr[g.nbr_start[v as usize] as usize..g.nbr_start[v as usize + 1] as usize] {
                 if row[u as usize] != u8::MAX && row[u as usize] + 1 == dv {
-                    self.pred.push((u, (g.base[u as usize] + pu as usize) as u32, q as u8));
+                    self.pred.push(Pred { u, link: (base + q as usize) as u32, port: q, u_port: pu });
                 }
             }
         }
@@ -210,13 +245,14 @@ fn layered(g: &Graph, src: usize, l: &Layers, tree: &mut Tree) {
             continue;
         }
         let mut best = u64::MAX;
-        for &(u, e, q) in &l.pred[l.start[i] as usize..l.start[i + 1] as usize] {
-            let a = tree.acc[u as usize].saturating_add(g.load[e as usize]);
+        for p in &l.pred[l.start[i] as usize..l.start[i + 1] as usize] {
+            let a = tree.acc[p.u as usize].saturating_add(g.load[p.link as usize]);
             if a < best {
                 best = a;
-                tree.port[v] = q;
-                tree.edge[v] = e as usize;
-                tree.pred[v] = u;
+                tree.port[v] = p.port;
+                tree.edge[v] = p.link as usize;
+                tree.pred[v] = p.u;
+                tree.pred_port[v] = p.u_port;
             }
         }
         tree.acc[v] = best;
@@ -246,7 +282,7 @@ fn heap_dijkstra(f: &Fabric, g: &Graph, src: usize, tree: &mut Tree) {
         for (pu, peer) in f.adj[u].iter().enumerate() {
             let Peer::Switch { sw: v, port: q } = *peer else { continue };
             let v = v as usize;
-            let e = g.base[u] + pu;
+            let e = g.base[v] + q as usize;
             let nd = d + g.p2 + g.load[e];
             if !done[v] && nd < dist[v] {
                 dist[v] = nd;
@@ -254,6 +290,7 @@ fn heap_dijkstra(f: &Fabric, g: &Graph, src: usize, tree: &mut Tree) {
                 tree.port[v] = q;
                 tree.edge[v] = e;
                 tree.pred[v] = u as u32;
+                tree.pred_port[v] = pu as u8;
                 h.push(Reverse((nd, v)));
             }
         }
@@ -285,9 +322,12 @@ impl DepCounts {
         }
         DepCounts { off, np, c: vec![0; total] }
     }
+    /// The count of (switch `n`, in port `q`, out port `r`), stored out-port-major: the
+    /// paths to one destination leave a switch on one port, so the in ports they come
+    /// from are side by side.
     #[inline]
     fn at(&mut self, n: usize, q: u8, r: u8) -> &mut u64 {
-        let i = self.off[n] + q as usize * self.np[n] + r as usize;
+        let i = self.off[n] + r as usize * self.np[n] + q as usize;
         &mut self.c[i]
     }
     fn graph(&self, f: &Fabric) -> DepGraph {
@@ -296,7 +336,7 @@ impl DepCounts {
             let k = self.np[n];
             for q in 0..k {
                 for r in 0..k {
-                    if self.c[self.off[n] + q * k + r] > 0 {
+                    if self.c[self.off[n] + r * k + q] > 0 {
                         g.set(n, q as u8, r as u8);
                     }
                 }
@@ -413,7 +453,7 @@ impl Vl0 {
     /// Adds the paths to CA LID `d` over its tree: every switch's own LIDs flow to its
     /// parent (farthest first), and where a switch's parent is not `d`'s switch, the
     /// parent's (in port from this switch, out port) dependency carries them.
-    fn add(&mut self, f: &Fabric, g: &Graph, d: &Dst, tree: &Tree) {
+    fn add(&mut self, f: &Fabric, d: &Dst, tree: &Tree) {
         let own = match f.owner[d.lid] {
             Owner::Ep(e) => 1u64 << f.eps[e as usize].lmc,
             _ => 0,
@@ -432,9 +472,7 @@ impl Vl0 {
             if p == d.sw || self.sub[v] == 0 {
                 continue;
             }
-            // The link p→v leaves p on port `edge − base[p]`: p's in port from v.
-            let q = (tree.edge[v] - g.base[p]) as u8;
-            *self.counts.at(p, q, tree.port[p]) += self.sub[v];
+            *self.counts.at(p, tree.pred_port[v], tree.port[p]) += self.sub[v];
         }
     }
 }
