@@ -206,26 +206,41 @@ fn switch_neighbours(f: &Fabric) -> (Vec<u32>, Vec<(u32, u8, u8)>) {
 }
 
 impl Layers {
+    /// The layers from one destination switch, whose row of the distance matrix is `row`.
     fn build(&mut self, g: &Graph, row: &[u8]) {
         let n = g.n;
+        // Reachable switches by distance, ties in index order (a counting sort: stable).
+        let mut at = [0u32; 257];
+        for &d in row.iter().filter(|&&d| d != u8::MAX) {
+            at[d as usize + 1] += 1;
+        }
+        for d in 1..257 {
+            at[d] += at[d - 1];
+        }
         self.order.clear();
-        self.order.extend((0..n as u32).filter(|&v| row[v as usize] != u8::MAX));
-        self.order.sort_by_key(|&v| row[v as usize]);
+        self.order.resize(at[255] as usize, 0);
+        for (v, &d) in row.iter().enumerate().filter(|(_, &d)| d != u8::MAX) {
+            self.order[at[d as usize] as usize] = v as u32;
+            at[d as usize] += 1;
+        }
         self.dist.clear();
-        self.dist.extend(row.iter().map(|&d| d as u16));
+        self.dist.extend(row.iter().take(n).map(|&d| d as u16));
         self.start.clear();
+        // Every neighbour entry may be a predecessor: write each, keep those that are.
         self.pred.clear();
+        self.pred.resize(g.nbr.len(), Pred { u: 0, link: 0, port: 0, u_port: 0 });
+        let mut k = 0;
         for &v in &self.order {
-            self.start.push(self.pred.len() as u32);
+            self.start.push(k as u32);
             let dv = row[v as usize];
             let base = g.base[v as usize];
             for &(u, q, pu) in &g.nbr[g.nbr_start[v as usize] as usize..g.nbr_start[v as usize + 1] as usize] {
-                if row[u as usize] != u8::MAX && row[u as usize] + 1 == dv {
-                    self.pred.push(Pred { u, link: (base + q as usize) as u32, port: q, u_port: pu });
-                }
+                let du = row[u as usize];
+                self.pred[k] = Pred { u, link: (base + q as usize) as u32, port: q, u_port: pu };
+                k += usize::from(du != u8::MAX && du + 1 == dv);
             }
         }
-        self.start.push(self.pred.len() as u32);
+        self.start.push(k as u32);
     }
 }
 
@@ -244,16 +259,20 @@ fn layered(g: &Graph, src: usize, l: &Layers, tree: &mut Tree) {
             tree.acc[v] = 0;
             continue;
         }
-        let mut best = u64::MAX;
-        for p in &l.pred[l.start[i] as usize..l.start[i + 1] as usize] {
+        let preds = &l.pred[l.start[i] as usize..l.start[i + 1] as usize];
+        let (mut best, mut at) = (u64::MAX, usize::MAX);
+        for (k, p) in preds.iter().enumerate() {
             let a = tree.acc[p.u as usize].saturating_add(g.load[p.link as usize]);
             if a < best {
                 best = a;
-                tree.port[v] = p.port;
-                tree.edge[v] = p.link as usize;
-                tree.pred[v] = p.u;
-                tree.pred_port[v] = p.u_port;
+                at = k;
             }
+        }
+        if let Some(p) = preds.get(at) {
+            tree.port[v] = p.port;
+            tree.edge[v] = p.link as usize;
+            tree.pred[v] = p.u;
+            tree.pred_port[v] = p.u_port;
         }
         tree.acc[v] = best;
     }
