@@ -227,8 +227,9 @@ impl Layers {
         self.dist.extend(row.iter().take(n).map(|&d| d as u16));
         self.start.clear();
         // Every neighbour entry may be a predecessor: write each, keep those that are.
-        self.pred.clear();
-        self.pred.resize(g.nbr.len(), Pred { u: 0, link: 0, port: 0, u_port: 0 });
+        if self.pred.len() < g.nbr.len() {
+            self.pred.resize(g.nbr.len(), Pred { u: 0, link: 0, port: 0, u_port: 0 });
+        }
         let mut k = 0;
         for &v in &self.order {
             self.start.push(k as u32);

@@ -49,7 +49,6 @@ struct Group {
     remote_lid: u16,
     /// (local port, remote port), in port order.
     ports: Vec<(u8, u8)>,
-    counter_down: u32,
 }
 
 #[derive(Debug)]
@@ -61,7 +60,6 @@ struct Sw {
     down: Vec<usize>,
     sib: Vec<usize>,
     is_leaf: bool,
-    min_counter_down: u32,
 }
 
 /// What [`Ft::up_by_down`] reads of a switch before it knows whether it routes anything,
@@ -118,6 +116,10 @@ struct Ft<'a> {
     /// Per group: routes going up through it (OpenSM's `counter_up`), apart from `g` for
     /// the routing loop and the sorts.
     counter_up: Vec<u32>,
+    /// Per group: routes going down through it (OpenSM's `counter_down`); per switch, the
+    /// least of its down groups' (`min_counter_down`, 0 until first recomputed).
+    counter_down: Vec<u32>,
+    min_counter_down: Vec<u32>,
     /// Per switch, what the entry of [`Ft::up_by_down`] reads.
     quick: Vec<Quick>,
     /// Per set of remote switches ([`Quick::set_down`]): the epoch and the largest hop
@@ -265,7 +267,6 @@ impl<'a> Ft<'a> {
                 down: vec![],
                 sib: vec![],
                 is_leaf: false,
-                min_counter_down: 0,
             })
             .collect();
         let mut g: Vec<Group> = vec![];
@@ -289,7 +290,7 @@ impl<'a> Ft<'a> {
                 let gi = match existing {
                     Some(gi) => gi,
                     None => {
-                        g.push(Group { remote, remote_lid, ports: vec![], counter_down: 0 });
+                        g.push(Group { remote, remote_lid, ports: vec![] });
                         let gi = g.len() - 1;
                         match dir {
                             -1 => sw[s].up.push(gi),
@@ -307,6 +308,8 @@ impl<'a> Ft<'a> {
         let (quick, remotes, nsets) = quick_tables(&sw, &gr);
         let tuple_rank = vec![CA; g.len()];
         let counter_up = vec![0; g.len()];
+        let counter_down = vec![0; g.len()];
+        let min_counter_down = vec![0; n];
         let mut port_start = vec![0u32];
         let mut remote_port = vec![];
         for x in &g {
@@ -315,7 +318,7 @@ impl<'a> Ft<'a> {
         }
         let (port_up, port_down) = (vec![0; remote_port.len()], vec![0; remote_port.len()]);
         let hops = Box::new([NO_PATH; MAX_SWITCHES]);
-        Ft { f, sw, g, hops, lft: vec![NO_PATH; n * nlid], n, gr, tuple_rank, counter_up, quick, set_max: vec![(0, NO_PATH); nsets], epoch: 0, remotes, port_start, remote_port, port_up, port_down }
+        Ft { f, sw, g, hops, lft: vec![NO_PATH; n * nlid], n, gr, tuple_rank, counter_up, counter_down, min_counter_down, quick, set_max: vec![(0, NO_PATH); nsets], epoch: 0, remotes, port_start, remote_port, port_up, port_down }
     }
 
     fn leaf_rank(&self, roots_given: bool) -> Result<u32, String> {
@@ -559,13 +562,13 @@ impl<'a> Ft<'a> {
 
     fn cmp_down(&self, a: usize, b: usize) -> std::cmp::Ordering {
         use std::cmp::Ordering::*;
-        match self.g[a].counter_down.cmp(&self.g[b].counter_down) {
+        match self.counter_down[a].cmp(&self.counter_down[b]) {
             Equal => {}
             o => return o,
         }
-        let load = |g: usize| match self.g[g].remote {
-            Remote::Switch(r) => self.sw[r].min_counter_down,
-            Remote::Ca(_) => 0,
+        let load = |g: usize| match self.gr[g] {
+            CA => 0,
+            r => self.min_counter_down[r as usize],
         };
         // OpenSM only prefers the less loaded remote when it is strictly less loaded
         // from the left operand's side (`port_group_compare_load_down`).
@@ -610,7 +613,7 @@ impl<'a> Ft<'a> {
     }
 
     fn recalc_min_down(&mut self, s: usize) {
-        self.sw[s].min_counter_down = self.sw[s].down.iter().map(|&g| self.g[g].counter_down).min().unwrap_or(1 << 30);
+        self.min_counter_down[s] = self.sw[s].down.iter().map(|&g| self.counter_down[g]).min().unwrap_or(1 << 30);
     }
 
     /// `fabric_route_upgoing_by_going_down`: sorts as OpenSM does, then routes through
@@ -686,9 +689,9 @@ impl<'a> Ft<'a> {
         if main {
             let bp = self.least_loaded(min_g, &self.port_down);
             let Remote::Switch(r) = self.g[min_g].remote else { unreachable!("up groups lead to switches") };
-            self.g[min_g].counter_down += 1;
+            self.counter_down[min_g] += 1;
             self.port_down[bp] += 1;
-            if self.g[min_g].counter_down == self.sw[r].min_counter_down + 1 {
+            if self.counter_down[min_g] == self.min_counter_down[r] + 1 {
                 self.recalc_min_down(r);
             }
             if self.entry(r, lid) == NO_PATH || (hops as u16 + 1) < self.hop(r) as u16 {
@@ -723,7 +726,7 @@ impl<'a> Ft<'a> {
                 let routed = self.down_by_up(r, Some(s), lid, false, hops + 1);
                 created |= routed;
                 if routed && main {
-                    self.g[min_g].counter_down += 1;
+                    self.counter_down[min_g] += 1;
                 }
             }
         }
