@@ -30,6 +30,7 @@
 
 use std::collections::HashSet;
 
+use super::ftree_hops::{quick_tables, HopColumn, Quick, HAS_CA, HAS_DOWN, HAS_SIB, MAX_SWITCHES, ONLY_CA, SORT_DOWN};
 use super::mad::NO_PATH;
 use super::tables::{Fabric, Peer, Tables};
 
@@ -62,49 +63,14 @@ struct Sw {
     is_leaf: bool,
 }
 
-/// What [`Ft::up_by_down`] reads of a switch before it knows whether it routes anything,
-/// packed (the routing loop reads [`Sw`]).
-#[derive(Clone, Copy, Debug, Default)]
-struct Quick {
-    /// The remote switches of the down groups are `Ft::remotes[start..down_end]`, of the
-    /// sibling groups `[down_end..sib_end]`, in construction order (the test needs none).
-    start: u32,
-    down_end: u32,
-    sib_end: u32,
-    /// Which distinct set of remote switches the down groups lead to, and the down and
-    /// sibling groups together: many switches share one (all aggregation switches of a
-    /// pod, all core switches of a row), and [`Ft::any_to_route`] remembers per set.
-    set_down: u32,
-    set_all: u32,
-    flags: u8,
-}
-
-/// [`Quick::flags`]: the switch has down groups.
-const HAS_DOWN: u8 = 1;
-/// Has sibling groups.
-const HAS_SIB: u8 = 2;
-/// Some down group leads to a CA.
-const HAS_CA: u8 = 4;
-/// Every down group leads to a CA (a leaf): going down ends here at once.
-const ONLY_CA: u8 = 8;
-/// A down group's up-going counter changed since the down groups were last sorted
-/// (OpenSM's `counter_up_changed`).
-const SORT_DOWN: u8 = 16;
-
-/// Switch indices are below this (they are 16-bit: [`Ft::remotes`]).
-const MAX_SWITCHES: usize = 1 << 16;
-
 /// Working state. `lft` is LID-major (`lid · n + switch`): routing one LID touches every
 /// switch's entry for it, so this keeps those accesses together.
 struct Ft<'a> {
     f: &'a Fabric,
     sw: Vec<Sw>,
     g: Vec<Group>,
-    /// Hop counts to the LID being routed, per switch ([`NO_PATH`]: none yet). LIDs are
-    /// routed one after the other and none reads another's hop counts, so one column
-    /// serves them all ([`Ft::start_lid`]); it spans every 16-bit index, so indexing it
-    /// by one needs no bounds check.
-    hops: Box<[u8; MAX_SWITCHES]>,
+    /// Hop counts to the LID being routed, and the quick test over them.
+    hops: HopColumn,
     lft: Vec<u8>,
     n: usize,
     /// Per group: the remote switch, or `CA` (kept apart from `g` for the hot loops).
@@ -122,16 +88,6 @@ struct Ft<'a> {
     min_counter_down: Vec<u32>,
     /// Per switch, what the entry of [`Ft::up_by_down`] reads.
     quick: Vec<Quick>,
-    /// Per set of remote switches ([`Quick::set_down`]): the epoch and the largest hop
-    /// count found when it was last scanned. Within an epoch hop counts only fall, so that
-    /// maximum bounds the current one from above.
-    set_max: Vec<(u64, u8)>,
-    /// Advances with every LID and whenever a hop count rises (which only re-routing a
-    /// leaf on the dummy LID 0 through a sibling link can do).
-    epoch: u64,
-    /// Remote switches of every switch's down and sibling groups (see [`Quick::start`]);
-    /// switch indices fit 16 bits, as a subnet has fewer than 49,152 unicast LIDs.
-    remotes: Vec<u16>,
     /// The groups' ports flattened: group `g`'s are `port_start[g]..port_start[g + 1]`,
     /// each with its remote port number and its up- and down-going route counts.
     port_start: Vec<u32>,
@@ -192,7 +148,7 @@ pub fn route(f: &Fabric, roots: &[usize], lmc: u8) -> Result<(Tables, Vec<usize>
         }
         for _ in routed..max_cn {
             ft.start_lid();
-            ft.hops[leaf] = 1;
+            ft.hops.set(leaf, 1);
             ft.down_by_up(leaf, None, 0, true, 1);
             ft.lft[..n].fill(NO_PATH);
         }
@@ -258,17 +214,8 @@ fn cmp_tuple(a: &Tuple, b: &Tuple) -> std::cmp::Ordering {
 impl<'a> Ft<'a> {
     fn new(f: &'a Fabric, rank: Vec<u32>) -> Ft<'a> {
         let n = f.nsw();
-        let mut sw: Vec<Sw> = (0..n)
-            .map(|s| Sw {
-                rank: rank[s],
-                tuple: UNSET,
-                lid: f.sw_lid[s],
-                up: vec![],
-                down: vec![],
-                sib: vec![],
-                is_leaf: false,
-            })
-            .collect();
+        let mut sw: Vec<Sw> =
+            (0..n).map(|s| Sw { rank: rank[s], tuple: UNSET, lid: f.sw_lid[s], up: vec![], down: vec![], sib: vec![], is_leaf: false }).collect();
         let mut g: Vec<Group> = vec![];
         for s in 0..n {
             for p in 1..=f.nports[s] as usize {
@@ -305,7 +252,8 @@ impl<'a> Ft<'a> {
         }
         let nlid = f.nlid;
         let gr: Vec<u32> = g.iter().map(|x| if let Remote::Switch(r) = x.remote { r as u32 } else { CA }).collect();
-        let (quick, remotes, nsets) = quick_tables(&sw, &gr);
+        let downs: Vec<(Vec<u32>, Vec<u32>)> = sw.iter().map(|x| (x.down.iter().map(|&k| gr[k]).collect(), x.sib.iter().map(|&k| gr[k]).collect())).collect();
+        let (quick, hops) = quick_tables(&downs);
         let tuple_rank = vec![CA; g.len()];
         let counter_up = vec![0; g.len()];
         let counter_down = vec![0; g.len()];
@@ -317,8 +265,24 @@ impl<'a> Ft<'a> {
             port_start.push(remote_port.len() as u32);
         }
         let (port_up, port_down) = (vec![0; remote_port.len()], vec![0; remote_port.len()]);
-        let hops = Box::new([NO_PATH; MAX_SWITCHES]);
-        Ft { f, sw, g, hops, lft: vec![NO_PATH; n * nlid], n, gr, tuple_rank, counter_up, counter_down, min_counter_down, quick, set_max: vec![(0, NO_PATH); nsets], epoch: 0, remotes, port_start, remote_port, port_up, port_down }
+        Ft {
+            f,
+            sw,
+            g,
+            hops,
+            lft: vec![NO_PATH; n * nlid],
+            n,
+            gr,
+            tuple_rank,
+            counter_up,
+            counter_down,
+            min_counter_down,
+            quick,
+            port_start,
+            remote_port,
+            port_up,
+            port_down,
+        }
     }
 
     fn leaf_rank(&self, roots_given: bool) -> Result<u32, String> {
@@ -456,7 +420,7 @@ impl<'a> Ft<'a> {
 
     #[inline]
     fn hop(&self, s: usize) -> u8 {
-        self.hops[s]
+        self.hops.get(s)
     }
 
     #[inline]
@@ -466,17 +430,13 @@ impl<'a> Ft<'a> {
 
     /// Forgets the hop counts of the LID routed before.
     fn start_lid(&mut self) {
-        self.hops[..self.n].fill(NO_PATH);
-        self.epoch += 1;
+        self.hops.start_lid(self.n);
     }
 
     #[inline]
     fn set_route(&mut self, s: usize, lid: usize, port: u8, hops: u8) {
         self.lft[lid * self.n + s] = port;
-        if hops > self.hops[s] {
-            self.epoch += 1;
-        }
-        self.hops[s] = hops;
+        self.hops.set(s, hops);
     }
 
     /// Index order of two groups' remote switches.
@@ -505,41 +465,6 @@ impl<'a> Ft<'a> {
                 j -= 1;
             }
             v[j] = x;
-        }
-    }
-
-    /// Whether `up_by_down(s, prev, lid, hops)` routes anything through a switch: some
-    /// down (or, for a LID other than 0, sibling) group's remote switch other than `prev`
-    /// has no route yet ([`NO_PATH`], the largest hop count) or a longer one than through
-    /// `s`. The test the routing loop makes group by group, over all groups at once and
-    /// without side effects; skipped when another switch with the same remote switches
-    /// found them all close enough earlier in this epoch.
-    #[inline(always)]
-    fn any_to_route(&mut self, q: Quick, prev: Option<usize>, lid: usize, hops: u8) -> bool {
-        let (end, set) = if lid != 0 { (q.sib_end, q.set_all) } else { (q.down_end, q.set_down) };
-        let limit = hops as u16 + 1;
-        let (epoch, bound) = self.set_max[set as usize];
-        if epoch == self.epoch && bound as u16 <= limit {
-            return false;
-        }
-        let col = &*self.hops;
-        let remotes = &self.remotes[q.start as usize..end as usize];
-        // Four running maxima, so that the loads do not wait on one another.
-        let mut m = [0u8; 4];
-        let mut chunks = remotes.chunks_exact(4);
-        for c in &mut chunks {
-            for i in 0..4 {
-                m[i] = m[i].max(col[c[i] as usize]);
-            }
-        }
-        let most = chunks.remainder().iter().fold(m[0].max(m[1]).max(m[2]).max(m[3]), |m, &r| m.max(col[r as usize]));
-        self.set_max[set as usize] = (self.epoch, most);
-        if most as u16 <= limit {
-            return false;
-        }
-        match prev {
-            None => true,
-            Some(p) => self.remotes[q.start as usize..end as usize].iter().any(|&r| r as usize != p && self.hops[r as usize] as u16 > limit),
         }
     }
 
@@ -617,7 +542,7 @@ impl<'a> Ft<'a> {
     }
 
     /// `fabric_route_upgoing_by_going_down`: sorts as OpenSM does, then routes through
-    /// the down groups ([`Ft::route_down_groups`]) unless [`Ft::any_to_route`] says that
+    /// the down groups ([`Ft::route_down_groups`]) unless [`HopColumn::any_to_route`] says that
     /// would only note the CA groups. Most calls end here (on the k=32 fat tree, about
     /// 1,200 of the 1,280 per LID), so this part is inlined into the callers.
     #[inline(always)]
@@ -632,7 +557,7 @@ impl<'a> Ft<'a> {
         if q.flags & ONLY_CA != 0 {
             return true;
         }
-        if !self.any_to_route(q, prev, lid, hops) {
+        if !self.hops.any_to_route(&q, prev, lid != 0, hops) {
             return q.flags & HAS_CA != 0;
         }
         self.route_down_groups(s, prev, lid, hops)
@@ -732,45 +657,6 @@ impl<'a> Ft<'a> {
         }
         created
     }
-}
-
-/// Each switch's [`Quick`], the remote switches it lists, and how many distinct sets of
-/// remote switches there are.
-fn quick_tables(sw: &[Sw], gr: &[u32]) -> (Vec<Quick>, Vec<u16>, usize) {
-    let mut quick = Vec::with_capacity(sw.len());
-    let mut remotes = vec![];
-    let mut sets: std::collections::HashMap<Vec<u16>, u32> = std::collections::HashMap::new();
-    let mut set_of = |list: &[u16]| {
-        let mut key = list.to_vec();
-        key.sort_unstable();
-        let next = sets.len() as u32;
-        *sets.entry(key).or_insert(next)
-    };
-    for x in sw {
-        let switches = |v: &[usize]| v.iter().map(|&k| gr[k]).filter(|&r| r != CA).map(|r| r as u16).collect::<Vec<u16>>();
-        let start = remotes.len() as u32;
-        remotes.extend(switches(&x.down));
-        let down_end = remotes.len() as u32;
-        remotes.extend(switches(&x.sib));
-        let has_ca = x.down.iter().any(|&k| gr[k] == CA);
-        let mut flags = SORT_DOWN;
-        for (on, flag) in [
-            (!x.down.is_empty(), HAS_DOWN),
-            (!x.sib.is_empty(), HAS_SIB),
-            (has_ca, HAS_CA),
-            (!x.down.is_empty() && x.sib.is_empty() && x.down.iter().all(|&k| gr[k] == CA), ONLY_CA),
-        ] {
-            if on {
-                flags |= flag;
-            }
-        }
-        let sib_end = remotes.len() as u32;
-        let set_down = set_of(&remotes[start as usize..down_end as usize]);
-        let set_all = set_of(&remotes[start as usize..sib_end as usize]);
-        quick.push(Quick { start, down_end, sib_end, set_down, set_all, flags });
-    }
-    let nsets = sets.len();
-    (quick, remotes, nsets)
 }
 
 /// `fabric_get_new_tuple`: copy, step the rank, and give position `var` the lowest value
