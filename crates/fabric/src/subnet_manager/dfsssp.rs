@@ -119,8 +119,15 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
 
     // The tables are filled LID-major (one destination = one column) and transposed once.
     let mut cols = vec![NO_PATH; n * f.nlid];
-    let mut tree =
-        Tree { dist: vec![0; n], acc: vec![0; n], port: vec![NO_PATH; n], edge: vec![usize::MAX; n], pred: vec![NONE; n], pred_port: vec![NO_PATH; n], order: Vec::with_capacity(n) };
+    let mut tree = Tree {
+        dist: vec![0; n],
+        acc: vec![0; n],
+        port: vec![NO_PATH; n],
+        edge: vec![usize::MAX; n],
+        pred: vec![NONE; n],
+        pred_port: vec![NO_PATH; n],
+        order: Vec::with_capacity(n),
+    };
     let mut layers = Layers::default();
     let mut layer_src = usize::MAX;
     let mut max_load = 0u64;

@@ -542,9 +542,10 @@ impl<'a> Ft<'a> {
     }
 
     /// `fabric_route_upgoing_by_going_down`: sorts as OpenSM does, then routes through
-    /// the down groups ([`Ft::route_down_groups`]) unless [`HopColumn::any_to_route`] says that
-    /// would only note the CA groups. Most calls end here (on the k=32 fat tree, about
-    /// 1,200 of the 1,280 per LID), so this part is inlined into the callers.
+    /// the down groups ([`Ft::route_down_groups`]) unless [`HopColumn::any_to_route`]
+    /// says that would only note the CA groups. Most calls end here (on the k=32 fat tree
+    /// 1,221 calls per LID, 47 of which reach the loop), so this part is inlined into the
+    /// callers.
     #[inline(always)]
     fn up_by_down(&mut self, s: usize, prev: Option<usize>, lid: usize, hops: u8) -> bool {
         let q = self.quick[s];
