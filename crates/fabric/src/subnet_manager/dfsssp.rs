@@ -268,13 +268,15 @@ fn layered(g: &Graph, src: usize, l: &Layers, tree: &mut Tree) {
             continue;
         }
         let preds = &l.pred[l.start[i] as usize..l.start[i + 1] as usize];
+        // Sums stay far below u64::MAX: every accumulated load is under the diameter
+        // times P² (P < 2^16 LIDs), so plain additions; the choice is made without a
+        // branch, as the least of 16 loads is unpredictable.
         let (mut best, mut at) = (u64::MAX, usize::MAX);
         for (k, p) in preds.iter().enumerate() {
-            let a = tree.acc[p.u as usize].saturating_add(g.load[p.link as usize]);
-            if a < best {
-                best = a;
-                at = k;
-            }
+            let a = tree.acc[p.u as usize] + g.load[p.link as usize];
+            let better = a < best;
+            best = if better { a } else { best };
+            at = if better { k } else { at };
         }
         if let Some(p) = preds.get(at) {
             tree.port[v] = p.port;
