@@ -393,9 +393,9 @@ fn path_deps(f: &Fabric, t: &Tables, src: usize, lid: usize, out: &mut Vec<(usiz
 }
 
 /// OpenSM's `dfsssp_remove_deadlocks`, in named steps: every path starts on VL 0
-/// ([`count_vl0`]); while a VL's dependency graph has a cycle, the paths through its weakest
-/// dependency ([`weakest_dependency`]) move up one VL; spare VLs then go to the busiest
-/// ([`split_spare_vls`]). `Err` when the last VL keeps a cycle.
+/// ([`Vl0`], counted while routing); while a VL's dependency graph has a cycle, the paths
+/// through its weakest dependency ([`weakest_dependency`]) move up one VL; spare VLs then
+/// go to the busiest ([`split_spare_vls`]). `Err` when the last VL keeps a cycle.
 fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8, vl0: Vl0) -> Result<SlTable, String> {
     let n = f.nsw();
     let nlid = f.nlid;
