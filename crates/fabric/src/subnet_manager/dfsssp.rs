@@ -32,7 +32,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::cdg::{find_cycle, DepGraph, DstTree, NONE};
+use super::cdg::{find_cycle, DepGraph, NONE};
 use super::mad::NO_PATH;
 use super::tables::{Fabric, Owner, Peer, SlTable, Tables};
 
@@ -49,8 +49,15 @@ struct Graph {
     n: usize,
     /// Flat port id base per switch.
     base: Vec<usize>,
-    /// Per directed link (flat port id of its *sending* end `u→v`): accumulated load.
+    /// Per directed link `u→v`, by the flat port id of its *receiving* end (`v`'s port):
+    /// accumulated load. A switch's incoming links are then side by side, as the layered
+    /// pass reads them.
     load: Vec<u64>,
+    /// Switch neighbours of each switch `v` in `v`'s port order (compressed rows,
+    /// `nbr[nbr_start[v]..nbr_start[v + 1]]`): the neighbour, `v`'s port to it, and its
+    /// port to `v`.
+    nbr_start: Vec<u32>,
+    nbr: Vec<(u32, u8, u8)>,
     p2: u64,
     /// Per switch: number of LIDs it and its CAs own (OpenSM `num_hca`).
     num_hca: Vec<u64>,
@@ -66,6 +73,8 @@ struct Tree {
     port: Vec<u8>,
     edge: Vec<usize>,
     pred: Vec<u32>,
+    /// The parent's port towards this switch (the parent's in port from it).
+    pred_port: Vec<u8>,
     order: Vec<u32>,
 }
 
@@ -81,7 +90,8 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
     }
     let total_lids: u64 = f.eps.iter().map(|e| 1u64 << e.lmc).sum::<u64>() + n as u64;
     let num_hca: Vec<u64> = (0..n).map(|s| 1 + f.sw_eps[s].iter().map(|&e| 1u64 << f.eps[e as usize].lmc).sum::<u64>()).collect();
-    let mut g = Graph { n, base: base.clone(), load: vec![0; base[n]], p2: total_lids * total_lids, num_hca };
+    let (nbr_start, nbr) = switch_neighbours(f);
+    let mut g = Graph { n, base: base.clone(), load: vec![0; base[n]], nbr_start, nbr, p2: total_lids * total_lids, num_hca };
 
     // Connectivity (OpenSM's dry run from the SM): every switch must be reachable.
     let dist = f.switch_distances();
@@ -109,19 +119,27 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
 
     // The tables are filled LID-major (one destination = one column) and transposed once.
     let mut cols = vec![NO_PATH; n * f.nlid];
-    let mut tree =
-        Tree { dist: vec![0; n], acc: vec![0; n], port: vec![NO_PATH; n], edge: vec![usize::MAX; n], pred: vec![NONE; n], order: Vec::with_capacity(n) };
+    let mut tree = Tree {
+        dist: vec![0; n],
+        acc: vec![0; n],
+        port: vec![NO_PATH; n],
+        edge: vec![usize::MAX; n],
+        pred: vec![NONE; n],
+        pred_port: vec![NO_PATH; n],
+        order: Vec::with_capacity(n),
+    };
     let mut layers = Layers::default();
     let mut layer_src = usize::MAX;
     let mut max_load = 0u64;
     let mut sub = vec![0u64; n];
+    let mut vl0 = Vl0::new(f);
     for d in &dsts {
         if d.lid == 0 || d.lid >= f.nlid {
             continue;
         }
         if layer_src != d.sw {
             layer_src = d.sw;
-            layers.build(f, &g, &dist[d.sw * n..(d.sw + 1) * n]);
+            layers.build(&g, &dist[d.sw * n..(d.sw + 1) * n]);
         }
         if diameter * max_load < g.p2 {
             layered(&g, d.sw, &layers, &mut tree);
@@ -148,10 +166,13 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
             let p = tree.pred[v] as usize;
             sub[p] += sub[v];
         }
+        if matches!(f.owner[d.lid], Owner::Ep(_)) {
+            vl0.add(f, d, &tree);
+        }
     }
     let t = Tables::from_columns(n, f.nlid, &cols);
 
-    let sl = remove_deadlocks(f, &t, vls.clamp(1, 15))?;
+    let sl = remove_deadlocks(f, &t, vls.clamp(1, 15), vl0)?;
     Ok((t, sl))
 }
 
@@ -162,31 +183,72 @@ struct Layers {
     order: Vec<u32>,
     dist: Vec<u16>,
     start: Vec<u32>,
-    /// (nearer switch u, flat id of the directed link u→v, port of v towards u).
-    pred: Vec<(u32, u32, u8)>,
+    pred: Vec<Pred>,
+}
+
+/// A switch `u` one hop nearer the destination than `v`.
+#[derive(Clone, Copy)]
+struct Pred {
+    u: u32,
+    /// Flat id of the directed link u→v ([`Graph::load`]).
+    link: u32,
+    /// `v`'s port towards `u`, and `u`'s towards `v`.
+    port: u8,
+    u_port: u8,
+}
+
+/// [`Graph::nbr_start`] and [`Graph::nbr`].
+fn switch_neighbours(f: &Fabric) -> (Vec<u32>, Vec<(u32, u8, u8)>) {
+    let mut start = vec![0u32];
+    let mut nbr = vec![];
+    for row in &f.adj {
+        for (q, peer) in row.iter().enumerate() {
+            if let Peer::Switch { sw: u, port: pu } = *peer {
+                nbr.push((u, q as u8, pu));
+            }
+        }
+        start.push(nbr.len() as u32);
+    }
+    (start, nbr)
 }
 
 impl Layers {
-    fn build(&mut self, f: &Fabric, g: &Graph, row: &[u8]) {
+    /// The layers from one destination switch, whose row of the distance matrix is `row`.
+    fn build(&mut self, g: &Graph, row: &[u8]) {
         let n = g.n;
+        // Reachable switches by distance, ties in index order (a counting sort: stable).
+        let mut at = [0u32; 257];
+        for &d in row.iter().filter(|&&d| d != u8::MAX) {
+            at[d as usize + 1] += 1;
+        }
+        for d in 1..257 {
+            at[d] += at[d - 1];
+        }
         self.order.clear();
-        self.order.extend((0..n as u32).filter(|&v| row[v as usize] != u8::MAX));
-        self.order.sort_by_key(|&v| row[v as usize]);
+        self.order.resize(at[255] as usize, 0);
+        for (v, &d) in row.iter().enumerate().filter(|(_, &d)| d != u8::MAX) {
+            self.order[at[d as usize] as usize] = v as u32;
+            at[d as usize] += 1;
+        }
         self.dist.clear();
-        self.dist.extend(row.iter().map(|&d| d as u16));
+        self.dist.extend(row.iter().take(n).map(|&d| d as u16));
         self.start.clear();
-        self.pred.clear();
+        // Every neighbour entry may be a predecessor: write each, keep those that are.
+        if self.pred.len() < g.nbr.len() {
+            self.pred.resize(g.nbr.len(), Pred { u: 0, link: 0, port: 0, u_port: 0 });
+        }
+        let mut k = 0;
         for &v in &self.order {
-            self.start.push(self.pred.len() as u32);
+            self.start.push(k as u32);
             let dv = row[v as usize];
-            for (q, peer) in f.adj[v as usize].iter().enumerate() {
-                let Peer::Switch { sw: u, port: pu } = *peer else { continue };
-                if row[u as usize] != u8::MAX && row[u as usize] + 1 == dv {
-                    self.pred.push((u, (g.base[u as usize] + pu as usize) as u32, q as u8));
-                }
+            let base = g.base[v as usize];
+            for &(u, q, pu) in &g.nbr[g.nbr_start[v as usize] as usize..g.nbr_start[v as usize + 1] as usize] {
+                let du = row[u as usize];
+                self.pred[k] = Pred { u, link: (base + q as usize) as u32, port: q, u_port: pu };
+                k += usize::from(du != u8::MAX && du + 1 == dv);
             }
         }
-        self.start.push(self.pred.len() as u32);
+        self.start.push(k as u32);
     }
 }
 
@@ -205,15 +267,22 @@ fn layered(g: &Graph, src: usize, l: &Layers, tree: &mut Tree) {
             tree.acc[v] = 0;
             continue;
         }
-        let mut best = u64::MAX;
-        for &(u, e, q) in &l.pred[l.start[i] as usize..l.start[i + 1] as usize] {
-            let a = tree.acc[u as usize].saturating_add(g.load[e as usize]);
-            if a < best {
-                best = a;
-                tree.port[v] = q;
-                tree.edge[v] = e as usize;
-                tree.pred[v] = u;
-            }
+        let preds = &l.pred[l.start[i] as usize..l.start[i + 1] as usize];
+        // Sums stay far below u64::MAX: every accumulated load is under the diameter
+        // times P² (P < 2^16 LIDs), so plain additions; the choice is made without a
+        // branch, as the least of 16 loads is unpredictable.
+        let (mut best, mut at) = (u64::MAX, usize::MAX);
+        for (k, p) in preds.iter().enumerate() {
+            let a = tree.acc[p.u as usize] + g.load[p.link as usize];
+            let better = a < best;
+            best = if better { a } else { best };
+            at = if better { k } else { at };
+        }
+        if let Some(p) = preds.get(at) {
+            tree.port[v] = p.port;
+            tree.edge[v] = p.link as usize;
+            tree.pred[v] = p.u;
+            tree.pred_port[v] = p.u_port;
         }
         tree.acc[v] = best;
     }
@@ -242,7 +311,7 @@ fn heap_dijkstra(f: &Fabric, g: &Graph, src: usize, tree: &mut Tree) {
         for (pu, peer) in f.adj[u].iter().enumerate() {
             let Peer::Switch { sw: v, port: q } = *peer else { continue };
             let v = v as usize;
-            let e = g.base[u] + pu;
+            let e = g.base[v] + q as usize;
             let nd = d + g.p2 + g.load[e];
             if !done[v] && nd < dist[v] {
                 dist[v] = nd;
@@ -250,6 +319,7 @@ fn heap_dijkstra(f: &Fabric, g: &Graph, src: usize, tree: &mut Tree) {
                 tree.port[v] = q;
                 tree.edge[v] = e;
                 tree.pred[v] = u as u32;
+                tree.pred_port[v] = pu as u8;
                 h.push(Reverse((nd, v)));
             }
         }
@@ -281,9 +351,12 @@ impl DepCounts {
         }
         DepCounts { off, np, c: vec![0; total] }
     }
+    /// The count of (switch `n`, in port `q`, out port `r`), stored out-port-major: the
+    /// paths to one destination leave a switch on one port, so the in ports they come
+    /// from are side by side.
     #[inline]
     fn at(&mut self, n: usize, q: u8, r: u8) -> &mut u64 {
-        let i = self.off[n] + q as usize * self.np[n] + r as usize;
+        let i = self.off[n] + r as usize * self.np[n] + q as usize;
         &mut self.c[i]
     }
     fn graph(&self, f: &Fabric) -> DepGraph {
@@ -292,7 +365,7 @@ impl DepCounts {
             let k = self.np[n];
             for q in 0..k {
                 for r in 0..k {
-                    if self.c[self.off[n] + q * k + r] > 0 {
+                    if self.c[self.off[n] + r * k + q] > 0 {
                         g.set(n, q as u8, r as u8);
                     }
                 }
@@ -320,19 +393,18 @@ fn path_deps(f: &Fabric, t: &Tables, src: usize, lid: usize, out: &mut Vec<(usiz
 }
 
 /// OpenSM's `dfsssp_remove_deadlocks`, in named steps: every path starts on VL 0
-/// ([`count_vl0`]); while a VL's dependency graph has a cycle, the paths through its weakest
-/// dependency ([`weakest_dependency`]) move up one VL; spare VLs then go to the busiest
-/// ([`split_spare_vls`]). `Err` when the last VL keeps a cycle.
-fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8) -> Result<SlTable, String> {
+/// ([`Vl0`], counted while routing); while a VL's dependency graph has a cycle, the paths
+/// through its weakest dependency ([`weakest_dependency`]) move up one VL; spare VLs then
+/// go to the busiest ([`split_spare_vls`]). `Err` when the last VL keeps a cycle.
+fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8, vl0: Vl0) -> Result<SlTable, String> {
     let n = f.nsw();
     let nlid = f.nlid;
-    let weight: Vec<u64> = (0..n).map(|s| f.sw_eps[s].iter().map(|&e| 1u64 << f.eps[e as usize].lmc).sum()).collect();
+    let weight = vl0.weight;
     let dst_lids: Vec<usize> = (1..nlid).filter(|&l| matches!(f.owner[l], Owner::Ep(_)) && f.lid_switch(l).is_some()).collect();
     let mut vl = vec![0u8; n * nlid];
     let mut paths_per_vl = vec![0u64; vl_avail as usize];
-    let (vl0, on_vl0) = count_vl0(f, t, &weight, &dst_lids);
-    let mut counts: Vec<DepCounts> = vec![vl0];
-    paths_per_vl[0] = on_vl0;
+    let mut counts: Vec<DepCounts> = vec![vl0.counts];
+    paths_per_vl[0] = vl0.paths;
     let mut vl_needed = 1u8;
     let mut deps = vec![];
     for test_vl in 0..vl_avail as usize - 1 {
@@ -387,44 +459,51 @@ fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8) -> Result<SlTable, Str
     Ok(SlTable { nlid, vl, vls_needed: vl_needed, split })
 }
 
-/// Every path on VL 0: the dependencies of all paths, counted per destination over its
-/// tree (a switch's paths to it weigh its source LIDs), and how many paths there are.
-fn count_vl0(f: &Fabric, t: &Tables, weight: &[u64], dst_lids: &[usize]) -> (DepCounts, u64) {
-    let n = f.nsw();
-    let mut counts = DepCounts::new(f);
-    let mut paths = 0u64;
-    let mut tree = DstTree::new(n);
-    let mut sub = vec![0u64; n];
-    let cols = t.columns();
-    for &lid in dst_lids {
-        let Owner::Ep(e) = f.owner[lid] else { continue };
-        tree.build_col(f, &cols[lid * n..(lid + 1) * n], Some(e));
-        for &s in &tree.far_first {
-            sub[s as usize] = weight[s as usize];
-        }
-        for &s in &tree.far_first {
-            let nx = tree.next[s as usize];
-            if nx != NONE {
-                sub[nx as usize] += sub[s as usize];
-            }
-        }
-        let own = match f.owner[lid] {
+/// Every path on VL 0: the dependencies of all CA-to-CA paths, counted per destination
+/// CA LID over its routing tree as the tree is found (a switch's paths to it weigh its
+/// source LIDs), and how many paths there are. The tree is what the tables hold for that
+/// LID, so this is the count OpenSM makes from the tables before `dfsssp_remove_deadlocks`.
+struct Vl0 {
+    counts: DepCounts,
+    paths: u64,
+    /// Per switch: its CAs' LIDs (the paths leaving it to one destination).
+    weight: Vec<u64>,
+    /// Per switch, for the current destination: the source LIDs whose paths cross it.
+    sub: Vec<u64>,
+}
+
+impl Vl0 {
+    fn new(f: &Fabric) -> Vl0 {
+        let n = f.nsw();
+        let weight = (0..n).map(|s| f.sw_eps[s].iter().map(|&e| 1u64 << f.eps[e as usize].lmc).sum()).collect();
+        Vl0 { counts: DepCounts::new(f), paths: 0, weight, sub: vec![0; n] }
+    }
+
+    /// Adds the paths to CA LID `d` over its tree: every switch's own LIDs flow to its
+    /// parent (farthest first), and where a switch's parent is not `d`'s switch, the
+    /// parent's (in port from this switch, out port) dependency carries them.
+    fn add(&mut self, f: &Fabric, d: &Dst, tree: &Tree) {
+        let own = match f.owner[d.lid] {
             Owner::Ep(e) => 1u64 << f.eps[e as usize].lmc,
             _ => 0,
         };
-        let dsw = f.lid_switch(lid).map(|x| x as usize);
-        for &s in &tree.far_first {
-            let s = s as usize;
-            paths += weight[s] - if Some(s) == dsw { own } else { 0 };
-            let nx = tree.next[s];
-            if nx == NONE || tree.next[nx as usize] == NONE || sub[s] == 0 {
+        for &v in tree.order.iter().rev() {
+            self.sub[v as usize] = self.weight[v as usize];
+        }
+        for &v in tree.order.iter().rev() {
+            let v = v as usize;
+            self.paths += self.weight[v] - if v == d.sw { own } else { 0 };
+            if v == d.sw || tree.edge[v] == usize::MAX {
                 continue;
             }
-            let Peer::Switch { port: q, .. } = f.adj[s][tree.port[s] as usize] else { continue };
-            *counts.at(nx as usize, q, tree.port[nx as usize]) += sub[s];
+            let p = tree.pred[v] as usize;
+            self.sub[p] += self.sub[v];
+            if p == d.sw || self.sub[v] == 0 {
+                continue;
+            }
+            *self.counts.at(p, tree.pred_port[v], tree.port[p]) += self.sub[v];
         }
     }
-    (counts, paths)
 }
 
 /// The weakest dependency on `cycle`: the (channel i → channel i+1) that the fewest paths

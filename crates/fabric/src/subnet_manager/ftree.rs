@@ -30,6 +30,7 @@
 
 use std::collections::HashSet;
 
+use super::ftree_hops::{quick_tables, HopColumn, Quick, HAS_CA, HAS_DOWN, HAS_SIB, MAX_SWITCHES, ONLY_CA, SORT_DOWN};
 use super::mad::NO_PATH;
 use super::tables::{Fabric, Peer, Tables};
 
@@ -49,11 +50,6 @@ struct Group {
     remote_lid: u16,
     /// (local port, remote port), in port order.
     ports: Vec<(u8, u8)>,
-    port_up: Vec<u32>,
-    port_down: Vec<u32>,
-    counter_up: u32,
-    counter_down: u32,
-    owner: usize,
 }
 
 #[derive(Debug)]
@@ -65,23 +61,39 @@ struct Sw {
     down: Vec<usize>,
     sib: Vec<usize>,
     is_leaf: bool,
-    /// Every down group leads to a CA (a leaf): going down ends here at once.
-    only_ca_down: bool,
-    min_counter_down: u32,
-    counter_up_changed: bool,
 }
 
-/// Working state. `hops` and `lft` are LID-major (`lid · n + switch`): routing one
-/// LID touches every switch's entry for it, so this keeps those accesses together.
+/// Working state. `lft` is LID-major (`lid · n + switch`): routing one LID touches every
+/// switch's entry for it, so this keeps those accesses together.
 struct Ft<'a> {
     f: &'a Fabric,
     sw: Vec<Sw>,
     g: Vec<Group>,
-    hops: Vec<u8>,
+    /// Hop counts to the LID being routed, and the quick test over them.
+    hops: HopColumn,
     lft: Vec<u8>,
     n: usize,
     /// Per group: the remote switch, or `CA` (kept apart from `g` for the hot loops).
     gr: Vec<u32>,
+    /// Per group: the position of the remote switch's tuple in tuple order (`CA` for a
+    /// CA), so that comparing two groups by index is comparing two integers. Set by
+    /// [`Ft::index`].
+    tuple_rank: Vec<u32>,
+    /// Per group: routes going up through it (OpenSM's `counter_up`), apart from `g` for
+    /// the routing loop and the sorts.
+    counter_up: Vec<u32>,
+    /// Per group: routes going down through it (OpenSM's `counter_down`); per switch, the
+    /// least of its down groups' (`min_counter_down`, 0 until first recomputed).
+    counter_down: Vec<u32>,
+    min_counter_down: Vec<u32>,
+    /// Per switch, what the entry of [`Ft::up_by_down`] reads.
+    quick: Vec<Quick>,
+    /// The groups' ports flattened: group `g`'s are `port_start[g]..port_start[g + 1]`,
+    /// each with its remote port number and its up- and down-going route counts.
+    port_start: Vec<u32>,
+    remote_port: Vec<u8>,
+    port_up: Vec<u32>,
+    port_down: Vec<u32>,
 }
 
 const CA: u32 = u32::MAX;
@@ -97,6 +109,9 @@ pub fn route(f: &Fabric, roots: &[usize], lmc: u8) -> Result<(Tables, Vec<usize>
     }
     if f.eps.len() < 2 {
         return Err("ftree: fewer than 2 CA ports".into());
+    }
+    if n > MAX_SWITCHES {
+        return Err(format!("ftree: {n} switches; switch indices are 16-bit here"));
     }
     let rank = ranking(f, roots)?;
     let mut ft = Ft::new(f, rank);
@@ -126,14 +141,15 @@ pub fn route(f: &Fabric, roots: &[usize], lmc: u8) -> Result<(Tables, Vec<usize>
             let Remote::Ca(_) = ft.g[g].remote else { continue };
             let lid = ft.g[g].remote_lid as usize;
             let port = ft.g[g].ports[0].0;
+            ft.start_lid();
             ft.set_route(leaf, lid, port, 1);
             ft.down_by_up(leaf, None, lid, true, 1);
             routed += 1;
         }
         for _ in routed..max_cn {
-            ft.hops[leaf] = 1;
+            ft.start_lid();
+            ft.hops.set(leaf, 1);
             ft.down_by_up(leaf, None, 0, true, 1);
-            ft.hops[..n].fill(NO_PATH);
             ft.lft[..n].fill(NO_PATH);
         }
     }
@@ -145,6 +161,7 @@ pub fn route(f: &Fabric, roots: &[usize], lmc: u8) -> Result<(Tables, Vec<usize>
         if lid == 0 || lid >= f.nlid {
             continue;
         }
+        ft.start_lid();
         ft.set_route(s, lid, 0, 0);
         ft.down_by_up(s, None, lid, false, 0);
     }
@@ -197,20 +214,8 @@ fn cmp_tuple(a: &Tuple, b: &Tuple) -> std::cmp::Ordering {
 impl<'a> Ft<'a> {
     fn new(f: &'a Fabric, rank: Vec<u32>) -> Ft<'a> {
         let n = f.nsw();
-        let mut sw: Vec<Sw> = (0..n)
-            .map(|s| Sw {
-                rank: rank[s],
-                tuple: UNSET,
-                lid: f.sw_lid[s],
-                up: vec![],
-                down: vec![],
-                sib: vec![],
-                is_leaf: false,
-                only_ca_down: false,
-                min_counter_down: 0,
-                counter_up_changed: true,
-            })
-            .collect();
+        let mut sw: Vec<Sw> =
+            (0..n).map(|s| Sw { rank: rank[s], tuple: UNSET, lid: f.sw_lid[s], up: vec![], down: vec![], sib: vec![], is_leaf: false }).collect();
         let mut g: Vec<Group> = vec![];
         for s in 0..n {
             for p in 1..=f.nports[s] as usize {
@@ -232,7 +237,7 @@ impl<'a> Ft<'a> {
                 let gi = match existing {
                     Some(gi) => gi,
                     None => {
-                        g.push(Group { remote, remote_lid, ports: vec![], port_up: vec![], port_down: vec![], counter_up: 0, counter_down: 0, owner: s });
+                        g.push(Group { remote, remote_lid, ports: vec![] });
                         let gi = g.len() - 1;
                         match dir {
                             -1 => sw[s].up.push(gi),
@@ -243,16 +248,41 @@ impl<'a> Ft<'a> {
                     }
                 };
                 g[gi].ports.push((p as u8, rport));
-                g[gi].port_up.push(0);
-                g[gi].port_down.push(0);
             }
         }
         let nlid = f.nlid;
         let gr: Vec<u32> = g.iter().map(|x| if let Remote::Switch(r) = x.remote { r as u32 } else { CA }).collect();
-        for x in sw.iter_mut() {
-            x.only_ca_down = !x.down.is_empty() && x.sib.is_empty() && x.down.iter().all(|&k| gr[k] == CA);
+        let downs: Vec<(Vec<u32>, Vec<u32>)> = sw.iter().map(|x| (x.down.iter().map(|&k| gr[k]).collect(), x.sib.iter().map(|&k| gr[k]).collect())).collect();
+        let (quick, hops) = quick_tables(&downs);
+        let tuple_rank = vec![CA; g.len()];
+        let counter_up = vec![0; g.len()];
+        let counter_down = vec![0; g.len()];
+        let min_counter_down = vec![0; n];
+        let mut port_start = vec![0u32];
+        let mut remote_port = vec![];
+        for x in &g {
+            remote_port.extend(x.ports.iter().map(|p| p.1));
+            port_start.push(remote_port.len() as u32);
         }
-        Ft { f, sw, g, hops: vec![NO_PATH; n * nlid], lft: vec![NO_PATH; n * nlid], n, gr }
+        let (port_up, port_down) = (vec![0; remote_port.len()], vec![0; remote_port.len()]);
+        Ft {
+            f,
+            sw,
+            g,
+            hops,
+            lft: vec![NO_PATH; n * nlid],
+            n,
+            gr,
+            tuple_rank,
+            counter_up,
+            counter_down,
+            min_counter_down,
+            quick,
+            port_start,
+            remote_port,
+            port_up,
+            port_down,
+        }
     }
 
     fn leaf_rank(&self, roots_given: bool) -> Result<u32, String> {
@@ -340,7 +370,24 @@ impl<'a> Ft<'a> {
         if let Some(s) = self.sw.iter().position(|s| s.tuple[0] == 0xFF) {
             return Err(format!("ftree: switch {:#x} was not indexed", self.f.sw_guid[s]));
         }
+        self.rank_tuples();
         Ok(())
+    }
+
+    /// Fills [`Ft::tuple_rank`]. Tuples are unique (`new_tuple` never reuses one) and a
+    /// switch's is never [`UNSET`] (its first byte is a rank below 8), so the position in
+    /// tuple order compares exactly as the tuples do, and CAs (all [`UNSET`]) tie after
+    /// every switch.
+    fn rank_tuples(&mut self) {
+        let mut order: Vec<usize> = (0..self.sw.len()).collect();
+        order.sort_by(|&a, &b| cmp_tuple(&self.sw[a].tuple, &self.sw[b].tuple));
+        let mut pos = vec![0u32; self.sw.len()];
+        for (i, &s) in order.iter().enumerate() {
+            pos[s] = i as u32;
+        }
+        for (gi, r) in self.gr.iter().enumerate() {
+            self.tuple_rank[gi] = if *r == CA { CA } else { pos[*r as usize] };
+        }
     }
 
     fn remote_tuple(&self, gi: usize) -> Tuple {
@@ -372,8 +419,8 @@ impl<'a> Ft<'a> {
     }
 
     #[inline]
-    fn hop(&self, s: usize, lid: usize) -> u8 {
-        self.hops[lid * self.n + s]
+    fn hop(&self, s: usize) -> u8 {
+        self.hops.get(s)
     }
 
     #[inline]
@@ -381,30 +428,72 @@ impl<'a> Ft<'a> {
         self.lft[lid * self.n + s]
     }
 
+    /// Forgets the hop counts of the LID routed before.
+    fn start_lid(&mut self) {
+        self.hops.start_lid(self.n);
+    }
+
     #[inline]
     fn set_route(&mut self, s: usize, lid: usize, port: u8, hops: u8) {
         self.lft[lid * self.n + s] = port;
-        self.hops[lid * self.n + s] = hops;
+        self.hops.set(s, hops);
     }
 
     /// Index order of two groups' remote switches.
     fn idx_cmp(&self, a: usize, b: usize) -> std::cmp::Ordering {
-        cmp_tuple(&self.remote_tuple(a), &self.remote_tuple(b))
+        self.tuple_rank[a].cmp(&self.tuple_rank[b])
     }
 
-    fn cmp_up(&self, a: usize, b: usize) -> std::cmp::Ordering {
-        self.g[a].counter_up.cmp(&self.g[b].counter_up).then_with(|| self.idx_cmp(a, b))
+    /// OpenSM's `port_group_compare_load_up` (fewest up-going routes, then index) as one
+    /// integer: comparing keys is comparing groups.
+    #[inline]
+    fn up_key(&self, g: usize) -> u64 {
+        (self.counter_up[g] as u64) << 32 | self.tuple_rank[g] as u64
+    }
+
+    /// Sorts `v` by [`Ft::up_key`], stably. OpenSM bubble-sorts here; any stable sort
+    /// gives the same order, because keys tie only between CA groups (a switch has one
+    /// group per remote switch and tuples are unique), whose relative order no stable
+    /// sort changes. Insertion sort: after one routing pass the list is nearly sorted.
+    fn sort_up(&self, v: &mut [usize]) {
+        for i in 1..v.len() {
+            let x = v[i];
+            let kx = self.up_key(x);
+            let mut j = i;
+            while j > 0 && self.up_key(v[j - 1]) > kx {
+                v[j] = v[j - 1];
+                j -= 1;
+            }
+            v[j] = x;
+        }
+    }
+
+    /// OpenSM's sorts on entering `fabric_route_upgoing_by_going_down`: the down groups
+    /// when their counters changed, the sibling groups always.
+    #[cold]
+    fn sort_for_up(&mut self, s: usize) {
+        if self.quick[s].flags & SORT_DOWN != 0 {
+            let mut v = std::mem::take(&mut self.sw[s].down);
+            self.sort_up(&mut v);
+            self.sw[s].down = v;
+            self.quick[s].flags &= !SORT_DOWN;
+        }
+        if self.quick[s].flags & HAS_SIB != 0 {
+            let mut v = std::mem::take(&mut self.sw[s].sib);
+            self.sort_up(&mut v);
+            self.sw[s].sib = v;
+        }
     }
 
     fn cmp_down(&self, a: usize, b: usize) -> std::cmp::Ordering {
         use std::cmp::Ordering::*;
-        match self.g[a].counter_down.cmp(&self.g[b].counter_down) {
+        match self.counter_down[a].cmp(&self.counter_down[b]) {
             Equal => {}
             o => return o,
         }
-        let load = |g: usize| match self.g[g].remote {
-            Remote::Switch(r) => self.sw[r].min_counter_down,
-            Remote::Ca(_) => 0,
+        let load = |g: usize| match self.gr[g] {
+            CA => 0,
+            r => self.min_counter_down[r as usize],
         };
         // OpenSM only prefers the less loaded remote when it is strictly less loaded
         // from the left operand's side (`port_group_compare_load_down`).
@@ -433,31 +522,55 @@ impl<'a> Ft<'a> {
         }
     }
 
-    fn recalc_min_down(&mut self, s: usize) {
-        self.sw[s].min_counter_down = self.sw[s].down.iter().map(|&g| self.g[g].counter_down).min().unwrap_or(1 << 30);
+    /// The first of group `g`'s ports with the fewest routes by `counts` (`port_up` or
+    /// `port_down`), as a flat port index.
+    #[inline]
+    fn least_loaded(&self, g: usize, counts: &[u32]) -> usize {
+        let (a, b) = (self.port_start[g] as usize, self.port_start[g + 1] as usize);
+        let (mut best, mut load) = (a, u32::MAX);
+        for (j, &c) in counts[a..b].iter().enumerate() {
+            if c < load {
+                best = a + j;
+                load = c;
+            }
+        }
+        best
     }
 
-    /// `fabric_route_upgoing_by_going_down`.
+    fn recalc_min_down(&mut self, s: usize) {
+        self.min_counter_down[s] = self.sw[s].down.iter().map(|&g| self.counter_down[g]).min().unwrap_or(1 << 30);
+    }
+
+    /// `fabric_route_upgoing_by_going_down`: sorts as OpenSM does, then routes through
+    /// the down groups ([`Ft::route_down_groups`]) unless [`HopColumn::any_to_route`]
+    /// says that would only note the CA groups. Most calls end here (on the k=32 fat tree
+    /// 1,221 calls per LID, 47 of which reach the loop), so this part is inlined into the
+    /// callers.
+    #[inline(always)]
     fn up_by_down(&mut self, s: usize, prev: Option<usize>, lid: usize, hops: u8) -> bool {
-        if self.sw[s].down.is_empty() {
+        let q = self.quick[s];
+        if q.flags & HAS_DOWN == 0 {
             return false;
         }
-        if self.sw[s].counter_up_changed {
-            let mut v = std::mem::take(&mut self.sw[s].down);
-            self.bubble(&mut v, Self::cmp_up);
-            self.sw[s].down = v;
-            self.sw[s].counter_up_changed = false;
+        if q.flags & (SORT_DOWN | HAS_SIB) != 0 {
+            self.sort_for_up(s);
         }
-        if !self.sw[s].sib.is_empty() {
-            let mut v = std::mem::take(&mut self.sw[s].sib);
-            self.bubble(&mut v, Self::cmp_up);
-            self.sw[s].sib = v;
-        }
-        let mut created = false;
-        let nd = self.sw[s].down.len();
-        if self.sw[s].only_ca_down {
+        if q.flags & ONLY_CA != 0 {
             return true;
         }
+        if !self.hops.any_to_route(&q, prev, lid != 0, hops) {
+            return q.flags & HAS_CA != 0;
+        }
+        self.route_down_groups(s, prev, lid, hops)
+    }
+
+    /// The routing loop of `fabric_route_upgoing_by_going_down`: every down group (and
+    /// sibling group, for a LID other than 0) in sorted order, each remote switch without
+    /// a shorter route programmed to come up through this one.
+    #[inline(never)]
+    fn route_down_groups(&mut self, s: usize, prev: Option<usize>, lid: usize, hops: u8) -> bool {
+        let mut created = false;
+        let nd = self.sw[s].down.len();
         let total = nd + if lid != 0 { self.sw[s].sib.len() } else { 0 };
         for k in 0..total {
             let gi = if k < nd { self.sw[s].down[k] } else { self.sw[s].sib[k - nd] };
@@ -472,26 +585,18 @@ impl<'a> Ft<'a> {
             }
             // OpenSM picks the least loaded port first; checking the hop count first
             // gives the same result without touching the ports of skipped groups.
-            let least = self.hop(r, lid);
+            let least = self.hop(r);
             if least != NO_PATH && hops as u16 + 1 >= least as u16 {
                 continue;
             }
-            let (mut best, mut best_load) = (0, u32::MAX);
-            for (j, &c) in self.g[gi].port_up.iter().enumerate() {
-                if c < best_load {
-                    best = j;
-                    best_load = c;
-                }
-            }
-            let rport = self.g[gi].ports[best].1;
-            self.set_route(r, lid, rport, hops + 1);
+            let best = self.least_loaded(gi, &self.port_up);
+            self.set_route(r, lid, self.remote_port[best], hops + 1);
             let routed = self.up_by_down(r, None, lid, hops + 1);
             created |= routed;
             if routed {
-                self.g[gi].port_up[best] += 1;
-                self.g[gi].counter_up += 1;
-                let o = self.g[gi].owner;
-                self.sw[o].counter_up_changed = true;
+                self.port_up[best] += 1;
+                self.counter_up[gi] += 1;
+                self.quick[s].flags |= SORT_DOWN;
             }
         }
         created
@@ -507,27 +612,16 @@ impl<'a> Ft<'a> {
         self.bubble(&mut v, Self::cmp_down);
         self.sw[s].up = v;
         let min_g = self.sw[s].up[0];
-        let least_port = |g: &Group| {
-            let (mut best, mut load) = (0, u32::MAX);
-            for (j, &c) in g.port_down.iter().enumerate() {
-                if c < load {
-                    best = j;
-                    load = c;
-                }
-            }
-            best
-        };
         if main {
-            let bp = least_port(&self.g[min_g]);
+            let bp = self.least_loaded(min_g, &self.port_down);
             let Remote::Switch(r) = self.g[min_g].remote else { unreachable!("up groups lead to switches") };
-            self.g[min_g].counter_down += 1;
-            self.g[min_g].port_down[bp] += 1;
-            if self.g[min_g].counter_down == self.sw[r].min_counter_down + 1 {
+            self.counter_down[min_g] += 1;
+            self.port_down[bp] += 1;
+            if self.counter_down[min_g] == self.min_counter_down[r] + 1 {
                 self.recalc_min_down(r);
             }
-            if self.entry(r, lid) == NO_PATH || (hops as u16 + 1) < self.hop(r, lid) as u16 {
-                let rport = self.g[min_g].ports[bp].1;
-                self.set_route(r, lid, rport, hops + 1);
+            if self.entry(r, lid) == NO_PATH || (hops as u16 + 1) < self.hop(r) as u16 {
+                self.set_route(r, lid, self.remote_port[bp], hops + 1);
             }
             created |= self.down_by_up(r, Some(s), lid, main, hops + 1);
         }
@@ -536,12 +630,11 @@ impl<'a> Ft<'a> {
         for k in usize::from(main)..self.sw[s].up.len() {
             let gi = self.sw[s].up[k];
             let Remote::Switch(r) = self.g[gi].remote else { continue };
-            if self.entry(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r, lid) as u16 {
+            if self.entry(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r) as u16 {
                 continue;
             }
-            let bp = least_port(&self.g[gi]);
-            let rport = self.g[gi].ports[bp].1;
-            self.set_route(r, lid, rport, hops + 1);
+            let bp = self.least_loaded(gi, &self.port_down);
+            self.set_route(r, lid, self.remote_port[bp], hops + 1);
             created |= self.down_by_up(r, Some(s), lid, false, hops + 1);
         }
         if !self.sw[s].sib.is_empty() {
@@ -551,16 +644,15 @@ impl<'a> Ft<'a> {
             for k in 0..self.sw[s].sib.len() {
                 let gi = self.sw[s].sib[k];
                 let Remote::Switch(r) = self.g[gi].remote else { continue };
-                if self.entry(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r, lid) as u16 {
+                if self.entry(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r) as u16 {
                     continue;
                 }
-                let bp = least_port(&self.g[gi]);
-                let rport = self.g[gi].ports[bp].1;
-                self.set_route(r, lid, rport, hops + 1);
+                let bp = self.least_loaded(gi, &self.port_down);
+                self.set_route(r, lid, self.remote_port[bp], hops + 1);
                 let routed = self.down_by_up(r, Some(s), lid, false, hops + 1);
                 created |= routed;
                 if routed && main {
-                    self.g[min_g].counter_down += 1;
+                    self.counter_down[min_g] += 1;
                 }
             }
         }

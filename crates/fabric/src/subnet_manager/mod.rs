@@ -29,6 +29,7 @@ pub mod dfsssp;
 pub mod discovery;
 pub mod failover;
 pub mod ftree;
+mod ftree_hops;
 pub mod layout;
 pub mod lid;
 pub mod mad;
