@@ -23,7 +23,8 @@
 //!   variant CRC ([`icrc`], [`crc`]);
 //! * IEEE 802.3 MAC Control PAUSE and IEEE 802.1Qbb PFC frames ([`pfc`]);
 //! * native InfiniBand LRH and GRH ([`ib_link`]);
-//! * a classic libpcap writer ([`pcap`]).
+//! * a classic libpcap writer ([`pcap`]) and a pcapng writer with direction flags and
+//!   nanosecond timestamps ([`pcapng`]).
 //!
 //! # What is left out
 //! IPv6 (RoCEv2 over IPv6 is not built or parsed yet), IPv4 options on
@@ -44,6 +45,7 @@ pub mod ib_link;
 pub mod icrc;
 pub mod ipv4;
 pub mod pcap;
+pub mod pcapng;
 pub mod pfc;
 pub mod udp;
 
@@ -54,6 +56,7 @@ pub use ib::{AethRepr, BthRepr, NakCode, Opcode, RethRepr, Syndrome};
 pub use ib_link::{GrhRepr, LinkNextHeader, LrhRepr};
 pub use ipv4::{Ecn, Ipv4Packet, Ipv4Repr};
 pub use pcap::{LinkType, PcapWriter};
+pub use pcapng::{Direction, Interface, PcapngWriter};
 pub use pfc::{MacControlRepr, PauseRepr, PfcRepr};
 pub use udp::{UdpPacket, UdpRepr};
 
