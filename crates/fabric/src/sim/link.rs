@@ -153,6 +153,9 @@ impl Sim {
         st.tx_frames += 1;
         st.tx_bytes += frame_bytes;
         st.busy_ps += busy.ps();
+        if self.capture.is_some() {
+            self.capture_frame(now, port, id, frame_bytes);
+        }
     }
 
     pub(super) fn on_arrive(&mut self, now: SimTime, port: PortId) {
