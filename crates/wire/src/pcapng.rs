@@ -89,7 +89,7 @@ fn option(buf: &mut Vec<u8>, code: u16, value: &[u8]) {
 
 /// A whole block: type, total length, `body` (already padded), total length again.
 fn block(kind: u32, body: &[u8]) -> Vec<u8> {
-    debug_assert!(body.len() % 4 == 0);
+    debug_assert!(body.len().is_multiple_of(4));
     let total = (body.len() + 12) as u32;
     let mut b = Vec::with_capacity(total as usize);
     b.extend_from_slice(&kind.to_le_bytes());

@@ -16,8 +16,8 @@
 //!
 //! Addressing, since the simulator keeps endpoints and QPs as indices: endpoint `e` has
 //! MAC 02:00:`e+1` (32 bits) and IPv4 10.0.0.0 + `e+1`; a port sending PFC uses MAC
-//! 02:01:`port` (32 bits); the QP of flow `q` is numbered `q+1` (mod 2^24) on both of its
-//! HCAs, so one QP's data and its ACKs share `bth.destqp`. Frames go end to end between
+//! 02:01:`port` (32 bits); the QP of flow `q` is numbered 0x100 + `q` ([`qpn`]) on both of
+//! its HCAs, so one QP's data and its ACKs share `bth.destqp`. Frames go end to end between
 //! the endpoints' MACs, as in one L2 domain.
 //!
 //! Leaves out: the IP TTL a switch decrements (always 64, [`IP_TTL`]), the IPv4
@@ -115,9 +115,15 @@ const CAPTURE_TTL: u8 = IP_TTL;
 /// AETH credit count "invalid" (IBTA Vol 1 §9.7.5.1): no end-to-end credits.
 const AETH_NO_CREDITS: u8 = 31;
 
-/// A QP's number on its HCAs: flow index + 1, mod 2^24 (QPNs are 24 bits).
+/// The lowest QPN given to a flow's QP: QP0 and QP1 are the special QPs (IBTA Vol 1:
+/// the Subnet Management and General Services Interfaces), whose payloads Wireshark's
+/// `infiniband` dissector parses as management datagrams.
+pub const FIRST_QPN: u32 = 0x100;
+
+/// A QP's number on its HCAs: [`FIRST_QPN`] + flow index, wrapping within the 24-bit
+/// QPN space above the special QPs.
 pub fn qpn(flow_qp: u32) -> u32 {
-    (flow_qp + 1) & 0xFF_FFFF
+    FIRST_QPN + flow_qp % (0x100_0000 - FIRST_QPN)
 }
 
 /// Endpoint `e`'s MAC address.

@@ -69,7 +69,7 @@ use model::frame::{segments, Transport, PFC_FRAME};
 use std::collections::VecDeque;
 use units::{serialization, BitRate, Bytes, SimDuration, SimTime};
 
-pub use capture::{endpoint_ip, endpoint_mac, port_mac, qpn, CaptureSink, CaptureSpec, Captured, Direction, Ecn, FrameKind};
+pub use capture::{endpoint_ip, endpoint_mac, port_mac, qpn, CaptureSink, CaptureSpec, Captured, Direction, Ecn, FrameKind, FIRST_QPN};
 pub use control_plane::{ControlPlane, EcmpControl, Reaction};
 pub use faults::{Fault, FaultKind};
 pub use footprint::{footprint, SimShape, Term, HEAP_BLOCK};
