@@ -94,7 +94,7 @@ fn world(file: &Path) -> scenario::World {
     scenario::load_str(&file.display().to_string(), &std::fs::read_to_string(file).unwrap()).unwrap()
 }
 
-const FIELDS: [&str; 18] = [
+const FIELDS: [&str; 19] = [
     "frame.time_epoch",
     "frame.p2p_dir",
     "frame.len",
@@ -113,6 +113,7 @@ const FIELDS: [&str; 18] = [
     "macc.cbfc.enbv",
     "macc.cbfc.pause_time.c3",
     "infiniband.reth.dmalen",
+    "eth.fcs",
 ];
 
 /// "s.nnnnnnnnn" → ns.
@@ -127,6 +128,7 @@ fn check_row(i: usize, row: &[String], r: &Captured) {
     assert_eq!(ns(col("frame.time_epoch")), r.t.ps() / 1000, "frame {i}: time");
     assert_eq!(col("frame.p2p_dir"), if r.dir == Direction::Inbound { "1" } else { "0" }, "frame {i}: direction");
     assert_eq!(col("frame.len").parse::<u32>().unwrap() + 4, r.frame_bytes, "frame {i}: length + FCS");
+    assert_eq!(col("eth.fcs"), "", "frame {i}: if_fcslen 0: no FCS read from the frame's end");
     if r.kind == FrameKind::Pfc {
         assert_eq!(u8::from_str_radix(col("macc.cbfc.enbv").trim_start_matches("0x"), 16).unwrap(), r.pfc_vector, "frame {i}");
         if r.pfc_vector & 8 != 0 {
