@@ -245,17 +245,20 @@ impl Sim {
         let Some(mut cap) = self.capture.take() else { return };
         let pi = port.index();
         let arrives = now + self.topo.port(port).prop;
-        for (slot, dir, t) in [(cap.out_slot[pi], Direction::Outbound, now), (cap.in_slot[pi], Direction::Inbound, arrives)] {
+        let sides = [(cap.out_slot[pi], Direction::Outbound, now), (cap.in_slot[pi], Direction::Inbound, arrives)];
+        let mut sent = None;
+        for (slot, dir, t) in sides {
             if slot != NONE && t >= cap.spec.from && t <= cap.spec.to {
-                let rec = self.record(t, now, slot as usize, dir, port, id, frame_bytes);
-                cap.sink.frame(&rec);
+                let rec = *sent.get_or_insert_with(|| self.record(now, port, id, frame_bytes));
+                cap.sink.frame(&Captured { t, slot: slot as usize, dir, ..rec });
             }
         }
         self.capture = Some(cap);
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn record(&self, t: SimTime, sent: SimTime, slot: usize, dir: Direction, port: PortId, id: u32, frame_bytes: u64) -> Captured {
+    /// Frame `id` as `port` starts sending it at `now` (seen outbound on slot 0: the caller
+    /// sets the side).
+    fn record(&self, now: SimTime, port: PortId, id: u32, frame_bytes: u64) -> Captured {
         let pk = self.pkts[id as usize];
         let kind = match pk.kind {
             Kind::Data => FrameKind::Data,
@@ -266,10 +269,10 @@ impl Sim {
             Kind::Fcp => FrameKind::Fcp,
         };
         let mut c = Captured {
-            t,
-            sent,
-            slot,
-            dir,
+            t: now,
+            sent: now,
+            slot: 0,
+            dir: Direction::Outbound,
             kind,
             frame_bytes: frame_bytes as u32,
             payload: pk.payload as u32,
