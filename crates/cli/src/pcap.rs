@@ -11,7 +11,7 @@
 //! Ports: names as the topology gives them (`leaf0:3`), a NIC's node name (`h0`), or
 //! `hottest`: the port that sent the most bytes, found by a first run; the simulation is
 //! deterministic, so the second run, watching it, is the same run. Default: the NIC ports
-//! of the first `[[traffic]]` entry's receivers.
+//! of the first `[[traffic]]` entry's receivers, at most [`MAX_DEFAULT_PORTS`] of them.
 //!
 //! Leaves out: InfiniBand fabrics (refused: their ERF captures are not written yet) and
 //! RoCEv2 over IPv6 (refused: `wire` builds IPv4 only).
@@ -34,6 +34,10 @@ use wire::{Interface, LinkType, PcapngWriter};
 /// Bytes per capture file unless `--pcap-limit` says otherwise: 100 MB.
 pub const DEFAULT_LIMIT: u64 = 100_000_000;
 
+/// At most this many default ports (the first receivers, by endpoint): a collective's
+/// first entry may have every NIC as a receiver, and a file each would fill the disk.
+pub const MAX_DEFAULT_PORTS: usize = 8;
+
 /// Snap length unless `--pcap-snaplen` says otherwise: whole frames (the largest frame
 /// the simulator sends is 4096 B of payload plus headers).
 pub const DEFAULT_SNAPLEN: u32 = 262_144;
@@ -46,7 +50,7 @@ pub struct PcapArgs {
     pub pcap: Option<PathBuf>,
     /// Ports to capture: names such as leaf0:3 or h0 (a NIC), comma-separated, or
     /// `hottest` (the port that sent the most bytes). Default: the NICs receiving the
-    /// first traffic entry.
+    /// first traffic entry (the first 8).
     #[arg(long, value_name = "P,...|hottest", requires = "pcap")]
     pub pcap_ports: Option<String>,
     /// Capture from this simulated time (e.g. 100us).
@@ -109,7 +113,13 @@ pub fn plan(args: &PcapArgs, world: &World, file: &str) -> Result<Option<Plan>, 
     let ports = match args.pcap_ports.as_deref() {
         Some("hottest") => Ports::Hottest,
         Some(list) => Ports::Named(list.split(',').map(|n| port_named(&world.topo, n.trim())).collect::<Result<_, _>>()?),
-        None => Ports::Named(receivers(world)),
+        None => {
+            let all = receivers(world);
+            if all.len() > MAX_DEFAULT_PORTS {
+                eprintln!("pcap: the first traffic entry has {} receivers: capturing the first {MAX_DEFAULT_PORTS} (name others with --pcap-ports)", all.len());
+            }
+            Ports::Named(all.into_iter().take(MAX_DEFAULT_PORTS).collect())
+        }
     };
     if let Ports::Named(p) = &ports {
         if p.is_empty() {
@@ -347,5 +357,15 @@ mod tests {
         assert_eq!(ports, receivers(&w));
         assert!(!ports.is_empty());
         assert_eq!((p.snaplen, p.limit), (DEFAULT_SNAPLEN, DEFAULT_LIMIT));
+    }
+
+    #[test]
+    fn default_ports_are_capped() {
+        let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/allreduce-compare.toml")).unwrap();
+        let w = scenario::load_str("allreduce.toml", &src).unwrap();
+        assert_eq!(receivers(&w).len(), 16, "a ring all-reduce: every rank receives");
+        let p = plan(&PcapArgs { pcap: Some("/tmp/x".into()), ..Default::default() }, &w, "allreduce.toml").unwrap().unwrap();
+        let Ports::Named(ports) = p.ports else { panic!("named") };
+        assert_eq!(ports, receivers(&w)[..MAX_DEFAULT_PORTS]);
     }
 }
