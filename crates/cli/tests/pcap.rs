@@ -94,7 +94,7 @@ fn world(file: &Path) -> scenario::World {
     scenario::load_str(&file.display().to_string(), &std::fs::read_to_string(file).unwrap()).unwrap()
 }
 
-const FIELDS: [&str; 19] = [
+const FIELDS: [&str; 20] = [
     "frame.time_epoch",
     "frame.p2p_dir",
     "frame.len",
@@ -114,6 +114,7 @@ const FIELDS: [&str; 19] = [
     "macc.cbfc.pause_time.c3",
     "infiniband.reth.dmalen",
     "eth.fcs",
+    "vlan.priority",
 ];
 
 /// "s.nnnnnnnnn" → ns.
@@ -129,6 +130,8 @@ fn check_row(i: usize, row: &[String], r: &Captured) {
     assert_eq!(col("frame.p2p_dir"), if r.dir == Direction::Inbound { "1" } else { "0" }, "frame {i}: direction");
     assert_eq!(col("frame.len").parse::<u32>().unwrap() + 4, r.frame_bytes, "frame {i}: length + FCS");
     assert_eq!(col("eth.fcs"), "", "frame {i}: if_fcslen 0: no FCS read from the frame's end");
+    let pcp = if r.vlan && r.kind != FrameKind::Pfc { (r.tc & 7).to_string() } else { String::new() };
+    assert_eq!(col("vlan.priority"), pcp, "frame {i}: 802.1Q PCP when the scenario tags (PFC frames untagged)");
     if r.kind == FrameKind::Pfc {
         assert_eq!(u8::from_str_radix(col("macc.cbfc.enbv").trim_start_matches("0x"), 16).unwrap(), r.pfc_vector, "frame {i}");
         if r.pfc_vector & 8 != 0 {
@@ -170,8 +173,24 @@ fn mac(m: [u8; 6]) -> String {
 
 #[test]
 fn storm_capture_is_what_the_simulator_sent() {
-    let file = example("roce-pfc-storm.toml");
-    let dir = tmp("storm");
+    storm_capture(&example("roce-pfc-storm.toml"), "storm");
+}
+
+/// The storm with 802.1Q tags: the PCP is the priority, and every length grows by 4.
+#[test]
+fn tagged_storm_capture_is_what_the_simulator_sent() {
+    let src = std::fs::read_to_string(example("roce-pfc-storm.toml")).unwrap().replace("[roce]\n", "[roce]\nvlan = true\n");
+    assert!(src.contains("vlan = true"));
+    let dir = tmp("tagged-src");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("storm-tagged.toml");
+    std::fs::write(&file, src).unwrap();
+    storm_capture(&file, "tagged");
+}
+
+fn storm_capture(file: &Path, name: &str) {
+    let file = file.to_path_buf();
+    let dir = tmp(name);
     let plain = run(&file, &["--json"]).0;
     // Default ports: the first traffic entry (h4 -> h0) has h0 as its receiver.
     let (out, err) = run(&file, &["--json", "--pcap", dir.to_str().unwrap()]);
@@ -188,6 +207,8 @@ fn storm_capture_is_what_the_simulator_sent() {
     let (recs, sim) = records(&file, &[port]);
     let rows = fields(&path, "", &FIELDS);
     assert_eq!(rows.len(), recs.len());
+    let tagged = std::fs::read_to_string(&file).unwrap().contains("vlan = true");
+    assert!(recs.iter().all(|r| r.vlan == tagged));
     for (i, (row, r)) in rows.iter().zip(&recs).enumerate() {
         check_row(i + 1, row, r);
     }
