@@ -176,6 +176,15 @@ fn storm_capture_is_what_the_simulator_sent() {
     storm_capture(&example("roce-pfc-storm.toml"), "storm");
 }
 
+/// The incast with DCQCN: CE-marked data in, CNPs out, each as the simulator sent it.
+#[test]
+fn incast_capture_is_what_the_simulator_sent() {
+    let Some(path) = capture_matches_the_run(&example("roce-incast.toml"), "incast") else { return };
+    let count = |filter: &str| fields(&path, filter, &["frame.number"]).len() as u64;
+    assert!(count("frame.p2p_dir == 1 && ip.dsfield.ecn == 3") > 0, "CE-marked data reaches the receiver");
+    assert!(count("frame.p2p_dir == 0 && infiniband.bth.opcode == 0x81") > 0, "the receiver sends CNPs");
+}
+
 /// The storm with 802.1Q tags: the PCP is the priority, and every length grows by 4.
 #[test]
 fn tagged_storm_capture_is_what_the_simulator_sent() {
@@ -188,7 +197,10 @@ fn tagged_storm_capture_is_what_the_simulator_sent() {
     storm_capture(&file, "tagged");
 }
 
-fn storm_capture(file: &Path, name: &str) {
+/// Runs `file` with and without `--pcap` (same JSON), then, with tshark, checks every
+/// frame of h0's capture against the simulator's record and the counts per kind against
+/// the run's counters. The capture's path; `None` without tshark.
+fn capture_matches_the_run(file: &Path, name: &str) -> Option<PathBuf> {
     let file = file.to_path_buf();
     let dir = tmp(name);
     let plain = run(&file, &["--json"]).0;
@@ -199,7 +211,7 @@ fn storm_capture(file: &Path, name: &str) {
     assert!(err.contains("pcap: ") && err.contains("h0-0.pcapng"), "{err}");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "one file: h0's port");
     if !tshark_available() {
-        return;
+        return None;
     }
     assert!(bad_frames(&path).is_empty(), "{:?}", bad_frames(&path));
     let w = world(&file);
@@ -223,6 +235,11 @@ fn storm_capture(file: &Path, name: &str) {
     assert_eq!(count("frame.p2p_dir == 0 && infiniband.bth.opcode == 0x81"), st.nics[0].cnp_tx);
     assert_eq!(count("frame.p2p_dir == 0 && macc.cbfc.enbv & 0x08"), st.ports[port.index()].pfc_tx[3]);
     assert_eq!(count("frame.p2p_dir == 1 && macc.opcode == 0x0101"), st.ports[peer.index()].pfc_tx.iter().sum::<u64>());
+    Some(path)
+}
+
+fn storm_capture(file: &Path, name: &str) {
+    let Some(path) = capture_matches_the_run(file, name) else { return };
     // The stuck receiver's pause frames refresh: priority 3, 65535 quanta, again and
     // again at one period while it is stuck.
     let xoff = fields(&path, "frame.p2p_dir == 0 && macc.cbfc.pause_time.c3 == 65535", &["frame.time_epoch"]);
