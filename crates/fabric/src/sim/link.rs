@@ -8,7 +8,8 @@
 //! is a switch); a switch whose ports all run at one speed may forward cut-through.
 //! These per-hop rules are `crate::timing`'s, which the reports' ideal completion times
 //! share. A link keeps its frames in flight in its own list and has at most one event
-//! in the global queue. Leaves out: bit errors and FEC latency beyond what the
+//! in the global queue. A frame starting on a port is shown to the capture tap
+//! (`capture.rs`) when one is set; otherwise that costs one test. Leaves out: bit errors and FEC latency beyond what the
 //! switch-latency figure includes.
 
 use super::*;
