@@ -9,8 +9,8 @@
 //! These per-hop rules are `crate::timing`'s, which the reports' ideal completion times
 //! share. A link keeps its frames in flight in its own list and has at most one event
 //! in the global queue. A frame starting on a port is shown to the capture tap
-//! (`capture.rs`) when one is set; otherwise that costs one test. Leaves out: bit errors and FEC latency beyond what the
-//! switch-latency figure includes.
+//! (`capture.rs`) when one is set; otherwise that costs one test. Leaves out: bit errors
+//! and FEC latency beyond what the switch-latency figure includes.
 
 use super::*;
 use model::ib;
