@@ -18,6 +18,7 @@ mod limits;
 mod nccl;
 mod oom;
 mod par;
+mod pcap;
 mod plan;
 mod progress;
 mod prove;
@@ -67,6 +68,8 @@ enum Cmd {
         estimate: bool,
         #[command(flatten)]
         limits: limits::LimitArgs,
+        #[command(flatten)]
+        pcap: pcap::PcapArgs,
     },
     /// Simulate a benchmark scenario and print wall time, events/s and transmissions/s.
     Bench {
@@ -121,6 +124,12 @@ fn main() -> ExitCode {
         return code;
     }
     progress::install_ctrlc();
+    if let Cmd::Run { pcap: pcap::PcapArgs { pcap: Some(_), .. }, minbytes, estimate, .. } = &cli.cmd {
+        if minbytes.is_some() || *estimate {
+            eprintln!("error: --pcap captures one run: not with -b/-e (a size sweep) or --estimate");
+            return ExitCode::from(2);
+        }
+    }
     match cli.cmd {
         Cmd::Sm(a) => sm::run(a),
         Cmd::Sweep(a) => sweep::run(a),
@@ -132,7 +141,7 @@ fn main() -> ExitCode {
         Cmd::Compare { file, json, html, .. } => compare::compare(&file, json, html.as_deref()),
         Cmd::Run { file, json, minbytes: Some(b), maxbytes: Some(e), stepfactor, .. } => nccl::run(&file, &b, &e, &stepfactor, json),
         Cmd::Run { file, json, out, html, estimate: true, .. } => run::estimate(&file, json, out.is_some() || html.is_some()),
-        Cmd::Run { file, json, out, html, .. } => run::run(&file, json, out.as_deref(), html.as_deref()),
+        Cmd::Run { file, json, out, html, pcap, .. } => run::run(&file, json, out.as_deref(), html.as_deref(), &pcap),
         Cmd::Bench { file, .. } => bench::bench(&file),
     }
 }

@@ -1,11 +1,12 @@
 //! `fabriclab run FILE`: simulate a scenario and print what happened (the text summary or
 //! `--json`), optionally writing the CSV time series (`--out`) and an HTML report
-//! (`--html`). The nccl-tests size sweep (`-b/-e/-f`) is `nccl.rs`'s.
+//! (`--html`) and packet captures (`--pcap`, `pcap.rs`). The nccl-tests size sweep
+//! (`-b/-e/-f`) is `nccl.rs`'s.
 
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn run(file: &Path, json: bool, out: Option<&Path>, html: Option<&Path>) -> ExitCode {
+pub fn run(file: &Path, json: bool, out: Option<&Path>, html: Option<&Path>, pcap: &crate::pcap::PcapArgs) -> ExitCode {
     let sample = out.is_some() || html.is_some();
     // The file is read once: for the world and, with time series, for the second check.
     let name = file.display().to_string();
@@ -26,8 +27,24 @@ pub fn run(file: &Path, json: bool, out: Option<&Path>, html: Option<&Path>) -> 
             return ExitCode::from(2);
         }
     };
+    let capture = match crate::pcap::plan(pcap, &world, &name) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let mut bar = crate::progress::Bar::new(&world.name);
-    let (sim, report) = report::run_watched(&world, sample, &mut bar);
+    let (sim, report) = match &capture {
+        None => report::run_watched(&world, sample, &mut bar),
+        Some(plan) => match crate::pcap::run(&world, sample, &mut bar, plan) {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(1);
+            }
+        },
+    };
     drop(bar);
     if let Some(dir) = out {
         if let Err(e) = report::write_csv(dir, &world, &sim.stats, &report) {

@@ -10,7 +10,7 @@
 //! up to and including the ICRC. Wireshark reads such packets from pcap
 //! LINKTYPE_INFINIBAND (247).
 //!
-//! Left out: link packets (flow-control credits), raw/IPv6 LNH payloads,
+//! Left out: raw/IPv6 LNH payloads (link packets are [`crate::ib_fc`]'s),
 //! the extended LRH of later releases (32-bit LIDs).
 
 use crate::error::{need, Error, Result};

@@ -43,6 +43,9 @@ pub enum LinkType {
     Ethernet,
     /// LINKTYPE_INFINIBAND (247): native InfiniBand packets from the LRH.
     Infiniband,
+    /// LINKTYPE_ERF (197): Endace ERF records ([`crate::erf`]); how Wireshark 4.0 reads
+    /// native InfiniBand.
+    Erf,
     /// LINKTYPE_USER0..USER15 (147–162, reserved for private use); `n` is
     /// taken modulo 16. Wireshark 4.0 does not read 247 from pcap files,
     /// so native IB captures for it can use a user type bound to the
@@ -56,6 +59,7 @@ impl LinkType {
         match self {
             LinkType::Ethernet => 1,
             LinkType::Infiniband => 247,
+            LinkType::Erf => 197,
             LinkType::User(n) => 147 + (n as u32 % 16),
         }
     }

@@ -29,6 +29,7 @@ proptest! {
         let _ = RoceFrame::parse(&b, Fcs::Absent);
         let _ = PfcFrame::parse(&b, Fcs::Included);
         let _ = IbPacket::parse(&b);
+        let _ = FlowControlRepr::parse(&b);
         let _ = wire::icrc::roce_v2_ipv4(&b);
         let _ = wire::icrc::native(&b);
         let _ = wire::ethernet::check_fcs(&b);
@@ -112,6 +113,12 @@ proptest! {
         let b = f.emit();
         prop_assert_eq!(b.len(), 64);
         prop_assert_eq!(PfcFrame::parse(&b, Fcs::Included).unwrap(), f);
+    }
+
+    #[test]
+    fn flow_control_roundtrip(op in 0u8..2, fctbs in 0u16..4096, vl in 0u8..15, fccl in 0u16..4096) {
+        let r = FlowControlRepr { op, fctbs, vl, fccl };
+        prop_assert_eq!(FlowControlRepr::parse(&r.emit().unwrap()).unwrap(), r);
     }
 
     #[test]

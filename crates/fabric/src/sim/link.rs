@@ -8,8 +8,9 @@
 //! is a switch); a switch whose ports all run at one speed may forward cut-through.
 //! These per-hop rules are `crate::timing`'s, which the reports' ideal completion times
 //! share. A link keeps its frames in flight in its own list and has at most one event
-//! in the global queue. Leaves out: bit errors and FEC latency beyond what the
-//! switch-latency figure includes.
+//! in the global queue. A frame starting on a port is shown to the capture tap
+//! (`capture.rs`) when one is set; otherwise that costs one test. Leaves out: bit errors
+//! and FEC latency beyond what the switch-latency figure includes.
 
 use super::*;
 use model::ib;
@@ -153,6 +154,9 @@ impl Sim {
         st.tx_frames += 1;
         st.tx_bytes += frame_bytes;
         st.busy_ps += busy.ps();
+        if self.capture.is_some() {
+            self.capture_frame(now, port, id, frame_bytes);
+        }
     }
 
     pub(super) fn on_arrive(&mut self, now: SimTime, port: PortId) {

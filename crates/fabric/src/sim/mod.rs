@@ -27,6 +27,7 @@
 //! | `pfc_watchdog.rs` | SONiC's PFC watchdog | `PfcWatchdog` |
 //! | `deadlock.rs` | the deadlock detector | `DeadlockDetector` |
 //! | `observe.rs` | samples, the incident timeline, end-of-run accounting | `Observer` |
+//! | `capture.rs` | the capture tap: frames on watched ports, for pcap files | `Option<Capture>` |
 //! | `footprint.rs` | the memory a simulator of a given shape will hold, before it is built | — |
 //! | `watch.rs` | progress and cancel, seen from outside the run | — |
 //! | `invariants.rs` | accounting invariants the tests check | — |
@@ -34,6 +35,7 @@
 //! How a packet flows through these files is drawn in `docs/architecture.md`. Each file's
 //! doc states its model and what it leaves out.
 
+mod capture;
 mod control_plane;
 mod deadlock;
 mod ecn;
@@ -67,6 +69,7 @@ use model::frame::{segments, Transport, PFC_FRAME};
 use std::collections::VecDeque;
 use units::{serialization, BitRate, Bytes, SimDuration, SimTime};
 
+pub use capture::{endpoint_ip, endpoint_mac, port_mac, qpn, CaptureSink, CaptureSpec, Captured, Direction, Ecn, FrameKind, FIRST_QPN};
 pub use control_plane::{ControlPlane, EcmpControl, Reaction};
 pub use faults::{Fault, FaultKind};
 pub use footprint::{footprint, SimShape, Term, HEAP_BLOCK};
@@ -75,6 +78,7 @@ pub use nic::impaired_rx::RxFault;
 pub use nic::QpId;
 pub use watch::{Progress, Unwatched, Watch, CHECK_EVERY};
 
+use capture::Capture;
 use control_plane::Control;
 use deadlock::*;
 use ecn::*;
@@ -153,6 +157,8 @@ pub struct Sim {
     watchdog: PfcWatchdog,
     deadlock: DeadlockDetector,
     observe: Observer,
+    /// The capture tap (`None`: off; `Sim::send` tests only this).
+    capture: Option<Box<Capture>>,
     /// The run stops at this time (else when every flow completed or failed).
     stop: Option<SimTime>,
     /// The deadlock detector stopped the run.
@@ -201,6 +207,7 @@ impl Sim {
             faults,
             deadlock,
             observe,
+            capture: None,
             stop,
             halted: false,
         }

@@ -24,7 +24,8 @@ pub(super) const ECN_CAPABLE: u8 = 1;
 
 pub(super) const CE: u8 = 2;
 
-pub(super) const FIRST: u8 = 4; // read by the pcap tap (planned)
+/// The first packet of a message (RDMA WRITE FIRST or ONLY: it carries the RETH).
+pub(super) const FIRST: u8 = 4;
 
 pub(super) const LAST: u8 = 8;
 

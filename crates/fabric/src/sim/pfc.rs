@@ -60,6 +60,11 @@ impl PfcState {
         self.on_link[pi].push_back(self.next_quanta[pi]);
     }
 
+    /// The pause times of the PFC frame `port` started last (the capture tap reads them).
+    pub(super) fn last_sent(&self, port: PortId) -> [u16; 8] {
+        *self.on_link[port.index()].back().expect("PFC frame on the link")
+    }
+
     /// The oldest PFC frame on `port`'s link arrives: its quanta.
     pub(super) fn frame_arrived(&mut self, port: PortId) -> [u16; 8] {
         self.on_link[port.index()].pop_front().expect("PFC frame on the link")
