@@ -16,6 +16,7 @@
 //! | `link.rs` | serialise, propagate, arrive, pick the next frame; links up/down | `Links` |
 //! | `sched.rs` | class queues, may-send gate, strict priority + DRR | `Scheduler` |
 //! | `forward.rs` | next hop; a switch's receive path as named steps | `Forwarding` |
+//! | `load_balance.rs` | RoCEv2 flowlet, packet spraying, adaptive choice of ECMP member | `LoadBalancer` |
 //! | `mmu.rs` | cells, dynamic threshold, headroom, XOFF/XON decision | `Mmu` |
 //! | `pfc.rs` | PFC frames sent and obeyed | `PfcState` |
 //! | `ecn.rs` | RED marking at egress | `EcnMarker` |
@@ -45,6 +46,7 @@ mod forward;
 mod ib;
 mod invariants;
 mod link;
+mod load_balance;
 mod mmu;
 mod nic;
 mod observe;
@@ -84,6 +86,7 @@ use flows::*;
 use forward::*;
 use ib::*;
 use link::*;
+use load_balance::*;
 use mmu::*;
 use nic::impaired_rx::*;
 use nic::*;
