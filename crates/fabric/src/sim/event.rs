@@ -37,6 +37,12 @@ pub(super) enum Ev {
         gen: u32,
     },
     Sample,
+    /// Out-of-order placement: QP `qp`'s oldest PSN gap has lasted the NAK timeout (stale
+    /// if `gen` moved on).
+    ReorderTimer {
+        qp: QpId,
+        gen: u32,
+    },
     /// The deadlock detector's periodic check.
     DeadlockCheck,
     /// Scenario fault `i` happens.

@@ -174,6 +174,7 @@ impl Sim {
         let mut q = Events::new();
         let (hosts, flow_qp) = Hosts::new(&topo, &p, &flows, seed);
         let mut stats = Stats::new(&topo, flows.len());
+        stats.qp_rx = vec![Default::default(); hosts.qps.len()];
         for (fi, f) in flows.iter().enumerate() {
             stats.flows[fi] = FlowRecord { src: f.src, dst: f.dst, size: f.size.0, start: f.start.0, join: f.join, ..Default::default() };
         }
@@ -332,6 +333,7 @@ impl Sim {
             Ev::WdCheck { port, tc } => self.on_wd_check(now, port, tc),
             Ev::WdRestore { port, tc } => self.on_wd_restore(now, port, tc),
             Ev::Sample => self.on_sample(now),
+            Ev::ReorderTimer { qp, gen } => self.on_reorder_timeout(now, qp, gen),
         }
     }
 
