@@ -122,6 +122,9 @@ pub struct NicStats {
 /// What a QP's responder saw of its data packets' order.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QpRx {
+    /// The QP's requester and responder endpoints.
+    pub src: u32,
+    pub dst: u32,
     /// Data packets that arrived ahead of the expected PSN (placed with out-of-order
     /// placement, discarded without it).
     pub out_of_order: u64,

@@ -174,7 +174,7 @@ impl Sim {
         let mut q = Events::new();
         let (hosts, flow_qp) = Hosts::new(&topo, &p, &flows, seed);
         let mut stats = Stats::new(&topo, flows.len());
-        stats.qp_rx = vec![Default::default(); hosts.qps.len()];
+        stats.qp_rx = hosts.qps.iter().map(|q| crate::stats::QpRx { src: q.src, dst: q.dst, ..Default::default() }).collect();
         for (fi, f) in flows.iter().enumerate() {
             stats.flows[fi] = FlowRecord { src: f.src, dst: f.dst, size: f.size.0, start: f.start.0, join: f.join, ..Default::default() };
         }
