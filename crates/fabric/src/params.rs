@@ -209,18 +209,19 @@ pub enum LoadBalancing {
     /// Per-packet spraying over the whole group (Spectrum-X's packet-level load
     /// balancing), in the order `order` says.
     PacketSpray { order: Spray },
-    /// Per packet to the member with the fewest bytes queued at egress (all classes);
-    /// ties go to the first such member from a per-group round-robin pointer.
-    Adaptive,
+    /// Per packet to the member with the fewest bytes queued at egress (all classes)
+    /// counted in whole `grade`s; ties go to the first such member from the flow's
+    /// round-robin pointer at the switch.
+    Adaptive { grade: Bytes },
 }
 
 /// The member order of packet spraying.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Spray {
-    /// Each (switch, group) steps through its members in turn.
+    /// Each switch steps each flow through the group's members in turn.
     RoundRobin,
-    /// Each (switch, group) draws a member uniformly with a counter-based hash of the
-    /// switch's seed: deterministic for a seed.
+    /// Each switch draws a member per packet with a counter-based hash of its seed and
+    /// the flow: deterministic for a seed.
     Random,
 }
 

@@ -178,30 +178,11 @@ impl Routes {
         }
     }
 
-    /// The equal-cost members at switch `sw` towards endpoint `dst` and a number naming
-    /// the group (its offset in the shared port list; `u32::MAX` for a leaf's port to the
-    /// endpoint itself), for per-group state such as a spraying pointer.
-    #[inline]
-    pub fn group_members(&self, sw: NodeId, dst: u32) -> (u32, &[PortId]) {
-        let s = self.sw_index[sw.0 as usize] as usize;
-        let leaf = &self.ep_leaf[dst as usize];
-        if s == leaf.sw as usize {
-            return (u32::MAX, std::slice::from_ref(&leaf.port));
-        }
-        let (start, len) = self.group(s, leaf.col);
-        (start, &self.ports[start as usize..(start + len) as usize])
-    }
-
     /// The ECMP hash of switch `sw` (its seed mixed with the 5-tuple), for load balancers
     /// that re-hash: `salt` is xored into the seed (0 gives [`Routes::next_hop`]'s hash).
     #[inline]
     pub fn hash(&self, sw: NodeId, salt: u64, src: u32, dst: u32, sport: u16) -> u64 {
         hash5(self.seeds[self.sw_index[sw.0 as usize] as usize] ^ salt, src, dst, sport)
-    }
-
-    /// Group slots: an upper bound of [`Routes::group_members`]'s group numbers.
-    pub fn group_slots(&self) -> usize {
-        self.ports.len()
     }
 
     /// The dense index of switch `node` (`u32::MAX` for a NIC), the numbering the

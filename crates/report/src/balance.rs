@@ -48,7 +48,7 @@ pub fn mode_name(p: &Params) -> &'static str {
         LoadBalancing::Ecmp => "ecmp",
         LoadBalancing::Flowlet { .. } => "flowlet",
         LoadBalancing::PacketSpray { .. } => "packet-spray",
-        LoadBalancing::Adaptive => "adaptive",
+        LoadBalancing::Adaptive { .. } => "adaptive",
     }
 }
 

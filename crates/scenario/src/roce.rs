@@ -96,17 +96,25 @@ pub(crate) fn compile(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topolo
         buffer,
         ib: None,
         deadlock_timeout: SimDuration::ZERO,
-        load_balancing: load_balancing(c, r)?,
+        load_balancing: load_balancing(c, r, encap)?,
         ooo: out_of_order(c, r)?,
     };
     Ok(FabricParams { params, headroom_cells, notes, lft: None, sm: None, switch_latency: latency })
 }
 
+/// `adaptive_grade` by default, in full-MTU frames: this model's choice, as NVIDIA
+/// publishes no figure for Spectrum's port grading (see `fabric::sim`'s
+/// `load_balance.rs` for what a finer grade does).
+const ADAPTIVE_GRADE_FRAMES: u64 = 8;
+
 /// `load_balancing` and the fields of its mode.
-fn load_balancing(c: &Ctx, r: &RoceSection) -> Result<LoadBalancing, ConfigError> {
+fn load_balancing(c: &Ctx, r: &RoceSection, encap: Encap) -> Result<LoadBalancing, ConfigError> {
     let mode = r.load_balancing.as_deref().unwrap_or("ecmp");
     if r.flowlet_gap.is_some() && mode != "flowlet" {
         return Err(c.err("roce.flowlet_gap", "only applies with load_balancing = \"flowlet\""));
+    }
+    if r.adaptive_grade.is_some() && mode != "adaptive" {
+        return Err(c.err("roce.adaptive_grade", "only applies with load_balancing = \"adaptive\""));
     }
     if r.spray.is_some() && mode != "packet-spray" {
         return Err(c.err("roce.spray", "only applies with load_balancing = \"packet-spray\""));
@@ -129,7 +137,13 @@ fn load_balancing(c: &Ctx, r: &RoceSection) -> Result<LoadBalancing, ConfigError
                 other => return Err(c.err("roce.spray", format!("`{other}`: expected \"round-robin\" or \"random\""))),
             },
         },
-        "adaptive" => LoadBalancing::Adaptive,
+        "adaptive" => {
+            let grade = r.adaptive_grade.unwrap_or(Bytes(ADAPTIVE_GRADE_FRAMES * roce_frame(encap, Transport::WriteRest, r.mtu).0));
+            if grade == Bytes(0) {
+                return Err(c.err("roce.adaptive_grade", "expected at least 1 byte"));
+            }
+            LoadBalancing::Adaptive { grade }
+        }
         other => return Err(c.err("roce.load_balancing", format!("`{other}`: expected \"ecmp\", \"flowlet\", \"packet-spray\" or \"adaptive\""))),
     })
 }

@@ -298,6 +298,10 @@ pub struct RoceSection {
     /// `flowlet`: the idle gap after which a flow is re-hashed. Required with "flowlet".
     #[serde(default)]
     pub flowlet_gap: Option<SimDuration>,
+    /// `adaptive`: queue bytes per load grade (ports within one grade count as equally
+    /// loaded). Default: eight full-MTU frames.
+    #[serde(default)]
+    pub adaptive_grade: Option<Bytes>,
     /// `packet-spray`: "round-robin" (default) or "random".
     #[serde(default)]
     pub spray: Option<String>,
