@@ -233,7 +233,8 @@ pub enum Spray {
 /// packet of an RDMA WRITE goes to its place in memory on arrival; a message completes
 /// once every PSN of it has arrived. The NAK rule below is this model's, not NVIDIA's
 /// (which is unpublished). A PSN gap is declared a loss, and NAKed, only when a packet is more
-/// than `nak_window` PSNs ahead of the expected one or the gap has lasted `nak_timeout`.
+/// than `nak_window` PSNs ahead of the expected one, or when a gap is open and the
+/// expected PSN has not moved for `nak_timeout`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutOfOrder {
     /// PSNs ahead of the expected one a packet may be before the gap is NAKed.

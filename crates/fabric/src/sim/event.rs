@@ -37,7 +37,8 @@ pub(super) enum Ev {
         gen: u32,
     },
     Sample,
-    /// Out-of-order placement: QP `qp`'s oldest PSN gap has lasted the NAK timeout (stale
+    /// Out-of-order placement: QP `qp` has had a gap open and its expected PSN unmoved for
+    /// the NAK timeout (stale
     /// if `gen` moved on).
     ReorderTimer {
         qp: QpId,

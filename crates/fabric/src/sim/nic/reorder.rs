@@ -7,7 +7,8 @@
 //! completing each message whose last packet it passes, and the usual cumulative ACK
 //! follows (every `ack_every` packets and at a message's end). A gap is NAKed (once, go-back-N
 //! from `epsn` as today) when a packet arrives more than `nak_window` PSNs ahead of
-//! `epsn`, or when the oldest gap has lasted `nak_timeout`. Packets whose PSN was placed
+//! `epsn`, or when a gap is open and `epsn` has not moved for `nak_timeout` (the timer
+//! restarts whenever `epsn` moves). Packets whose PSN was placed
 //! already are duplicates (discarded, a cumulative ACK answers them as today); first
 //! transmissions that arrive after the responder NAKed their PSN, before any
 //! retransmission it asked for, are counted late.
