@@ -69,13 +69,15 @@ impl LoadBalancer {
 
 impl Sim {
     /// The output port a load-balancing switch `node` gives data packet `pk` (see the
-    /// module doc); a route override or pin first, as [`Sim::next_hop`].
+    /// module doc); a route override or pin first, as [`Sim::next_hop`]. Kept out of
+    /// line: the ECMP path never calls it.
+    #[inline(never)]
     pub(super) fn balanced_hop(&mut self, now: SimTime, node: NodeId, pk: &Packet) -> Option<PortId> {
         let (src, dst, sport) = self.addr(pk);
         if let Some(p) = self.fixed_hop(node, pk.qp, true, dst) {
             return Some(p);
         }
-        let Forwarder::Ecmp(routes) = &self.forwarding.table else { return self.next_hop(node, pk) };
+        let Forwarder::Ecmp(routes) = &self.forwarding.table else { return self.forward(node, pk.qp, true, src, dst, sport) };
         let members = routes.next_hops(node, dst);
         if members.len() <= 1 {
             return members.first().copied();

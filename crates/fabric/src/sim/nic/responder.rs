@@ -57,6 +57,7 @@ impl Sim {
 
     /// The class of QP `qpi`'s ACKs and NAKs: the responder's HCA maps the SL by its own
     /// table (RoCE: the QP's class).
+    #[inline(always)]
     pub(in crate::sim) fn responder_class(&self, qpi: QpId) -> u8 {
         let qp = &self.hosts.qps[qpi.index()];
         match &self.p.ib {
@@ -67,6 +68,7 @@ impl Sim {
 
     /// Go-back-N's receive rule: only the expected PSN is accepted; the first packet past
     /// it is NAKed once, later ones and duplicates are discarded. Returns the reply due.
+    #[inline]
     fn accept_in_order(&mut self, now: SimTime, pk: &Packet) -> Option<(Kind, u32)> {
         let qpi = pk.qp;
         let ack_every = self.p.ack_every;
