@@ -187,6 +187,60 @@ pub struct Params {
     /// Deadlock detector: a cycle of blocked queues none of which has dequeued for this
     /// long is a deadlock (`[scenario] deadlock_timeout`, default 1 ms).
     pub deadlock_timeout: SimDuration,
+    /// How RoCEv2 switches spread data packets over an ECMP group (`[roce] load_balancing`).
+    pub load_balancing: LoadBalancing,
+    /// Out-of-order placement at the responder (`[roce] ooo`); `None`: a PSN gap is a loss
+    /// (NAK on the first out-of-order packet, go-back-N).
+    pub ooo: Option<OutOfOrder>,
+}
+
+/// How a RoCEv2 switch picks among the equal-cost next hops of a data packet
+/// (`crate::sim` `load_balance.rs`). ACKs, NAKs and CNPs always follow the 5-tuple hash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LoadBalancing {
+    /// The 5-tuple hash with the switch's seed: a flow keeps one path.
+    #[default]
+    Ecmp,
+    /// Flowlet switching (Kandula et al., "Dynamic load balancing without packet
+    /// reordering", SIGCOMM CCR 2007; CONGA, SIGCOMM 2014): a flow's packets keep the
+    /// port of its flowlet; after an idle gap of at least `gap` the flow is re-hashed
+    /// (the hash also mixes a per-flow flowlet count).
+    Flowlet { gap: SimDuration },
+    /// Per-packet spraying over the whole group (Spectrum-X's packet-level load
+    /// balancing), in the order `order` says.
+    PacketSpray { order: Spray },
+    /// Per packet to the member with the fewest bytes queued at egress (all classes)
+    /// counted in whole `grade`s; ties go to the first such member from the flow's
+    /// round-robin pointer at the switch.
+    Adaptive { grade: Bytes },
+}
+
+/// The member order of packet spraying.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spray {
+    /// Each switch steps each flow through the group's members in turn.
+    RoundRobin,
+    /// Each switch draws a member per packet with a counter-based hash of its seed and
+    /// the flow: deterministic for a seed.
+    Random,
+}
+
+/// Out-of-order data placement at an RC responder: NVIDIA ConnectX-5 and later, RC, XRC
+/// and DC QPs (NVIDIA MLNX_OFED and DOCA documentation, "Out-of-Order (OOO) Data
+/// Placement": packets of a QP that took different paths "are placed into host memory in
+/// an out-of-order manner" instead of being dropped and retransmitted); on Spectrum-X the
+/// BlueField-3 SuperNIC does the same for RoCE (NVIDIA Spectrum-X documentation). Each
+/// packet of an RDMA WRITE goes to its place in memory on arrival; a message completes
+/// once every PSN of it has arrived. The NAK rule below is this model's, not NVIDIA's
+/// (which is unpublished). A PSN gap is declared a loss, and NAKed, only when a packet is more
+/// than `nak_window` PSNs ahead of the expected one, or when a gap is open and the
+/// expected PSN has not moved for `nak_timeout`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutOfOrder {
+    /// PSNs ahead of the expected one a packet may be before the gap is NAKed.
+    pub nak_window: u32,
+    /// How long a gap may last before it is NAKed.
+    pub nak_timeout: SimDuration,
 }
 
 /// One RDMA WRITE to post.

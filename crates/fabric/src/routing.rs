@@ -178,6 +178,13 @@ impl Routes {
         }
     }
 
+    /// The ECMP hash of switch `sw` (its seed mixed with the 5-tuple), for load balancers
+    /// that re-hash: `salt` is xored into the seed (0 gives [`Routes::next_hop`]'s hash).
+    #[inline]
+    pub fn hash(&self, sw: NodeId, salt: u64, src: u32, dst: u32, sport: u16) -> u64 {
+        hash5(self.seeds[self.sw_index[sw.0 as usize] as usize] ^ salt, src, dst, sport)
+    }
+
     /// The dense index of switch `node` (`u32::MAX` for a NIC), the numbering the
     /// channel-dependency check uses.
     pub fn switch_index(&self, node: NodeId) -> u32 {
@@ -300,6 +307,13 @@ fn next_hop_groups(adj: &[Vec<(u32, PortId)>], leaves: &[usize]) -> (Vec<u16>, V
         }
     }
     (group_of, sw_groups)
+}
+
+/// A member index `0..len` from a 64-bit hash (multiply-shift, no modulo bias worth the
+/// name).
+#[inline]
+pub fn pick(h: u64, len: usize) -> usize {
+    ((h as u128 * len as u128) >> 64) as usize
 }
 
 /// Mixes the 5-tuple (src IP, dst IP, UDP, src port, 4791) with a switch seed.

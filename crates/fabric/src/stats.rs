@@ -119,6 +119,23 @@ pub struct NicStats {
     pub timeouts: u64,
 }
 
+/// What a QP's responder saw of its data packets' order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QpRx {
+    /// The QP's requester and responder endpoints.
+    pub src: u32,
+    pub dst: u32,
+    /// Data packets that arrived ahead of the expected PSN (placed with out-of-order
+    /// placement, discarded without it).
+    pub out_of_order: u64,
+    /// Data packets whose PSN had arrived already (discarded).
+    pub duplicate: u64,
+    /// Out-of-order placement: first transmissions that arrived after the responder had
+    /// NAKed their PSN or an earlier one and before any retransmission it asked for (the
+    /// NAK was premature for them: they were reordered, not lost).
+    pub late: u64,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct FlowRecord {
     pub src: u32,
@@ -166,6 +183,8 @@ pub struct Stats {
     /// Losses the RC transport recovered from: (QP, first loss, first in-order delivery
     /// of the lost PSN or a later one).
     pub recoveries: Vec<(QpId, u64, u64)>,
+    /// Per QP: out-of-order, duplicate and late data arrivals at its responder.
+    pub qp_rx: Vec<QpRx>,
     /// QPs with a loss not yet recovered at the end: (QP, first loss).
     pub unrecovered: Vec<(QpId, u64)>,
     /// (port, class) queues still paused when the run ended.

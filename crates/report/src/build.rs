@@ -55,6 +55,7 @@ pub fn build(w: &World, st: &Stats) -> Report {
         incidents: incidents(w, st),
         notes: w.notes.clone(),
         flow_records,
+        load_balance: crate::balance::load_balance(w, st),
         incomplete: st.cancelled.map(|at_ps| Incomplete { reason: "cancelled".into(), at_ps }),
     }
 }

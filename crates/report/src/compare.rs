@@ -50,6 +50,21 @@ pub const LIMITATIONS: [&str; 5] = [
     "NCCL is modelled at its network-transfer granularity (Simple protocol; no LL/LL128, no launch latency)",
 ];
 
+/// [`LIMITATIONS`] for a comparison whose RoCEv2 side runs with `roce`: the routing line
+/// states what is modelled when that side balances load other than by ECMP's hash or
+/// places packets out of order (and stays as it was otherwise).
+pub fn limitations(roce: &fabric::params::Params) -> Vec<String> {
+    let mut l: Vec<String> = LIMITATIONS.iter().map(|s| s.to_string()).collect();
+    if roce.load_balancing != fabric::params::LoadBalancing::Ecmp || roce.ooo.is_some() {
+        l[0] = format!(
+            "InfiniBand adaptive routing (NVIDIA Quantum AR) is not modelled: IB packets follow the subnet manager's static tables. RoCEv2 switches balance data packets by `{}` over the ECMP group (local queue state only, ACKs hashed) and NICs {} out-of-order packets",
+            crate::balance::mode_name(roce),
+            if roce.ooo.is_some() { "place" } else { "do not place (go-back-N)" }
+        );
+    }
+    l
+}
+
 /// Compiles `src` for both fabrics (filling a missing `[infiniband]` with stated
 /// defaults), runs both (in parallel), and builds the comparison.
 pub fn run(file: &str, src: &str, sample: bool) -> Result<(Comparison, Side, Side), ConfigError> {
@@ -97,7 +112,7 @@ pub fn run_watched(
         scenario: roce.report.scenario.clone(),
         seed: roce.report.seed,
         rows: rows(&ib, &roce),
-        limitations: LIMITATIONS.iter().map(|s| s.to_string()).collect(),
+        limitations: limitations(&roce.world.params),
         differing_defaults: crate::differences::differences(&ib.world, &roce.world, ib_from_defaults),
         infiniband: ib.report.clone(),
         roce: roce.report.clone(),

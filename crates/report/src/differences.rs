@@ -167,9 +167,27 @@ fn routing_and_transport(d: &mut List, ib: &World, roce: &World) {
     add(
         "routing",
         format!("subnet manager ({}), static forwarding tables", ibp.routing),
-        "ECMP, per-flow hashing".into(),
-        format!("InfiniBand routes by the SM's LFTs (adaptive routing not modelled), RoCEv2 by ECMP. InfiniBand engine: {ib_origin}"),
+        match q.load_balancing {
+            fabric::params::LoadBalancing::Ecmp => "ECMP, per-flow hashing".into(),
+            _ => format!("ECMP groups, `{}` per data packet (the file)", crate::balance::mode_name(q)),
+        },
+        match q.load_balancing {
+            fabric::params::LoadBalancing::Ecmp => {
+                format!("InfiniBand routes by the SM's LFTs (adaptive routing not modelled), RoCEv2 by ECMP. InfiniBand engine: {ib_origin}")
+            }
+            _ => format!(
+                "InfiniBand routes by the SM's LFTs (adaptive routing not modelled), RoCEv2 balances load over its ECMP groups. InfiniBand engine: {ib_origin}"
+            ),
+        },
     );
+    if q.ooo.is_some() {
+        add(
+            "out-of-order placement",
+            "off (go-back-N)".into(),
+            "on".into(),
+            "RoCEv2: `ooo = true` in the file; InfiniBand's static routes keep each QP's packets in order".into(),
+        );
+    }
 
     if p.forwarding != q.forwarding {
         add("forwarding", format!("{:?}", p.forwarding), format!("{:?}", q.forwarding), format!("InfiniBand: {ib_origin}; RoCEv2: the file"));

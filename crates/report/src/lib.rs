@@ -7,6 +7,7 @@
 //! |---|---|
 //! | `types` | [`Report`] and its parts: the JSON `run --json` prints |
 //! | `build` | [`build`](fn@build): every figure, from `Stats` and the `World` |
+//! | `balance` | uplink utilisation spread and packet order (load balancing, `ooo`) |
 //! | `text` | [`text`](fn@text): the summary `run` prints |
 //! | `csv` | [`write_csv`]: the `--out` files |
 //! | [`compare`] | one scenario on both fabrics, side by side |
@@ -15,6 +16,7 @@
 //!
 //! Leaves out the physics (crate `fabric`) and the scenario files (crate `scenario`).
 
+mod balance;
 mod build;
 pub mod compare;
 mod csv;

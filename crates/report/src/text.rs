@@ -27,6 +27,7 @@ pub fn text(r: &Report) -> String {
     flows(&mut s, r);
     collectives(&mut s, r);
     fabric_counters(&mut s, r);
+    load_balance(&mut s, r);
     timeline(&mut s, r);
     busiest(&mut s, r);
     for n in &r.notes {
@@ -75,6 +76,32 @@ fn header(s: &mut String, r: &Report) {
         }
     }
     let _ = writeln!(s, "simulated {} in {} events", d(r.end_ps), r.events);
+}
+
+/// Load balancing: the uplinks' spread per tier, packet order, findings.
+fn load_balance(s: &mut String, r: &Report) {
+    let Some(lb) = &r.load_balance else { return };
+    let _ = writeln!(s, "\nload balancing: {}, out-of-order placement {}", lb.load_balancing, if lb.ooo { "on" } else { "off" });
+    for t in &lb.uplink_tiers {
+        let _ = writeln!(
+            s,
+            "  tier {} uplinks ({}): utilisation mean {:.1}%  max {:.1}%  min {:.1}%  spread (max/mean) {:.3}",
+            t.tier,
+            t.ports,
+            100.0 * t.mean_utilisation,
+            100.0 * t.max_utilisation,
+            100.0 * t.min_utilisation,
+            t.spread
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  packet order: {} out-of-order arrivals on {} QPs (at most {} on one), {} duplicates, {} late",
+        lb.out_of_order_pkts, lb.qps_out_of_order, lb.out_of_order_max_per_qp, lb.duplicate_pkts, lb.late_pkts
+    );
+    for f in &lb.findings {
+        let _ = writeln!(s, "  finding: {f}");
+    }
 }
 
 /// Completion time, slowdown and goodput, overall and per `[[traffic]]` entry.

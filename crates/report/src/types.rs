@@ -30,6 +30,10 @@ pub struct Report {
     /// RC transport's recovery, deadlock.
     pub incidents: Incidents,
     pub notes: Vec<String>,
+    /// RoCEv2 load balancing and packet order: present when the scenario states
+    /// `[roce] load_balancing` or `ooo`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_balance: Option<LoadBalanceReport>,
     /// Present only when the run was stopped before its end (Ctrl-C, a cancelled web
     /// job): every figure covers the run up to `at_ps` only.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -289,6 +293,54 @@ pub struct FlowReport {
     pub ideal_ps: u64,
     pub slowdown: Option<f64>,
     pub failed: bool,
+}
+
+/// How evenly the fabric's uplinks carried the traffic, and what arrived out of order.
+#[derive(Serialize, Debug, Clone)]
+pub struct LoadBalanceReport {
+    /// "ecmp", "flowlet", "packet-spray" or "adaptive".
+    pub load_balancing: String,
+    /// Out-of-order placement at the NICs.
+    pub ooo: bool,
+    /// Per switch tier, its ports towards the tier above.
+    pub uplink_tiers: Vec<UplinkTier>,
+    /// QPs that saw at least one out-of-order arrival.
+    pub qps_out_of_order: usize,
+    /// Data packets that arrived ahead of the expected PSN, over all QPs.
+    pub out_of_order_pkts: u64,
+    /// The most any one QP saw.
+    pub out_of_order_max_per_qp: u64,
+    pub duplicate_pkts: u64,
+    /// Out-of-order placement: first transmissions that arrived after their PSN was NAKed.
+    pub late_pkts: u64,
+    /// Per QP with any out-of-order, duplicate or late arrival, in QP order.
+    pub qps: Vec<QpOrderReport>,
+    /// What the figures mean for the run, plainly.
+    pub findings: Vec<String>,
+}
+
+/// The uplinks of one switch tier: utilisation = time busy / run time.
+#[derive(Serialize, Debug, Clone)]
+pub struct UplinkTier {
+    /// Tier of the switches (1: leaves).
+    pub tier: u8,
+    pub ports: usize,
+    pub mean_utilisation: f64,
+    pub max_utilisation: f64,
+    pub min_utilisation: f64,
+    /// max / mean (1: perfectly even; 0 when nothing was sent).
+    pub spread: f64,
+}
+
+/// One QP's arrivals out of order at its responder.
+#[derive(Serialize, Debug, Clone)]
+pub struct QpOrderReport {
+    pub qp: u32,
+    pub src: String,
+    pub dst: String,
+    pub out_of_order: u64,
+    pub duplicate: u64,
+    pub late: u64,
 }
 
 #[cfg(test)]

@@ -253,6 +253,8 @@ fn params(r: &IbSection, sched: [Sched; 8], switch_latency: SimDuration, ib: Ib)
         },
         ib: Some(ib),
         deadlock_timeout: SimDuration::ZERO,
+        load_balancing: fabric::params::LoadBalancing::Ecmp,
+        ooo: None,
     }
 }
 

@@ -291,6 +291,30 @@ pub struct RoceSection {
     /// After a link change, ECMP routes are rebuilt over the remaining links this long
     /// after the fault (routing-protocol convergence). Required when there are faults.
     pub reroute_delay: Option<SimDuration>,
+    /// How switches spread data packets over equal-cost next hops: "ecmp" (default: the
+    /// 5-tuple hash), "flowlet", "packet-spray" or "adaptive" (`fabric::params::LoadBalancing`).
+    #[serde(default)]
+    pub load_balancing: Option<String>,
+    /// `flowlet`: the idle gap after which a flow is re-hashed. Required with "flowlet".
+    #[serde(default)]
+    pub flowlet_gap: Option<SimDuration>,
+    /// `adaptive`: queue bytes per load grade (ports within one grade count as equally
+    /// loaded). Default: eight full-MTU frames.
+    #[serde(default)]
+    pub adaptive_grade: Option<Bytes>,
+    /// `packet-spray`: "round-robin" (default) or "random".
+    #[serde(default)]
+    pub spray: Option<String>,
+    /// NICs place out-of-order packets (NVIDIA out-of-order data placement); default false.
+    #[serde(default)]
+    pub ooo: bool,
+    /// With `ooo`: a packet this many PSNs ahead of the expected one makes the responder
+    /// NAK the gap. Default: no window (only the timeout).
+    #[serde(default)]
+    pub ooo_nak_window: Option<u32>,
+    /// With `ooo`: a gap that lasts this long is NAKed. Default: the local ACK timeout.
+    #[serde(default)]
+    pub ooo_nak_timeout: Option<SimDuration>,
 }
 
 /// A value or the keyword `"auto"`.

@@ -51,6 +51,9 @@ pub struct World {
     pub switch_latency: SwitchLatency,
     /// What running it costs, estimated before it was built (without time series).
     pub estimate: crate::Estimate,
+    /// The scenario states `[roce] load_balancing` or `ooo`: reports add uplink
+    /// utilisation spread and packet order (also for an explicit "ecmp", the baseline).
+    pub load_balance_stated: bool,
 }
 
 impl World {

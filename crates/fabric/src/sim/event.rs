@@ -37,6 +37,13 @@ pub(super) enum Ev {
         gen: u32,
     },
     Sample,
+    /// Out-of-order placement: QP `qp` has had a gap open and its expected PSN unmoved for
+    /// the NAK timeout (stale
+    /// if `gen` moved on).
+    ReorderTimer {
+        qp: QpId,
+        gen: u32,
+    },
     /// The deadlock detector's periodic check.
     DeadlockCheck,
     /// Scenario fault `i` happens.

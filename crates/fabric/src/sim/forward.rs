@@ -1,5 +1,6 @@
 //! A switch's forwarding: the packet's next hop (a route override, a pinned path, else
-//! ECMP on the 5-tuple or the subnet manager's LFT), and a RoCEv2 switch's receive path
+//! ECMP on the 5-tuple — or, for RoCEv2 data with `load_balancing` set, the balancer of
+//! `load_balance.rs` — or the subnet manager's LFT), and a RoCEv2 switch's receive path
 //! as named steps: TTL → next hop → classify (DSCP) → watchdog drop → admit (MMU) →
 //! ECN mark → enqueue. InfiniBand's path after the next hop is `ib::vl`'s.
 //!
@@ -37,6 +38,8 @@ pub(super) struct QpAddr {
 /// put in front of them, and the per-ingress DSCP maps a misconfiguration installs.
 pub(super) struct Forwarding {
     pub(super) table: Forwarder,
+    /// RoCEv2 load balancing of data packets other than ECMP's hash (`None`: ECMP).
+    pub(super) balance: Option<LoadBalancer>,
     /// Route overrides in force: (switch, destination endpoint) → output port.
     pub(super) overrides: HashMap<(NodeId, u32), PortId>,
     /// Paths pinned per QP ([`Sim::pin_route`]): (switch, QP, data or not) → output port.
@@ -59,7 +62,8 @@ impl Forwarding {
         let np = topo.ports.len();
         let port_dscp = if faults.any(|k| matches!(k, FaultKind::PortDscpMap { .. })) { vec![None; np] } else { vec![] };
         let ttl_on = p.ib.is_none() && faults.any(|k| matches!(k, FaultKind::RouteOverride { .. }));
-        Forwarding { table, overrides: HashMap::new(), pinned: HashMap::new(), hops: vec![], ttl_on, port_dscp, port_dscp_any: false }
+        let balance = LoadBalancer::new(p.load_balancing, &table);
+        Forwarding { table, balance, overrides: HashMap::new(), pinned: HashMap::new(), hops: vec![], ttl_on, port_dscp, port_dscp_any: false }
     }
 
     /// Packet `id` was just allocated: it has crossed no switch yet. Inlined by force: it
@@ -106,6 +110,21 @@ impl Sim {
         } else {
             self.hosts.qps[pk.qp.index()].dscp
         }
+    }
+
+    /// The port a route override or a pin ([`Sim::pin_route`]) fixes for a packet of QP
+    /// `qp` (its data if `data`) to `dst` at switch `node`, if any.
+    #[inline]
+    pub(super) fn fixed_hop(&self, node: NodeId, qp: QpId, data: bool, dst: u32) -> Option<PortId> {
+        if !self.forwarding.overrides.is_empty() {
+            if let Some(&p) = self.forwarding.overrides.get(&(node, dst)) {
+                return Some(p);
+            }
+        }
+        if !self.forwarding.pinned.is_empty() {
+            return self.forwarding.pinned.get(&(node, qp, data)).copied();
+        }
+        None
     }
 
     #[inline]
@@ -168,7 +187,8 @@ impl Sim {
     /// else the packet is dropped (and on InfiniBand its input blocks freed).
     #[inline]
     fn next_hop_up(&mut self, now: SimTime, node: NodeId, in_port: PortId, id: u32, pk: &Packet) -> Option<PortId> {
-        let hop = self.next_hop(node, pk);
+        // Load balancing is off the ECMP fast path: one test, and `next_hop` stays inlined.
+        let hop = if self.forwarding.balance.is_some() && pk.kind == Kind::Data { self.balanced_hop(now, node, pk) } else { self.next_hop(node, pk) };
         if let Some(o) = hop.filter(|o| self.links.up[o.index()]) {
             return Some(o);
         }

@@ -16,6 +16,7 @@
 //! | `link.rs` | serialise, propagate, arrive, pick the next frame; links up/down | `Links` |
 //! | `sched.rs` | class queues, may-send gate, strict priority + DRR | `Scheduler` |
 //! | `forward.rs` | next hop; a switch's receive path as named steps | `Forwarding` |
+//! | `load_balance.rs` | RoCEv2 flowlet, packet spraying, adaptive choice of ECMP member | `LoadBalancer` |
 //! | `mmu.rs` | cells, dynamic threshold, headroom, XOFF/XON decision | `Mmu` |
 //! | `pfc.rs` | PFC frames sent and obeyed | `PfcState` |
 //! | `ecn.rs` | RED marking at egress | `EcnMarker` |
@@ -47,6 +48,7 @@ mod forward;
 mod ib;
 mod invariants;
 mod link;
+mod load_balance;
 mod mmu;
 mod nic;
 mod observe;
@@ -88,6 +90,7 @@ use flows::*;
 use forward::*;
 use ib::*;
 use link::*;
+use load_balance::*;
 use mmu::*;
 use nic::impaired_rx::*;
 use nic::*;
@@ -177,6 +180,7 @@ impl Sim {
         let mut q = Events::new();
         let (hosts, flow_qp) = Hosts::new(&topo, &p, &flows, seed);
         let mut stats = Stats::new(&topo, flows.len());
+        stats.qp_rx = hosts.qps.iter().map(|q| crate::stats::QpRx { src: q.src, dst: q.dst, ..Default::default() }).collect();
         for (fi, f) in flows.iter().enumerate() {
             stats.flows[fi] = FlowRecord { src: f.src, dst: f.dst, size: f.size.0, start: f.start.0, join: f.join, ..Default::default() };
         }
@@ -336,6 +340,7 @@ impl Sim {
             Ev::WdCheck { port, tc } => self.on_wd_check(now, port, tc),
             Ev::WdRestore { port, tc } => self.on_wd_restore(now, port, tc),
             Ev::Sample => self.on_sample(now),
+            Ev::ReorderTimer { qp, gen } => self.on_reorder_timeout(now, qp, gen),
         }
     }
 

@@ -36,6 +36,10 @@ pub(super) const CREDITED: u8 = 16;
 /// `SetCnp()` on the ACK of a marked packet).
 pub(super) const CNP_FLAG: u8 = 32;
 
+/// Data: a retransmission (its PSN had been sent before), for the responder's accounting
+/// of late arrivals.
+pub(super) const RETX: u8 = 64;
+
 /// A frame in the simulation: header fields that matter, no bytes. Frames live in a slab
 /// (`Sim::pkts`) and move by id; a port's class queues and the frames on its link are
 /// singly linked lists through `next`. 32 bytes, two to a cache line: addresses and the
@@ -49,7 +53,7 @@ pub(super) struct Packet {
     /// At the switch holding it, the class whose ingress buffer it occupies: RoCE its
     /// ingress PG (cells, for release); InfiniBand the VL it arrived on (input blocks).
     pub(super) in_pg: u8,
-    /// `ECN_CAPABLE`, `CE`, `FIRST`, `LAST`, `CREDITED`, `CNP_FLAG`.
+    /// `ECN_CAPABLE`, `CE`, `FIRST`, `LAST`, `CREDITED`, `CNP_FLAG`, `RETX`.
     pub(super) flags: u8,
     /// Frame bytes (`timing::frame_of`: RoCEv2 MAC header to FCS, InfiniBand LRH to VCRC).
     pub(super) frame: u16,

@@ -34,7 +34,7 @@ use fabric::topology::PortId;
 use scenario::World;
 
 use charts::charts;
-use sections::{collectives, incidents, notes};
+use sections::{collectives, incidents, load_balance, notes};
 
 /// Most points drawn per line.
 pub const MAX_POINTS: usize = 2000;
@@ -141,6 +141,7 @@ pub fn compare_page(cmp: &Comparison, ib: &Side, roce: &Side) -> String {
     if !cmp.roce.collectives.is_empty() {
         collectives(&mut s, &fabrics);
     }
+    load_balance(&mut s, &fabrics);
     incidents(&mut s, &fabrics);
     charts(&mut s, &fabrics);
     notes(&mut s, &fabrics);
@@ -182,6 +183,7 @@ pub fn run_page(world: &World, report: &Report, stats: &Stats) -> String {
     if !report.collectives.is_empty() {
         collectives(&mut s, &f);
     }
+    load_balance(&mut s, &f);
     incidents(&mut s, &f);
     charts(&mut s, &f);
     notes(&mut s, &f);

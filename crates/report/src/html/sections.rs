@@ -1,4 +1,4 @@
-//! The page's tables: collectives, the incident timeline (with storms and the deadlock
+//! The page's tables: collectives, uplink utilisation per tier (load balancing), the incident timeline (with storms and the deadlock
 //! cycle) and the notes. Exact figures from the report, not from samples.
 
 use std::fmt::Write as _;
@@ -34,6 +34,41 @@ pub(super) fn collectives(s: &mut String, fabrics: &[Fabric]) {
         let _ = writeln!(s, "<td class=\"num\">{}</td></tr>", cell(Some(c.busbw_bound_gbs), "GB/s"));
     }
     s.push_str("</tbody>\n</table>\n");
+}
+
+/// Uplink utilisation per switch tier and packet order, for each fabric whose report has
+/// a load-balancing section (nothing otherwise).
+pub(super) fn load_balance(s: &mut String, fabrics: &[Fabric]) {
+    if fabrics.iter().all(|f| f.report.load_balance.is_none()) {
+        return;
+    }
+    s.push_str("<h2>Uplink utilisation per tier</h2>\n<table class=\"cmp\">\n<thead><tr><th>fabric</th><th>load balancing</th><th>tier</th><th>uplinks</th><th>mean</th><th>max</th><th>min</th><th>spread (max/mean)</th><th>out-of-order arrivals</th></tr></thead>\n<tbody>\n");
+    for f in fabrics {
+        let Some(lb) = &f.report.load_balance else { continue };
+        for t in &lb.uplink_tiers {
+            let _ = writeln!(
+                s,
+                "<tr><td class=\"{}\">{}</td><td>{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1}%</td><td class=\"num\">{:.1}%</td><td class=\"num\">{:.1}%</td><td class=\"num\">{:.3}</td><td class=\"num\">{}</td></tr>",
+                f.key,
+                f.name,
+                esc(&lb.load_balancing),
+                if lb.ooo { ", ooo" } else { "" },
+                t.tier,
+                t.ports,
+                100.0 * t.mean_utilisation,
+                100.0 * t.max_utilisation,
+                100.0 * t.min_utilisation,
+                t.spread,
+                lb.out_of_order_pkts
+            );
+        }
+    }
+    s.push_str("</tbody>\n</table>\n");
+    for f in fabrics {
+        for x in f.report.load_balance.iter().flat_map(|lb| &lb.findings) {
+            let _ = writeln!(s, "<p class=\"note\"><b>{}</b>: {}</p>", f.name, esc(x));
+        }
+    }
 }
 
 /// The incident timeline, PFC storms and deadlock cycle of each fabric (nothing when no

@@ -6,7 +6,7 @@
 //!
 //! Model: go-back-N with a local ACK timeout and retry count (IBTA Vol. 1 §9.7), one ACK
 //! every `ack_every` packets and at each message's last, a NAK on the first out-of-order
-//! packet. Leaves out: read and atomic operations (writes and sends only), RNR NAKs, and
+//! packet — or, with out-of-order placement on, [`reorder`]'s rule. Leaves out: read and atomic operations (writes and sends only), RNR NAKs, and
 //! the NIC's PCIe and host-memory side (NICs absorb what arrives at once unless a fault
 //! impairs them).
 
@@ -14,6 +14,7 @@ use super::*;
 
 pub(super) mod dcqcn;
 pub(super) mod impaired_rx;
+pub(super) mod reorder;
 pub(super) mod requester;
 pub(super) mod responder;
 
@@ -106,6 +107,8 @@ pub(super) struct Hosts {
     pub(super) qp_addr: Vec<QpAddr>,
     /// Per QP, a data loss not yet recovered: (when, lowest PSN lost).
     pub(super) lost: Vec<(SimTime, u32)>,
+    /// Out-of-order placement's per-QP state (empty when it is off).
+    pub(super) reorder: reorder::Reorder,
 }
 
 impl Hosts {
@@ -150,7 +153,8 @@ impl Hosts {
             qps.push(Qp::new(topo, p, f, sport));
         }
         let lost = vec![(NEVER, 0); qps.len()];
-        (Hosts { nics, qps, qp_addr, lost }, flow_qp)
+        let reorder = reorder::Reorder::new(p, qps.len());
+        (Hosts { nics, qps, qp_addr, lost, reorder }, flow_qp)
     }
 }
 

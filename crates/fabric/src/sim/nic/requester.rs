@@ -164,7 +164,7 @@ impl Sim {
         if retx {
             st.retx_bytes += payload as u64;
         }
-        let flags = if ecn_capable { ECN_CAPABLE } else { 0 } | if first { FIRST } else { 0 } | if last { LAST } else { 0 };
+        let flags = if ecn_capable { ECN_CAPABLE } else { 0 } | if first { FIRST } else { 0 } | if last { LAST } else { 0 } | if retx { RETX } else { 0 };
         self.alloc(Packet {
             kind: Kind::Data,
             tc,

@@ -1,14 +1,14 @@
 //! The RC responder: accepting in-order data, ACKs (every `ack_every` packets and at a
 //! message's end), a NAK on the first out-of-order packet, and congestion notification:
 //! a CNP for a CE-marked packet at most once per `cnp_interval` per QP or per port
-//! (DCQCN), a CNP flag on the ACK (ns-3's rule), or a BECN for every FECN (IB CC).
+//! (DCQCN), a CNP flag on the ACK (ns-3's rule), or a BECN for every FECN (IB CC). With
+//! out-of-order placement on (`Params::ooo`) the PSN rule is [`super::reorder`]'s.
 
 use super::super::*;
 
 impl Sim {
     pub(in crate::sim) fn responder(&mut self, now: SimTime, pk: Packet) {
         let qpi = pk.qp;
-        let ack_every = self.p.ack_every;
         // DCQCN: at most one CNP per interval (per QP or per port); IB CC: a BECN for every
         // FECN.
         let (cnp_interval, per_port, ack_flag) = match &self.p.ib {
@@ -19,12 +19,8 @@ impl Sim {
             },
         };
         let cnp_tc = self.p.dscp_to_tc[self.p.cnp_dscp as usize];
+        let tc = self.responder_class(qpi);
         let qp = &mut self.hosts.qps[qpi.index()];
-        // The responder's HCA maps the SL by its own table (RoCE: the QP's class).
-        let tc = match &self.p.ib {
-            Some(ibc) => ibc.sl_to_vl_hca.get(&qp.dst).unwrap_or(&ibc.sl_to_vl)[qp.sl as usize],
-            None => qp.tc,
-        };
         let dst = qp.dst;
         let mut send_cnp = false;
         if pk.has(CE) {
@@ -37,6 +33,47 @@ impl Sim {
                 }
             }
         }
+        let reply = if self.p.ooo.is_some() { self.accept_out_of_order(now, &pk) } else { self.accept_in_order(now, &pk) };
+        // ns-3 flags the ACK or NAK this packet triggers; a marked packet that triggers
+        // none (ack_every > 1) notifies nothing.
+        let flag_reply = ack_flag && send_cnp && reply.is_some();
+        if send_cnp && !ack_flag {
+            self.stats.nics[dst as usize].cnp_tx += 1;
+            let c = self.ctrl_packet(Kind::Cnp, qpi, 0, cnp_tc);
+            self.nic_tx_ctrl(now, dst, c);
+        }
+        if let Some((kind, psn)) = reply {
+            if kind == Kind::Nak {
+                self.stats.nics[dst as usize].nak_tx += 1;
+            }
+            let mut a = self.ctrl_packet(kind, qpi, psn, tc);
+            if flag_reply {
+                self.stats.nics[dst as usize].cnp_tx += 1;
+                a.flags |= CNP_FLAG;
+            }
+            self.nic_tx_ctrl(now, dst, a);
+        }
+    }
+
+    /// The class of QP `qpi`'s ACKs and NAKs: the responder's HCA maps the SL by its own
+    /// table (RoCE: the QP's class).
+    #[inline(always)]
+    pub(in crate::sim) fn responder_class(&self, qpi: QpId) -> u8 {
+        let qp = &self.hosts.qps[qpi.index()];
+        match &self.p.ib {
+            Some(ibc) => ibc.sl_to_vl_hca.get(&qp.dst).unwrap_or(&ibc.sl_to_vl)[qp.sl as usize],
+            None => qp.tc,
+        }
+    }
+
+    /// Go-back-N's receive rule: only the expected PSN is accepted; the first packet past
+    /// it is NAKed once, later ones and duplicates are discarded. Returns the reply due.
+    #[inline]
+    fn accept_in_order(&mut self, now: SimTime, pk: &Packet) -> Option<(Kind, u32)> {
+        let qpi = pk.qp;
+        let ack_every = self.p.ack_every;
+        let qp = &mut self.hosts.qps[qpi.index()];
+        let dst = qp.dst;
         let mut reply = None;
         if pk.psn == qp.epsn {
             let l = &mut self.hosts.lost[qpi.index()];
@@ -58,32 +95,16 @@ impl Sim {
             }
         } else if pk.psn > qp.epsn {
             self.stats.nics[dst as usize].rx_discarded_payload += pk.payload as u64;
+            self.stats.qp_rx[qpi.index()].out_of_order += 1;
             if !qp.nak_sent {
                 qp.nak_sent = true;
                 reply = Some((Kind::Nak, qp.epsn));
             }
         } else {
             self.stats.nics[dst as usize].rx_discarded_payload += pk.payload as u64;
+            self.stats.qp_rx[qpi.index()].duplicate += 1;
             reply = Some((Kind::Ack, qp.epsn - 1));
         }
-        // ns-3 flags the ACK or NAK this packet triggers; a marked packet that triggers
-        // none (ack_every > 1) notifies nothing.
-        let flag_reply = ack_flag && send_cnp && reply.is_some();
-        if send_cnp && !ack_flag {
-            self.stats.nics[dst as usize].cnp_tx += 1;
-            let c = self.ctrl_packet(Kind::Cnp, qpi, 0, cnp_tc);
-            self.nic_tx_ctrl(now, dst, c);
-        }
-        if let Some((kind, psn)) = reply {
-            if kind == Kind::Nak {
-                self.stats.nics[dst as usize].nak_tx += 1;
-            }
-            let mut a = self.ctrl_packet(kind, qpi, psn, tc);
-            if flag_reply {
-                self.stats.nics[dst as usize].cnp_tx += 1;
-                a.flags |= CNP_FLAG;
-            }
-            self.nic_tx_ctrl(now, dst, a);
-        }
+        reply
     }
 }
