@@ -139,3 +139,24 @@ fn compare_counts_both_fabrics_at_once() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("compare runs both fabrics at once") && err.contains("InfiniBand") && err.contains("RoCEv2"), "{err}");
 }
+
+/// A long sampled run keeps a bounded time series: past `fabric::sim::MAX_SAMPLES` (65,536)
+/// samples every other one goes and the period doubles. roce-incast with a 1 ns period for
+/// 300 µs would take 300,001 samples; it keeps between 32,768 and 65,536, evenly spaced
+/// at a power-of-two multiple of 1 ns, the first at 0.
+#[test]
+fn the_sampled_time_series_is_bounded() {
+    let f = mutated("roce-incast.toml", &[("[scenario]", "[output]\nsample_period = \"1ns\"\n\n[scenario]\nstop_time = \"300us\"")]);
+    let out = f.with_extension("out");
+    let (code, _, err) = fabriclab(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    let csv = std::fs::read_to_string(out.join("queue_bytes.csv")).expect("written");
+    let t: Vec<u64> = csv.lines().skip(1).map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
+    assert!((32_768..=65_536).contains(&t.len()), "{} samples", t.len());
+    let step = t[1] - t[0];
+    // 300,001 samples of 1 ns halve three times to fit: 8 ns apart.
+    assert_eq!(step, 8_000, "{step} ps");
+    assert_eq!(t[0], 0);
+    assert!(t.windows(2).all(|w| w[1] - w[0] == step), "unevenly spaced");
+    assert!(*t.last().unwrap() + step > 299_000_000, "ends at {} ps", t.last().unwrap());
+}

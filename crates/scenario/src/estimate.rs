@@ -292,7 +292,7 @@ pub(crate) fn estimate(cfg: &ScenarioFile, topo: &Topology, base: &std::path::Pa
         dependencies: sum(|v| v.dependencies),
         qps: sum(|v| v.qps),
         buffered_frames,
-        samples: if sample { sim_time_ps / period + 1 } else { 0 },
+        samples: if sample { (sim_time_ps / period + 1).min(fabric::sim::MAX_SAMPLES as u128) } else { 0 },
         infiniband,
         pfc_watchdog: cfg.roce.as_ref().is_some_and(|r| r.pfc.watchdog.is_some()),
     };

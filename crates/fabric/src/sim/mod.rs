@@ -78,6 +78,7 @@ pub use footprint::{footprint, SimShape, Term, HEAP_BLOCK};
 pub use forward::Forwarder;
 pub use nic::impaired_rx::RxFault;
 pub use nic::QpId;
+pub use observe::MAX_SAMPLES;
 pub use watch::{Progress, Unwatched, Watch, CHECK_EVERY};
 
 use capture::Capture;

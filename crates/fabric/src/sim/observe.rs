@@ -5,8 +5,15 @@
 
 use super::*;
 
+/// The most samples a run keeps: when one more would pass it, every other sample is
+/// dropped and the period doubles, so a long run (a 60 s failure scenario sampled every
+/// 10 µs) keeps a bounded time series at a coarser period instead of millions of samples
+/// (gigabytes of memory and `--out` CSVs). Runs with fewer samples are not affected.
+pub const MAX_SAMPLES: usize = 1 << 16;
+
 /// What the run records besides counters: queue and rate samples every
-/// `sample_period`, and which ports' first pause (or credit wait) is in the timeline.
+/// `sample_period` (doubled each time [`MAX_SAMPLES`] is reached), and which ports' first
+/// pause (or credit wait) is in the timeline.
 pub(super) struct Observer {
     pub(super) first_block: Vec<bool>,
     sample_period: Option<SimDuration>,
@@ -22,12 +29,25 @@ impl Observer {
 }
 
 impl Sim {
-    /// Takes a sample, and schedules the next while the run goes on.
+    /// Takes a sample, and schedules the next while the run goes on. At [`MAX_SAMPLES`]
+    /// the samples at odd positions go and the period doubles: the kept ones are
+    /// `2 × period` apart, and the next comes `2 × period` after the last kept.
     pub(super) fn on_sample(&mut self, now: SimTime) {
         self.sample(now);
+        let mut sp = self.observe.sample_period.expect("sampling");
+        let mut next = now + sp;
+        if self.stats.samples.len() >= MAX_SAMPLES {
+            let mut i = 0;
+            self.stats.samples.retain(|_| {
+                i += 1;
+                i % 2 == 1
+            });
+            sp = SimDuration::from_ps(2 * sp.ps());
+            self.observe.sample_period = Some(sp);
+            next = SimTime(self.stats.samples.last().expect("kept").t) + sp;
+        }
         if self.flows.remaining > 0 || self.stop.is_some_and(|s| now < s) {
-            let sp = self.observe.sample_period.expect("sampling");
-            self.q.schedule(now + sp, Ev::Sample);
+            self.q.schedule(next, Ev::Sample);
         }
     }
 
