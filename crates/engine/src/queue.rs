@@ -24,7 +24,7 @@
 //!
 //! Every entry of the ring and of `far` is in a later bucket than every entry of the sorted
 //! bucket and of `soon`, so the least of those two is the least of all: the queue pops
-//! exactly the order of a sort by `(time, seq)`, as the binary heap it replaced did
+//! exactly the order of a sort by `(time, seq)`, as the 4-ary heap it replaced did
 //! (tests below check it against that sort).
 //!
 //! Why: with tens of thousands of pending events (one per busy link end on an 8,192-host
