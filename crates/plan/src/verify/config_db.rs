@@ -298,6 +298,14 @@ pub fn parse_list(s: &str) -> Option<BTreeSet<u32>> {
     Some(out)
 }
 
+/// The name a reference field holds: `name`, or the older `[TABLE|name]` form (older
+/// SONiC templates wrote references that way). `table` is the referenced table, such as
+/// `BUFFER_PROFILE`.
+pub fn reference<'a>(raw: &'a str, table: &str) -> &'a str {
+    let prefix = format!("{table}|");
+    raw.trim().trim_start_matches('[').trim_end_matches(']').trim_start_matches(prefix.as_str())
+}
+
 /// Splits a `PORTS|INDICES` key (`Ethernet0,Ethernet4|3-4`) into its ports and indices.
 pub fn split_port_key(key: &str) -> Option<(Vec<&str>, BTreeSet<u32>)> {
     let (ports, idx) = key.split_once('|')?;
@@ -322,6 +330,9 @@ mod tests {
         let (p, i) = split_port_key("Ethernet0,Ethernet4|3-4").unwrap();
         assert_eq!((p, i), (vec!["Ethernet0", "Ethernet4"], [3, 4].into()));
         assert_eq!(split_port_key("Ethernet0"), None);
+        assert_eq!(reference(" [BUFFER_PROFILE|pg_lossless_100000_5m_profile] ", "BUFFER_PROFILE"), "pg_lossless_100000_5m_profile");
+        assert_eq!(reference("scheduler.0", "SCHEDULER"), "scheduler.0");
+        assert_eq!(reference("[BUFFER_POOL|ingress_lossless_pool]", "BUFFER_PROFILE"), "BUFFER_POOL|ingress_lossless_pool");
     }
 
     #[test]

@@ -3,18 +3,9 @@
 
 use super::*;
 
-/// QUEUE entries by (port, queue): the key they came from and their fields.
+/// QUEUE entries by (port, queue): the key each came from.
 pub(super) fn queues(sw: &Switch) -> Result<BTreeMap<(String, u32), String>, ReadError> {
-    let mut out = BTreeMap::new();
-    for key in sw.table("QUEUE").into_iter().flat_map(|t| t.keys()) {
-        let (ports, idx) = split_port_key(key).ok_or_else(|| shape(sw.place("QUEUE", key, ""), "expected a key PORT|QUEUES such as Ethernet0|3-4".into()))?;
-        for p in ports {
-            for &q in &idx {
-                out.insert((p.to_string(), q), key.clone());
-            }
-        }
-    }
-    Ok(out)
+    keys_by_port(sw, "QUEUE", "QUEUES")
 }
 
 /// (g) Every lossless queue needs a WRED profile with ECN marking on.

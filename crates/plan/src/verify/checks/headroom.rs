@@ -177,21 +177,12 @@ pub(super) fn pg_lookup_missing(
 
 /// BUFFER_PG entries by (port, PG): the key each came from.
 pub(super) fn pg_keys(sw: &Switch) -> Result<BTreeMap<(String, u32), String>, ReadError> {
-    let mut out = BTreeMap::new();
-    for key in sw.table("BUFFER_PG").into_iter().flat_map(|t| t.keys()) {
-        let (ports, idx) = split_port_key(key).ok_or_else(|| shape(sw.place("BUFFER_PG", key, ""), "expected a key PORT|PGS such as Ethernet0|3-4".into()))?;
-        for p in ports {
-            for &i in &idx {
-                out.insert((p.to_string(), i), key.clone());
-            }
-        }
-    }
-    Ok(out)
+    keys_by_port(sw, "BUFFER_PG", "PGS")
 }
 
 /// A BUFFER_PG `profile` value without the old `[BUFFER_PROFILE|...]` wrapping.
 pub(super) fn profile_name(raw: &str) -> &str {
-    raw.trim().trim_start_matches('[').trim_end_matches(']').trim_start_matches("BUFFER_PROFILE|")
+    crate::verify::config_db::reference(raw, "BUFFER_PROFILE")
 }
 
 /// One port's IEEE 802.1Qbb worst case in bytes, and its terms for the finding.

@@ -192,6 +192,22 @@ fn lossless_ports(sw: &Switch, nc: &mut Vec<NotChecked>) -> Result<Option<BTreeM
     Ok(Some(out))
 }
 
+/// The entries of a `PORTS|INDICES`-keyed table (QUEUE, BUFFER_PG) by (port, index): the
+/// key each came from. `indices` names the key's second part in the error.
+fn keys_by_port(sw: &Switch, table: &str, indices: &str) -> Result<BTreeMap<(String, u32), String>, ReadError> {
+    let mut out = BTreeMap::new();
+    for key in sw.table(table).into_iter().flat_map(|t| t.keys()) {
+        let (ports, idx) =
+            split_port_key(key).ok_or_else(|| shape(sw.place(table, key, ""), format!("expected a key PORT|{indices} such as Ethernet0|3-4")))?;
+        for p in ports {
+            for &i in &idx {
+                out.insert((p.to_string(), i), key.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn fmt_set(s: &BTreeSet<u32>) -> String {
     s.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }

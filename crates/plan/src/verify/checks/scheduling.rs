@@ -184,7 +184,7 @@ pub(super) fn cnp_queue_checks(
 /// A SCHEDULER's `type`, checked; `None` for a QUEUE without a scheduler.
 fn sched_type<'a>(sw: &'a Switch, qkey: &str) -> Result<Option<(&'a str, &'a str)>, ReadError> {
     let Some(raw) = sw.field("QUEUE", qkey, "scheduler") else { return Ok(None) };
-    let name = raw.trim().trim_start_matches('[').trim_end_matches(']').trim_start_matches("SCHEDULER|");
+    let name = crate::verify::config_db::reference(raw, "SCHEDULER");
     let Some(t) = sw.field("SCHEDULER", name, "type") else {
         if sw.table("SCHEDULER").and_then(|t| t.get(name)).is_none() {
             return Err(shape(sw.place("QUEUE", qkey, "scheduler"), format!("names SCHEDULER {name:?}, which no file of this switch defines")));

@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 
 use units::Bytes;
 
-use super::super::config_db::{split_port_key, ReadError, Switch};
+use super::super::config_db::{reference, split_port_key, ReadError, Switch};
 use super::toml::Origin;
 
 /// One lossless profile's values with their origins.
@@ -86,7 +86,7 @@ pub fn port_profile(switch: usize, sw: &Switch, port: &str, pgs: &[u32], notes: 
         };
         if ports.contains(&port) && pgs.iter().any(|p| idx.contains(p)) {
             let raw = sw.field("BUFFER_PG", key, "profile").unwrap_or("");
-            let name = raw.trim().trim_start_matches('[').trim_end_matches(']').trim_start_matches("BUFFER_PROFILE|").to_string();
+            let name = reference(raw, "BUFFER_PROFILE").to_string();
             names.push((key.clone(), name));
         }
     }
@@ -136,7 +136,7 @@ fn profile(switch: usize, sw: &Switch, name: &str) -> Result<Profile, ReadError>
         (None, Some((x, orig))) => Some((Resume::Absolute(x), orig)),
         (None, None) => None,
     };
-    let pool_name = sw.field(t, name, "pool").map(|p| p.trim().trim_start_matches('[').trim_end_matches(']').trim_start_matches("BUFFER_POOL|").to_string());
+    let pool_name = sw.field(t, name, "pool").map(|p| reference(p, "BUFFER_POOL").to_string());
     let pool_name = pool_name.ok_or_else(|| shape(sw, t, name, "pool", "absent: the profile's pool (its shared buffer) is unknown".into()))?;
     let pool = num(sw, "BUFFER_POOL", &pool_name, "size")?
         .ok_or_else(|| shape(sw, t, name, "pool", format!("{pool_name:?}: no BUFFER_POOL|{pool_name}|size in config_db")))?;
