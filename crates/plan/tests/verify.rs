@@ -370,6 +370,14 @@ fn ecn_marking_above_the_pfc_point_warns() {
     let r = kmin(Q_PFC);
     let f = only(&r, "ecn-after-pfc", Severity::Warning, "WRED_PROFILE|AZURE_LOSSLESS|green_min_threshold");
     assert_eq!(f.place.file, COUNTERPOLL);
+    // Older templates write the pool as a reference, `[BUFFER_POOL|name]`: same finding.
+    let r = counterpoll_with(|v| {
+        v["WRED_PROFILE"]["AZURE_LOSSLESS"]["green_min_threshold"] = json!(Q_PFC.to_string());
+        v["WRED_PROFILE"]["AZURE_LOSSLESS"]["green_max_threshold"] = json!((2 * Q_PFC).to_string());
+        v["BUFFER_PROFILE"]["pg_lossless_40000_40m_profile"]["pool"] = json!("[BUFFER_POOL|ingress_lossless_pool]");
+    });
+    let g = only(&r, "ecn-after-pfc", Severity::Warning, "WRED_PROFILE|AZURE_LOSSLESS|green_min_threshold");
+    assert_eq!(g.what, f.what);
     assert_eq!(f.ports.len(), LOSSLESS_PORTS);
     assert!(f.what.contains(&format!("at or above the {Q_PFC} B at which PFC fires")), "{}", f.what);
     // plan roce's rule: Kmax half the PFC point, Kmin at most a quarter of that.

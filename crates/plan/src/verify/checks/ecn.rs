@@ -200,6 +200,7 @@ pub(super) fn marking_vs_pfc(
         Some(v) => num(sw, "BUFFER_PROFILE", prof, "size", v)?,
         None => 0,
     };
+    let pool = crate::verify::config_db::reference(pool, "BUFFER_POOL");
     let Some(pool_size) = sw.field("BUFFER_POOL", pool, "size") else { return Ok(None) };
     let pool_size = num(sw, "BUFFER_POOL", pool, "size", pool_size)?;
     let frame = roce_frame(ENCAP, Transport::WriteFirst, opts.path_mtu);

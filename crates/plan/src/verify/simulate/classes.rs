@@ -17,7 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::super::config_db::{split_port_key, ReadError, Switch};
+use super::super::config_db::{reference, split_port_key, ReadError, Switch};
 use super::toml::Origin;
 
 /// A map with the place it came from (`TABLE|name`), or `None` for no map.
@@ -48,7 +48,7 @@ fn map(sw: &Switch, port: &str, field: &str, table: &str, max_key: u8) -> Result
             None => return Ok((BTreeMap::new(), None)),
         },
     };
-    let name = name.trim().trim_start_matches('[').trim_end_matches(']').rsplit('|').next().unwrap_or("").to_string();
+    let name = reference(name, table).to_string();
     let Some(entry) = sw.table(table).and_then(|t| t.get(&name)) else {
         return Err(shape(sw, "PORT_QOS_MAP", qkey, field, format!("{name:?}: no {table}|{name} in config_db")));
     };
@@ -106,9 +106,7 @@ pub fn queue_ecn(sw: &Switch, port: &str, q: u32) -> Result<Option<Ecn>, ReadErr
     for key in sw.table("QUEUE").into_iter().flat_map(|t| t.keys()) {
         let Some((ports, idx)) = split_port_key(key) else { continue };
         if ports.contains(&port) && idx.contains(&q) {
-            profile = sw
-                .field("QUEUE", key, "wred_profile")
-                .map(|p| p.trim().trim_start_matches('[').trim_end_matches(']').rsplit('|').next().unwrap_or("").to_string());
+            profile = sw.field("QUEUE", key, "wred_profile").map(|p| reference(p, "WRED_PROFILE").to_string());
         }
     }
     let Some(name) = profile else { return Ok(None) };
