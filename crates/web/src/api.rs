@@ -36,7 +36,9 @@ pub fn argv(cmd: &Command, inputs: &Map<String, Value>) -> Result<Vec<String>, S
             return Err(format!("unknown input `{k}`; expected one of: {}", known.join(", ")));
         };
         let switch = matches!(arg.get_action(), ArgAction::SetTrue);
+        let optional_value = arg.get_num_args().is_some_and(|n| n.min_values() == 0);
         match (v, switch) {
+            (Value::String(s), false) if s.is_empty() && optional_value => out.push(format!("--{k}")),
             (Value::Null, _) | (Value::Bool(false), true) => {}
             (Value::Bool(true), true) => out.push(format!("--{k}")),
             (_, true) => return Err(format!("--{k}: a switch: expected true or false, not {v}")),
