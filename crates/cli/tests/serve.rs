@@ -1,9 +1,12 @@
 //! `fabriclab serve`'s API, in process (`web::router` through tower's `oneshot`): every
 //! planner endpoint's body equals the CLI's `--json` for the same inputs byte for byte,
 //! errors carry the CLI's message, refused and unknown inputs, the Host/Origin guard, the
-//! body limit, the pages and the forms.
+//! body limit, the pages and the forms; jobs: a compare run to its end whose outputs are
+//! the CLI's, a scenario error at its line, cancel (the child is killed), the queue and
+//! 429, the wall-clock and memory limits, and progress read from the child.
 
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::Request;
@@ -12,21 +15,86 @@ use tower::ServiceExt;
 const BIN: &str = env!("CARGO_BIN_EXE_fabriclab");
 const PORT: u16 = 8080;
 
-/// One request: (status, content type, body).
-fn call(method: &str, uri: &str, headers: &[(&str, &str)], body: Vec<u8>) -> (u16, String, String) {
-    let mut req = Request::builder().method(method).uri(uri);
-    for (k, v) in headers {
-        req = req.header(*k, *v);
+/// Jobs run this test's fabriclab binary, in a directory of each server's own.
+fn jobs_config() -> web::JobConfig {
+    static SERVERS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = SERVERS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    web::JobConfig {
+        exe: BIN.into(),
+        slots: 1,
+        queue: 1,
+        wall: Duration::from_secs(300),
+        keep: Duration::from_secs(300),
+        memory: 4 << 30,
+        dir: std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("serve-jobs-{}-{n}", std::process::id())),
     }
-    let req = req.body(Body::from(body)).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    rt.block_on(async {
-        let resp = web::router(web::State { port: PORT }).oneshot(req).await.unwrap();
-        let status = resp.status().as_u16();
-        let ty = resp.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
-        let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap();
-        (status, ty, String::from_utf8(bytes.to_vec()).unwrap())
-    })
+}
+
+/// A server in process: one router (so one set of jobs) on one runtime. The runtime's
+/// tasks (the jobs' supervisors) advance while a request or [`Server::wait`] runs.
+struct Server {
+    rt: tokio::runtime::Runtime,
+    router: axum::Router,
+}
+
+impl Server {
+    fn new(jobs: web::JobConfig) -> Server {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let router = {
+            let _in = rt.enter();
+            web::router(web::State::new(PORT, jobs))
+        };
+        Server { rt, router }
+    }
+
+    /// One request: (status, content type, body).
+    fn call(&self, method: &str, uri: &str, headers: &[(&str, &str)], body: Vec<u8>) -> (u16, String, String) {
+        let mut req = Request::builder().method(method).uri(uri);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let req = req.body(Body::from(body)).unwrap();
+        self.rt.block_on(async {
+            let resp = self.router.clone().oneshot(req).await.unwrap();
+            let status = resp.status().as_u16();
+            let ty = resp.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+            let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap();
+            (status, ty, String::from_utf8(bytes.to_vec()).unwrap())
+        })
+    }
+
+    fn post(&self, path: &str, json: &str) -> (u16, serde_json::Value) {
+        let (status, _, body) = self.call("POST", path, &[LOCAL, ("content-type", "application/json")], json.as_bytes().to_vec());
+        (status, serde_json::from_str(&body).unwrap_or_else(|e| panic!("{body}: {e}")))
+    }
+
+    fn get(&self, path: &str) -> serde_json::Value {
+        let (status, _, body) = self.call("GET", path, &[LOCAL], vec![]);
+        assert_eq!(status, 200, "{path}: {body}");
+        serde_json::from_str(&body).unwrap()
+    }
+
+    fn wait(&self, d: Duration) {
+        self.rt.block_on(async { tokio::time::sleep(d).await });
+    }
+
+    /// Polls job `id` until `done(status)` or `limit` passes.
+    fn until(&self, id: u64, limit: Duration, done: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+        let t0 = Instant::now();
+        loop {
+            let v = self.get(&format!("/api/jobs/{id}"));
+            if done(&v) {
+                return v;
+            }
+            assert!(t0.elapsed() < limit, "job {id} still {v} after {limit:?}");
+            self.wait(Duration::from_millis(50));
+        }
+    }
+}
+
+/// One request to a fresh server.
+fn call(method: &str, uri: &str, headers: &[(&str, &str)], body: Vec<u8>) -> (u16, String, String) {
+    Server::new(jobs_config()).call(method, uri, headers, body)
 }
 
 const LOCAL: (&str, &str) = ("host", "127.0.0.1:8080");
@@ -297,4 +365,140 @@ fn forms_come_from_the_clis_flags() {
             assert!(field(p, refused).is_none(), "{p} {refused}");
         }
     }
+}
+
+fn id(v: &serde_json::Value) -> u64 {
+    v["id"].as_u64().unwrap_or_else(|| panic!("no id: {v}"))
+}
+
+fn finished(v: &serde_json::Value) -> bool {
+    ["done", "failed", "cancelled"].contains(&v["state"].as_str().unwrap())
+}
+
+#[test]
+fn a_compare_job_runs_to_its_end_with_the_clis_outputs() {
+    let s = Server::new(jobs_config());
+    let (status, v) = s.post("/api/jobs", r#"{"kind": "compare", "example": "roce-incast"}"#);
+    assert_eq!(status, 202, "{v}");
+    let v = s.until(id(&v), Duration::from_secs(120), finished);
+    assert_eq!(v["state"], "done", "{v}");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // The job writes the HTML report too, and sampling for it counts events: so the same
+    // flags.
+    let html_path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-compare.html");
+    let (code, out, err) = cli(&["compare", root.join("examples/roce-incast.toml").to_str().unwrap(), "--json", "--html", html_path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (status, ty, body) = s.call("GET", &format!("/api/jobs/{}/result.json", id(&v)), &[LOCAL], vec![]);
+    assert_eq!((status, ty.as_str()), (200, "application/json"));
+    assert!(body == out, "the job's result.json differs from `fabriclab compare examples/roce-incast.toml --json --html ..`");
+    let (status, ty, html) = s.call("GET", &format!("/api/jobs/{}/report.html", id(&v)), &[LOCAL], vec![]);
+    assert_eq!((status, ty.as_str()), (200, "text/html; charset=utf-8"));
+    assert!(html.contains("RoCEv2") && html.contains("InfiniBand") && html.len() > 10_000, "{}", &html[..200.min(html.len())]);
+    let (_, _, toml) = s.call("GET", &format!("/api/jobs/{}/roce-incast.toml", id(&v)), &[LOCAL], vec![]);
+    assert!(toml.contains("name = \"roce-incast\""));
+    let (status, _, body) = s.call("GET", &format!("/api/jobs/{}/../../etc/passwd", id(&v)), &[LOCAL], vec![]);
+    assert_eq!(status, 404, "{body}");
+}
+
+#[test]
+fn a_run_job_has_the_csvs_and_a_bad_scenario_fails_at_its_line() {
+    let s = Server::new(jobs_config());
+    let (_, v) = s.post("/api/jobs", r#"{"kind": "run", "example": "roce-incast"}"#);
+    let v = s.until(id(&v), Duration::from_secs(120), finished);
+    assert_eq!(v["state"], "done", "{v}");
+    let outputs: Vec<&str> = v["outputs"].as_array().unwrap().iter().map(|o| o.as_str().unwrap()).collect();
+    assert!(outputs.iter().any(|o| o.ends_with(".csv")), "{outputs:?}");
+    // A scenario error: the CLI's message, naming the file and line.
+    let bad = "[scenario]\nname = \"x\"\nseed = 1\n\n[topology]\nkind = \"leaf-spine\"\nleaves = \"many\"\n";
+    std::fs::create_dir_all(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bad.toml");
+    std::fs::write(&path, bad).unwrap();
+    let (code, _, err) = cli(&["run", path.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 2);
+    let (status, v) = s.post("/api/jobs", &serde_json::json!({"kind": "run", "scenario": bad, "name": "bad.toml"}).to_string());
+    assert_eq!(status, 202, "{v}");
+    let v = s.until(id(&v), Duration::from_secs(60), finished);
+    assert_eq!(v["state"], "failed", "{v}");
+    let msg = v["error"].as_str().unwrap();
+    assert!(msg.starts_with("bad.toml:5: topology"), "{msg}");
+    assert!(err.contains(msg.trim_start_matches("bad.toml")), "job: {msg}\nCLI: {err}");
+    // Refused before queueing.
+    for (body, expect) in [
+        (r#"{"kind": "run", "scenario": "[topology]\nkind = \"file\"\npath = \"/etc/passwd\"\n"}"#, "`topology.path`: an uploaded scenario cannot name files"),
+        (r#"{"kind": "run", "example": "../../etc/passwd"}"#, "example `../../etc/passwd`: expected one of"),
+        (r#"{"kind": "sweep", "example": "roce-incast"}"#, "kind: expected"),
+        (r#"{"kind": "run", "scenario": "x = 1", "name": "../x.toml"}"#, "name `../x.toml`"),
+        (r#"{"kind": "run"}"#, "give either example"),
+    ] {
+        let (status, v) = s.post("/api/jobs", body);
+        assert_eq!(status, 400, "{body}: {v}");
+        assert!(v["error"].as_str().unwrap().contains(expect), "{body}: {v}");
+    }
+}
+
+#[test]
+fn cancel_kills_the_child_and_the_queue_is_bounded() {
+    let s = Server::new(jobs_config());
+    let long = r#"{"kind": "compare", "example": "allreduce-compare"}"#;
+    let (_, a) = s.post("/api/jobs", long);
+    let a = s.until(id(&a), Duration::from_secs(60), |v| v["progress"].as_object().is_some_and(|p| p.len() == 2));
+    assert_eq!(a["state"], "running");
+    for side in ["InfiniBand", "RoCEv2"] {
+        let f = a["progress"][side]["fraction"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&f), "{a}");
+    }
+    let (status, b) = s.post("/api/jobs", long);
+    assert_eq!((status, b["state"].as_str(), b["position"].as_u64()), (202, Some("queued"), Some(1)), "{b}");
+    let (status, c) = s.post("/api/jobs", long);
+    assert_eq!(status, 429, "{c}");
+    assert!(c["error"].as_str().unwrap().contains("busy"), "{c}");
+    // Cancel the running job: it ends at once (killed), and the queued one starts.
+    let (status, _, body) = s.call("DELETE", &format!("/api/jobs/{}", id(&a)), &[LOCAL], vec![]);
+    assert_eq!(status, 200, "{body}");
+    let t0 = Instant::now();
+    s.until(id(&a), Duration::from_secs(10), |v| v["state"] == "cancelled");
+    s.until(id(&b), Duration::from_secs(10), |v| v["state"] == "running");
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    let (status, _, _) = s.call("DELETE", &format!("/api/jobs/{}", id(&b)), &[LOCAL], vec![]);
+    assert_eq!(status, 200);
+    s.until(id(&b), Duration::from_secs(10), |v| v["state"] == "cancelled");
+    // The server goes on.
+    let (status, v) = s.post("/api/jobs", r#"{"kind": "compare", "example": "roce-incast"}"#);
+    assert_eq!(status, 202, "{v}");
+    assert_eq!(s.until(id(&v), Duration::from_secs(120), finished)["state"], "done");
+    // A forgotten job is gone.
+    let (status, _, _) = s.call("DELETE", &format!("/api/jobs/{}", id(&v)), &[LOCAL], vec![]);
+    assert_eq!(status, 200);
+    let (status, _, body) = s.call("GET", &format!("/api/jobs/{}", id(&v)), &[LOCAL], vec![]);
+    assert_eq!(status, 404, "{body}");
+}
+
+#[test]
+fn the_wall_clock_and_memory_limits_fail_a_job_and_the_server_goes_on() {
+    let s = Server::new(web::JobConfig { wall: Duration::from_secs(1), ..jobs_config() });
+    let (_, v) = s.post("/api/jobs", r#"{"kind": "compare", "example": "allreduce-compare"}"#);
+    let v = s.until(id(&v), Duration::from_secs(30), finished);
+    assert_eq!(v["state"], "failed", "{v}");
+    assert!(v["error"].as_str().unwrap().contains("wall-clock limit of 1 s"), "{v}");
+    // The CLI's refusal by memory estimate, before the child builds anything.
+    let s = Server::new(web::JobConfig { memory: 1 << 20, ..jobs_config() });
+    let (_, v) = s.post("/api/jobs", r#"{"kind": "run", "example": "roce-incast"}"#);
+    let v = s.until(id(&v), Duration::from_secs(30), finished);
+    assert_eq!(v["state"], "failed", "{v}");
+    let msg = v["error"].as_str().unwrap();
+    assert!(msg.contains("above the limit of") && msg.contains("--max-memory"), "{msg}");
+    let (status, v) = s.post("/api/jobs", r#"{"kind": "run", "example": "roce-incast"}"#);
+    assert_eq!(status, 202, "{v}");
+}
+
+#[test]
+fn examples_are_listed() {
+    let v = Server::new(jobs_config()).get("/api/examples");
+    let mut names: Vec<&str> = v.as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    names.sort();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut files: Vec<String> =
+        std::fs::read_dir(root).unwrap().filter_map(|e| e.unwrap().file_name().into_string().ok()?.strip_suffix(".toml").map(String::from)).collect();
+    files.sort();
+    assert_eq!(names, files, "every file in examples/ is bundled, and nothing else");
 }

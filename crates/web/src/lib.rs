@@ -8,6 +8,8 @@
 //! * `forms.rs`: `/api/forms`: each planner flag's name, value, default and help, read
 //!   from the clap structs the CLI parses (one source for both).
 //! * `guard.rs`: the Host and Origin checks (DNS rebinding, cross-site requests).
+//! * `jobs/`: `/api/jobs`: `run` and `compare` as child processes, queued, limited,
+//!   cancellable; `examples.rs`: the bundled examples they may name.
 //! * `error.rs`: every error as `{"error": "..."}` with the CLI's message.
 //! * `assets.rs`: the pages, embedded in the binary; nothing is loaded from the network.
 //!
@@ -15,16 +17,21 @@
 //! file (the planners' `--config` and `--emit-scenario` are refused); a panic in a
 //! planner becomes a JSON error, never a dropped connection or a stack trace.
 //!
-//! Left out (issue 20, not built yet): simulation jobs (`/api/jobs`), the scenario and
-//! compare page, `--prove` from the pages.
+//! Left out (issue 20, not built yet): the scenario and compare page, `--prove` from the
+//! pages.
 
 mod api;
 mod assets;
 mod error;
+mod examples;
 mod forms;
 mod guard;
+mod jobs;
+
+pub use jobs::JobConfig;
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
@@ -44,10 +51,17 @@ pub struct Options {
     pub open: bool,
 }
 
-/// What the handlers share: the port the Host and Origin checks expect.
-#[derive(Clone, Debug)]
+/// What the handlers share: the port the Host and Origin checks expect, and the jobs.
+#[derive(Clone)]
 pub struct State {
     pub port: u16,
+    jobs: Arc<jobs::Jobs>,
+}
+
+impl State {
+    pub fn new(port: u16, jobs: JobConfig) -> State {
+        State { port, jobs: Arc::new(jobs::Jobs::new(jobs)) }
+    }
 }
 
 /// The app: pages, API, the guard and the body limit.
@@ -58,6 +72,10 @@ pub fn router(state: State) -> Router {
         .route("/api/plan/roce", get(api::roce_query).post(api::roce_json))
         .route("/api/design", get(api::design_query).post(api::design_json))
         .route("/api/burst", get(api::burst_query).post(api::burst_json))
+        .route("/api/examples", get(jobs::list_examples))
+        .route("/api/jobs", get(jobs::list).post(jobs::create))
+        .route("/api/jobs/{id}", get(jobs::get).delete(jobs::cancel))
+        .route("/api/jobs/{id}/{output}", get(jobs::output))
         .fallback(error::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard::check))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
@@ -85,7 +103,11 @@ pub fn serve(o: &Options) -> Result<(), String> {
         if o.open {
             open_browser(&url);
         }
-        axum::serve(listener, router(State { port: local.port() })).await.map_err(|e| format!("server: {e}"))
+        let jobs = JobConfig::for_this_machine()?;
+        let dir = jobs.dir.clone();
+        let served = axum::serve(listener, router(State::new(local.port(), jobs))).await.map_err(|e| format!("server: {e}"));
+        let _ = std::fs::remove_dir_all(dir);
+        served
     })
 }
 
