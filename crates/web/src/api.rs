@@ -101,16 +101,30 @@ fn clap_message(e: &clap::Error) -> String {
     s.trim_start_matches("error: ").trim_end().to_string()
 }
 
+/// The argument list of `inputs`, parsed by the planner's flags: the argument list and
+/// the matches, or the CLI's message.
+fn parsed(p: Planner, inputs: &Map<String, Value>) -> Result<(Vec<String>, ArgMatches), String> {
+    let cmd = p.command();
+    let args = argv(&cmd, inputs)?;
+    let m = cmd.try_get_matches_from(std::iter::once(String::new()).chain(args.iter().cloned())).map_err(|e| clap_message(&e))?;
+    Ok((args, m))
+}
+
+/// The argument list of `inputs` once the planner accepts them (for a `--prove` job).
+pub fn checked_argv(p: Planner, inputs: &Map<String, Value>) -> Result<Vec<String>, String> {
+    let (args, m) = parsed(p, inputs)?;
+    match catch_unwind(AssertUnwindSafe(|| answer(p, &m))) {
+        Ok(Ok(_)) => Ok(args),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(format!("the {} planner failed on this input (a bug: please report the input)", p.key())),
+    }
+}
+
 /// Parses, plans and answers; a panic in the planner becomes a 500 with a message.
 fn respond(p: Planner, inputs: Result<Map<String, Value>, String>) -> Response {
-    let cmd = p.command();
-    let args = match inputs.and_then(|i| argv(&cmd, &i)) {
-        Ok(a) => a,
+    let m = match inputs.and_then(|i| parsed(p, &i)) {
+        Ok((_, m)) => m,
         Err(e) => return ApiError::input(e).into_response(),
-    };
-    let m = match cmd.try_get_matches_from(std::iter::once(String::new()).chain(args)) {
-        Ok(m) => m,
-        Err(e) => return ApiError::input(clap_message(&e)).into_response(),
     };
     match catch_unwind(AssertUnwindSafe(|| answer(p, &m))) {
         Ok(Ok(body)) => (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body).into_response(),
@@ -163,4 +177,33 @@ pub async fn burst_json(b: Result<Json<Value>, JsonRejection>) -> Response {
 }
 pub async fn burst_query(q: Result<Query<Vec<(String, String)>>, QueryRejection>) -> Response {
     get(Planner::Burst, q)
+}
+
+/// `POST /api/design/scenario`: the scenario file `design --emit-scenario` writes for
+/// these inputs (`technology`: what `run` simulates), as text.
+pub async fn design_scenario(b: Result<Json<Value>, JsonRejection>) -> Response {
+    let inputs = match from_json(b) {
+        Ok(m) => m,
+        Err(Ok(msg)) => return ApiError::input(msg).into_response(),
+        Err(Err(e)) => return e.into_response(),
+    };
+    let (args, m) = match parsed(Planner::Design, &inputs) {
+        Ok(x) => x,
+        Err(e) => return ApiError::input(e).into_response(),
+    };
+    let text = catch_unwind(AssertUnwindSafe(|| -> Result<String, String> {
+        let a = design::DesignArgs::from_arg_matches(&m).map_err(|e| e.to_string())?;
+        let (_, d) = design::planned(&a)?;
+        let tech = if a.technology == "infiniband" { plan::design::Technology::Infiniband } else { plan::design::Technology::Roce };
+        let command = std::iter::once("fabriclab design".to_string()).chain(args).collect::<Vec<_>>().join(" ");
+        plan::design::scenario(&d, tech, &command).map_err(|e| format!("{}: {}", design::flag(e.input), e.msg))
+    }));
+    match text {
+        Ok(Ok(t)) => (StatusCode::OK, [(header::CONTENT_TYPE, "application/toml; charset=utf-8")], t).into_response(),
+        Ok(Err(e)) => ApiError::input(e).into_response(),
+        Err(_) => {
+            ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, msg: "the design planner failed on this input (a bug: please report the input)".into() }
+                .into_response()
+        }
+    }
 }

@@ -13,6 +13,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("/roce", "text/html; charset=utf-8", include_str!("../assets/roce.html")),
     ("/design", "text/html; charset=utf-8", include_str!("../assets/design.html")),
     ("/burst", "text/html; charset=utf-8", include_str!("../assets/burst.html")),
+    ("/scenario", "text/html; charset=utf-8", include_str!("../assets/scenario.html")),
     ("/app.css", "text/css; charset=utf-8", include_str!("../assets/app.css")),
     ("/app.js", "text/javascript; charset=utf-8", include_str!("../assets/app.js")),
 ];

@@ -31,6 +31,15 @@ impl Planner {
         }
     }
 
+    /// The CLI's words for it.
+    pub fn subcommand(self) -> &'static [&'static str] {
+        match self {
+            Planner::Roce => &["plan", "roce"],
+            Planner::Design => &["design"],
+            Planner::Burst => &["burst"],
+        }
+    }
+
     /// The clap command the CLI parses for this planner (its usage line names the CLI's).
     pub fn command(self) -> Command {
         let c = |bin: &'static str| Command::new(bin).bin_name(bin).disable_help_flag(true).disable_version_flag(true);

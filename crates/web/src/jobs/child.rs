@@ -30,6 +30,8 @@ pub struct Spec {
     pub scenario: String,
     /// Files the scenario reads, by relative path (an example's data).
     pub data: &'static [(&'static str, &'static str)],
+    /// A planner's flags (`Kind::Prove`), checked by the planner.
+    pub args: Vec<String>,
 }
 
 /// How a child ended.
@@ -63,12 +65,22 @@ fn prepare(dir: &Path, spec: &Spec) -> std::io::Result<()> {
         }
         std::fs::write(p, text)?;
     }
+    if spec.file.is_empty() {
+        return Ok(());
+    }
     std::fs::write(dir.join(&spec.file), &spec.scenario)
 }
 
 /// The child's arguments.
 fn args(cfg: &JobConfig, spec: &Spec) -> Vec<String> {
-    let mut a = vec![spec.kind.command().to_string(), spec.file.clone(), "--json".into(), "--html".into(), "report.html".into()];
+    let command = match spec.kind {
+        Kind::Prove(p) => {
+            return p.subcommand().iter().map(|s| s.to_string()).chain(spec.args.iter().cloned()).chain(["--json".into(), "--prove".into()]).collect()
+        }
+        Kind::Run => "run",
+        Kind::Compare => "compare",
+    };
+    let mut a = vec![command.to_string(), spec.file.clone(), "--json".into(), "--html".into(), "report.html".into()];
     if spec.kind == Kind::Run {
         a.extend(["--out".into(), "out".into()]);
     }
@@ -180,6 +192,9 @@ fn outputs(dir: &Path, spec: &Spec, stdout: Vec<u8>) -> BTreeMap<String, Output>
             let ty = if name.ends_with(".csv") { "text/csv; charset=utf-8" } else { "application/octet-stream" };
             m.insert(name, Output { content_type: ty, bytes: b });
         }
+    }
+    if spec.file.is_empty() {
+        return m;
     }
     m.insert(spec.file.clone(), Output { content_type: "application/toml; charset=utf-8", bytes: spec.scenario.clone().into_bytes() });
     m

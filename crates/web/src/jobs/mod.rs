@@ -33,19 +33,25 @@ use tokio::sync::{oneshot, Semaphore};
 
 use crate::error::ApiError;
 use crate::examples;
+use crate::forms::Planner;
 
 /// What a job runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Run,
     Compare,
+    /// A planner's `--prove` (`plan roce` or `burst`): it simulates, so it is a job.
+    Prove(Planner),
 }
 
 impl Kind {
-    fn command(self) -> &'static str {
+    /// The name in requests and answers.
+    fn name(self) -> &'static str {
         match self {
             Kind::Run => "run",
             Kind::Compare => "compare",
+            Kind::Prove(Planner::Roce) => "prove-roce",
+            Kind::Prove(_) => "prove-burst",
         }
     }
 }
@@ -171,7 +177,7 @@ impl Jobs {
         let j = inner.jobs.get(&id)?;
         Some(json!({
             "id": id,
-            "kind": j.kind.command(),
+            "kind": j.kind.name(),
             "scenario": j.file,
             "state": j.state.name(),
             "position": Self::position(inner, id),
@@ -297,28 +303,43 @@ fn upload_name(name: Option<&str>) -> Result<String, String> {
 /// The job a request body asks for.
 fn spec(body: &Value) -> Result<child::Spec, String> {
     let obj = body.as_object().ok_or("expected a JSON object such as {\"kind\": \"compare\", \"example\": \"roce-incast\"}")?;
-    if let Some(k) = obj.keys().find(|k| !["kind", "example", "scenario", "name"].contains(&k.as_str())) {
-        return Err(format!("unknown field `{k}`; expected kind, example, or scenario (and name)"));
+    if let Some(k) = obj.keys().find(|k| !["kind", "example", "scenario", "name", "inputs"].contains(&k.as_str())) {
+        return Err(format!("unknown field `{k}`; expected kind, example, or scenario (and name), or inputs"));
     }
     let kind = match obj.get("kind").and_then(Value::as_str) {
         Some("run") => Kind::Run,
         Some("compare") => Kind::Compare,
-        _ => return Err("kind: expected \"run\" or \"compare\"".into()),
+        Some("prove-roce") => return prove(Planner::Roce, obj.get("inputs")),
+        Some("prove-burst") => return prove(Planner::Burst, obj.get("inputs")),
+        _ => return Err("kind: expected \"run\", \"compare\", \"prove-roce\" or \"prove-burst\"".into()),
     };
     match (obj.get("example"), obj.get("scenario")) {
         (Some(e), None) => {
             let name = e.as_str().unwrap_or("");
             let (file, text) = examples::find(name).ok_or_else(|| format!("example `{name}`: expected one of {}", examples::names().join(", ")))?;
-            Ok(child::Spec { kind, file: file.to_string(), scenario: text.to_string(), data: examples::DATA })
+            Ok(child::Spec { kind, file: file.to_string(), scenario: text.to_string(), data: examples::DATA, args: vec![] })
         }
         (None, Some(s)) => {
             let text = s.as_str().ok_or("scenario: expected the scenario file's text (TOML) as a string")?;
             check_upload(text)?;
             let file = upload_name(obj.get("name").and_then(Value::as_str))?;
-            Ok(child::Spec { kind, file, scenario: text.to_string(), data: &[] })
+            Ok(child::Spec { kind, file, scenario: text.to_string(), data: &[], args: vec![] })
         }
         _ => Err("give either example (a bundled example's name) or scenario (a scenario file's text)".into()),
     }
+}
+
+/// A planner's `--prove` job: its inputs (as `/api/plan/roce` or `/api/burst` takes them)
+/// are checked by the planner first, so bad input is a 400 at once, not a failed job.
+fn prove(p: Planner, inputs: Option<&Value>) -> Result<child::Spec, String> {
+    let empty = serde_json::Map::new();
+    let inputs = match inputs {
+        None => &empty,
+        Some(Value::Object(m)) => m,
+        Some(v) => return Err(format!("inputs: expected a JSON object of the planner's inputs, not {v}")),
+    };
+    let args = crate::api::checked_argv(p, inputs)?;
+    Ok(child::Spec { kind: Kind::Prove(p), file: String::new(), scenario: String::new(), data: &[], args })
 }
 
 fn json_response(status: StatusCode, v: Value) -> Response {
@@ -392,6 +413,14 @@ pub async fn cancel(State(s): State<crate::State>, Path(id): Path<u64>) -> Respo
     j.state = JobState::Cancelled;
     j.finished = Some(Instant::now());
     json_response(StatusCode::OK, Jobs::status(&g, id).unwrap_or(Value::Null))
+}
+
+/// `GET /api/examples/{name}`: the example's text.
+pub async fn example(Path(name): Path<String>) -> Response {
+    match examples::find(&name) {
+        Some((_, text)) => ([(header::CONTENT_TYPE, "application/toml; charset=utf-8")], text).into_response(),
+        None => ApiError { status: StatusCode::NOT_FOUND, msg: format!("example `{name}`: expected one of {}", examples::names().join(", ")) }.into_response(),
+    }
 }
 
 /// `GET /api/examples`.
