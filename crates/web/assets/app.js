@@ -233,7 +233,8 @@ const fabriclab = (() => {
       const sides = Object.values(j.progress || {});
       const f = sides.length ? sides.reduce((a, s) => a + s.fraction, 0) / sides.length : 0;
       if (bar) bar.style.width = (100 * (j.state === "done" ? 1 : f)).toFixed(1) + "%";
-      state.textContent = j.state + (j.position ? ` (position ${j.position} in the queue)` : "") + (sides.length ? " — " + sides.map((s) => `${s.label}: ${s.message}`).join("; ") : "");
+      const running = j.state === "running" && sides.length ? " — " + sides.map((s) => `${s.label}: ${s.message}`).join("; ") : "";
+      state.textContent = j.state + (j.position ? ` (position ${j.position} in the queue)` : "") + running;
       if (["done", "failed", "cancelled"].includes(j.state)) done(j);
       else setTimeout(tick, 300);
     };
@@ -242,15 +243,22 @@ const fabriclab = (() => {
 
   async function scenario() {
     const examples = await (await fetch("/api/examples")).json();
-    for (const e of examples) $("example").insertAdjacentHTML("beforeend", `<option>${esc(e)}</option>`);
+    for (const e of examples) $("example").insertAdjacentHTML("beforeend", `<option value="${esc(e)}">${esc(e)}</option>`);
     const fromDesign = sessionStorage.getItem("fabriclab-scenario");
     if (fromDesign) { $("toml").value = fromDesign; $("name").value = "design.toml"; sessionStorage.removeItem("fabriclab-scenario"); }
-    $("example").addEventListener("change", () => { $("toml").value = ""; $("name").value = $("example").value + ".toml"; });
+    let shown = "";
+    $("example").addEventListener("change", async () => {
+      const name = $("example").value;
+      $("name").value = name + ".toml";
+      shown = name ? await (await fetch(`/api/examples/${encodeURIComponent(name)}`)).text() : "";
+      $("toml").value = shown;
+    });
     $("upload").addEventListener("change", async () => {
       const f = $("upload").files[0];
       if (f) { $("toml").value = await f.text(); $("example").value = ""; $("name").value = f.name.replace(/[^A-Za-z0-9._-]/g, "_"); }
     });
-    $("toml").addEventListener("input", () => { $("example").value = ""; });
+    // Edited text is an upload; the example's own text runs as the example (with its data files).
+    $("toml").addEventListener("input", () => { if ($("toml").value !== shown) $("example").value = ""; });
     let current = null;
     const start = async (kind) => {
       $("error").textContent = ""; $("result").innerHTML = ""; $("downloads").innerHTML = "";
