@@ -502,3 +502,21 @@ fn examples_are_listed() {
     files.sort();
     assert_eq!(names, files, "every file in examples/ is bundled, and nothing else");
 }
+
+#[test]
+fn a_prove_job_is_the_clis_prove() {
+    let s = Server::new(jobs_config());
+    let args: Vec<&str> = ["burst"].into_iter().chain(BURST.iter().copied()).chain(["--json", "--prove"]).collect();
+    let (code, out, err) = cli(&args);
+    assert_eq!(code, 0, "{err}");
+    let (status, v) = s.post("/api/jobs", &format!(r#"{{"kind": "prove-burst", "inputs": {}}}"#, as_json(BURST)));
+    assert_eq!(status, 202, "{v}");
+    let v = s.until(id(&v), Duration::from_secs(120), finished);
+    assert_eq!(v["state"], "done", "{v}");
+    let (_, _, body) = s.call("GET", &format!("/api/jobs/{}/result.json", id(&v)), &[LOCAL], vec![]);
+    assert!(body == out, "the prove job's result differs from `fabriclab burst .. --json --prove`");
+    // Bad inputs are refused at once, with the planner's message.
+    let (status, v) = s.post("/api/jobs", r#"{"kind": "prove-roce", "inputs": {"mtu": "4096B"}}"#);
+    assert_eq!(status, 400, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("--incast"), "{v}");
+}
