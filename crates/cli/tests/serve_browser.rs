@@ -2,7 +2,7 @@
 //! (WebDriver, the fantoccini client). The planner form's headroom equals `plan roce
 //! --json` for the same inputs; changing the cable length updates it without a reload; a
 //! bad value shows the CLI's message at its field; the designer draws its Clos and the
-//! burst planner its plot; a small compare runs to the end with both fabrics' charts
+//! burst planner its plot, with the simulated peak after "Prove it"; a small compare runs to the end with both fabrics' charts
 //! drawn in the report; a long job is cancelled.
 //!
 //! Without chromium and chromedriver the test says how to install them and passes, except
@@ -173,6 +173,9 @@ async fn planners(c: &Client, base: &str) {
     shot(c, "design").await;
     c.goto(&format!("{base}/burst")).await.unwrap();
     until(c, "document.querySelector('#occupancy polyline') && document.getElementById('pause')", Duration::from_secs(20)).await;
+    // Prove it: the simulated peak drawn on the same axes.
+    c.find(Locator::Id("prove")).await.unwrap().click().await.unwrap();
+    until(c, "document.getElementById('simulated')", Duration::from_secs(120)).await;
     shot(c, "burst").await;
 }
 

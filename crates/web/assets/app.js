@@ -183,7 +183,7 @@ const fabriclab = (() => {
   }
 
   // ---- Microburst planner ----
-  function occupancy(p) {
+  function occupancy(p, sim) {
     // The analytical queue (frame bytes) over time: it rises while the senders send, up to
     // the limit; then drains at the egress rate. Lossless: the pause band is shaded.
     const W = 640, H = 240, L = 60, B = 30;
@@ -194,19 +194,27 @@ const fabriclab = (() => {
     const pts = b.class === "absorbed" ? [[0, 0], [p.senders_done_ps, peak], [tEnd, 0]]
       : b.class === "lossy" ? [[0, 0], [b.drops_start_ps, peak], [p.senders_done_ps, peak], [tEnd, 0]]
       : [[0, 0], [b.first_xoff_ps, peak], [tPeak, peak], [tEnd, 0]];
-    const x = (t) => L + (W - L - 10) * t / Math.max(tEnd, 1), y = (q) => H - B - (H - B - 10) * q / Math.max(peak, 1);
+    const tMax = Math.max(tEnd, sim ? sim.last_flow_done_ps : 0), qMax = Math.max(peak, sim ? sim.peak_queue_frame_bytes : 0);
+    const x = (t) => L + (W - L - 10) * t / Math.max(tMax, 1), y = (q) => H - B - (H - B - 10) * q / Math.max(qMax, 1);
     let s = `<svg id="occupancy" xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}">`;
     if (b.class === "lossless") s += `<rect id="pause" x="${x(b.first_xoff_ps)}" y="10" width="${x(b.senders_finish_ps) - x(b.first_xoff_ps)}" height="${H - B - 10}" fill="#f6d7d4"/><text x="${x(b.first_xoff_ps) + 4}" y="24" fill="#b3261e">senders paused (PFC)</text>`;
     if (b.class === "lossy") s += `<text x="${x(b.drops_start_ps) + 4}" y="24" fill="#b3261e">drops (${fmt(b.dropped_packets, 0)} packets)</text>`;
     s += `<polyline fill="none" stroke="#0b5cad" stroke-width="2" points="${pts.map(([t, q]) => `${x(t)},${y(q)}`).join(" ")}"/>`;
     s += `<line x1="${L}" y1="${H - B}" x2="${W - 10}" y2="${H - B}" stroke="#333"/><line x1="${L}" y1="10" x2="${L}" y2="${H - B}" stroke="#333"/>`;
-    s += `<text x="${L}" y="${H - 8}">0</text><text x="${W - 90}" y="${H - 8}">${us(tEnd)}</text><text x="2" y="${y(peak) + 4}">${fmt(peak / 1024, 0)} KiB</text>`;
-    return s + "</svg><p class=\"muted\">Egress queue (frame bytes) over time, analytical (plan::burst).</p>";
+    s += `<text x="${L}" y="${H - 8}">0</text><text x="${W - 90}" y="${H - 8}">${us(tMax)}</text><text x="2" y="${y(peak) + 4}">${fmt(peak / 1024, 0)} KiB</text>`;
+    if (sim) {
+      // The simulation's peak egress queue and the time its last flow finished (--prove).
+      const sp = sim.peak_queue_frame_bytes, st = sim.last_flow_done_ps;
+      s += `<line id="simulated" x1="${L}" y1="${y(sp)}" x2="${x(st)}" y2="${y(sp)}" stroke="#c45a00" stroke-width="2" stroke-dasharray="6 4"/>`;
+      s += `<circle cx="${x(st)}" cy="${H - B}" r="4" fill="#c45a00"/><text x="${W - 12}" y="${y(sp) + 30}" text-anchor="end" fill="#c45a00">simulated peak ${fmt(sp / 1024, 0)} KiB; last flow done ${us(st)}</text>`;
+    }
+    return s + `</svg><p class="muted">Egress queue (frame bytes) over time: analytical (plan::burst, blue)${sim ? ", simulated peak and end (--prove, orange)" : ""}.</p>`;
   }
 
+  let burstSim = null;
   function renderBurst(v) {
     const p = v.plan, b = p.beyond;
-    let h = occupancy(p);
+    let h = occupancy(p, burstSim);
     h += table(["quantity", "value"], [
       ["peak occupancy", `${kib(p.peak_frame_bytes)} in frames, ${fmt(p.peak_cells, 0)} cells, at ${us(p.senders_done_ps)}`],
       ["drain after the peak", us(p.drain_after_peak_ps)],
@@ -220,8 +228,20 @@ const fabriclab = (() => {
 
   async function burst() {
     const update = live("/api/burst", renderBurst);
-    await buildForm("burst", { senders: "16", burst: "256KB", "in-speed": "100Gbps", "out-speed": "100Gbps", buffer: "2MiB", explain: true }, update, ["class", "cell", "dynamic-th"]);
+    const changed = () => { burstSim = null; $("prove-state").textContent = ""; update(); };
+    await buildForm("burst", { senders: "16", burst: "256KB", "in-speed": "100Gbps", "out-speed": "100Gbps", buffer: "2MiB", explain: true }, changed, ["class", "cell", "dynamic-th"]);
     update();
+    $("prove").addEventListener("click", async () => {
+      const r = await post("/api/jobs", { kind: "prove-burst", inputs: inputs() });
+      if (!r.ok) { $("prove-state").textContent = r.json ? r.json.error : r.text; return; }
+      follow(r.json.id, $("prove-state"), null, async (done) => {
+        if (done.state !== "done") { $("prove-state").textContent = done.state + (done.error ? ": " + done.error : ""); return; }
+        const v = await (await fetch(`/api/jobs/${done.id}/result.json`)).json();
+        burstSim = v.simulated;
+        $("prove-state").textContent = `simulated: ${fmt(v.simulated.drops, 0)} drops, ${fmt(v.simulated.pfc_frames, 0)} PFC frames, each sender paused ${us(v.simulated.paused_per_sender_ps)}`;
+        update();
+      });
+    });
   }
 
   // ---- Jobs: progress, cancel, result ----
