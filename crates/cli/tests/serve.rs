@@ -3,7 +3,8 @@
 //! errors carry the CLI's message, refused and unknown inputs, the Host/Origin guard, the
 //! body limit, the pages and the forms; jobs: a compare run to its end whose outputs are
 //! the CLI's, a scenario error at its line, cancel (the child is killed), the queue and
-//! 429, the wall-clock and memory limits, and progress read from the child.
+//! 429, the wall-clock and memory limits, progress read from the child, a child that
+//! panics or dies of a signal, and finished jobs forgotten after their keep time.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -519,4 +520,50 @@ fn a_prove_job_is_the_clis_prove() {
     let (status, v) = s.post("/api/jobs", r#"{"kind": "prove-roce", "inputs": {"mtu": "4096B"}}"#);
     assert_eq!(status, 400, "{v}");
     assert!(v["error"].as_str().unwrap().contains("--incast"), "{v}");
+}
+
+/// A stand-in for the simulator that fails the way a bug would: `script` is its body.
+fn fake_simulator(name: &str, script: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(dir).unwrap();
+    let p = dir.join(format!("fake-{name}-{}", std::process::id()));
+    std::fs::write(&p, format!("#!/bin/sh\n{script}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+#[test]
+fn a_child_that_panics_or_is_killed_is_a_failed_job_and_the_server_goes_on() {
+    for (name, script, expect) in [
+        ("panic", "echo \"thread 'main' panicked at crates/fabric/src/sim/mod.rs:1:1:\" >&2; exit 101", "the simulator panicked"),
+        ("segv", "kill -SEGV $$", "killed by signal 11"),
+    ] {
+        let s = Server::new(web::JobConfig { exe: fake_simulator(name, script), ..jobs_config() });
+        // A script just written may be "busy" while another test thread forks: try again.
+        let mut v = serde_json::Value::Null;
+        for _ in 0..5 {
+            let (_, j) = s.post("/api/jobs", r#"{"kind": "run", "example": "roce-incast"}"#);
+            v = s.until(id(&j), Duration::from_secs(30), finished);
+            if !v["error"].as_str().unwrap_or("").contains("busy") {
+                break;
+            }
+            s.wait(Duration::from_millis(100));
+        }
+        assert_eq!(v["state"], "failed", "{v}");
+        assert!(v["error"].as_str().unwrap().contains(expect), "{v}");
+        assert!(!s.get("/api/examples").as_array().unwrap().is_empty(), "the server answers after a failed job");
+    }
+}
+
+#[test]
+fn finished_jobs_are_forgotten_after_the_keep_time() {
+    let s = Server::new(web::JobConfig { keep: Duration::from_millis(300), ..jobs_config() });
+    let (_, v) = s.post("/api/jobs", r#"{"kind": "compare", "example": "roce-incast"}"#);
+    let done = s.until(id(&v), Duration::from_secs(120), finished);
+    assert_eq!(done["state"], "done", "{done}");
+    s.wait(Duration::from_millis(400));
+    let (status, _, body) = s.call("GET", &format!("/api/jobs/{}", id(&v)), &[LOCAL], vec![]);
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("forgotten"), "{body}");
 }
