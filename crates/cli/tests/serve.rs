@@ -442,6 +442,7 @@ fn cancel_kills_the_child_and_the_queue_is_bounded() {
     let s = Server::new(jobs_config());
     let long = r#"{"kind": "compare", "example": "allreduce-compare"}"#;
     let (_, a) = s.post("/api/jobs", long);
+    assert!(a["position"].is_null(), "a free slot: no queue position: {a}");
     let a = s.until(id(&a), Duration::from_secs(60), |v| v["progress"].as_object().is_some_and(|p| p.len() == 2));
     assert_eq!(a["state"], "running");
     for side in ["InfiniBand", "RoCEv2"] {

@@ -167,20 +167,23 @@ impl Jobs {
         self.lock().jobs.retain(|_, j| j.finished.map_or(true, |t| t.elapsed() < keep));
     }
 
-    /// The job's place in the queue (1 = next), if it waits.
-    fn position(inner: &Inner, id: u64) -> Option<usize> {
+    /// The job's place in the queue (1 = next), if it waits for a slot; a job about to
+    /// take a free slot has none.
+    fn position(&self, inner: &Inner, id: u64) -> Option<usize> {
+        let running = inner.jobs.values().filter(|j| j.state == JobState::Running).count();
+        let free = self.cfg.slots.saturating_sub(running);
         let waiting: Vec<u64> = inner.jobs.iter().filter(|(_, j)| j.state == JobState::Queued).map(|(i, _)| *i).collect();
-        waiting.iter().position(|&i| i == id).map(|p| p + 1)
+        waiting.iter().position(|&i| i == id).map(|p| p + 1).filter(|&p| p > free).map(|p| p - free)
     }
 
-    fn status(inner: &Inner, id: u64) -> Option<Value> {
+    fn status(&self, inner: &Inner, id: u64) -> Option<Value> {
         let j = inner.jobs.get(&id)?;
         Some(json!({
             "id": id,
             "kind": j.kind.name(),
             "scenario": j.file,
             "state": j.state.name(),
-            "position": Self::position(inner, id),
+            "position": self.position(inner, id),
             "progress": j.progress,
             "error": j.error,
             "outputs": j.outputs.keys().collect::<Vec<_>>(),
@@ -219,7 +222,7 @@ impl Jobs {
         let jobs = self.clone();
         tokio::spawn(async move { jobs.drive(id, spec, &mut rx).await });
         let g = self.lock();
-        Ok(Self::status(&g, id).unwrap_or(Value::Null))
+        Ok(self.status(&g, id).unwrap_or(Value::Null))
     }
 
     /// Waits for a slot, runs the child, records how it ended.
@@ -370,7 +373,7 @@ pub async fn create(State(s): State<crate::State>, body: Result<Json<Value>, Jso
 pub async fn list(State(s): State<crate::State>) -> Response {
     s.jobs.expire();
     let g = s.jobs.lock();
-    let all: Vec<Value> = g.jobs.keys().filter_map(|&id| Jobs::status(&g, id)).collect();
+    let all: Vec<Value> = g.jobs.keys().filter_map(|&id| s.jobs.status(&g, id)).collect();
     json_response(StatusCode::OK, Value::Array(all))
 }
 
@@ -378,7 +381,7 @@ pub async fn list(State(s): State<crate::State>) -> Response {
 pub async fn get(State(s): State<crate::State>, Path(id): Path<u64>) -> Response {
     s.jobs.expire();
     let g = s.jobs.lock();
-    match Jobs::status(&g, id) {
+    match s.jobs.status(&g, id) {
         Some(v) => json_response(StatusCode::OK, v),
         None => no_job(id).into_response(),
     }
@@ -412,7 +415,7 @@ pub async fn cancel(State(s): State<crate::State>, Path(id): Path<u64>) -> Respo
     }
     j.state = JobState::Cancelled;
     j.finished = Some(Instant::now());
-    json_response(StatusCode::OK, Jobs::status(&g, id).unwrap_or(Value::Null))
+    json_response(StatusCode::OK, s.jobs.status(&g, id).unwrap_or(Value::Null))
 }
 
 /// `GET /api/examples/{name}`: the example's text.
