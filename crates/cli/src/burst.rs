@@ -2,90 +2,15 @@
 //! its sources). `--prove` builds a one-leaf scenario (N hosts → 1 host on the same leaf,
 //! an `incast` at t = 0 with no stagger, ECN and DCQCN off), simulates it and prints the
 //! analytical and simulated numbers side by side. An error names the flag (exit code 2).
+//! The flags and the `--json` document are `plan::args::burst` (`fabriclab serve` answers
+//! with the same code).
 
 use std::process::ExitCode;
 
-use clap::Args;
+pub use plan::args::burst::BurstArgs;
+use plan::args::burst::{json_value, planned};
 use plan::burst::{self as b, Beyond, BurstInput, BurstPlan, Class};
-use units::{BitRate, Bytes, SimDuration};
-
-/// `fabriclab burst` arguments.
-#[derive(Args, Debug)]
-pub struct BurstArgs {
-    /// Synchronised senders.
-    #[arg(long, value_name = "N")]
-    pub senders: u32,
-    /// Payload per sender, with a unit (64KB, 1MiB).
-    #[arg(long, value_name = "BYTES")]
-    pub burst: String,
-    /// Each sender's link speed (100Gbps).
-    #[arg(long, value_name = "RATE")]
-    pub in_speed: String,
-    /// The egress port's speed.
-    #[arg(long, value_name = "RATE")]
-    pub out_speed: String,
-    /// Shared pool S (after reserved and headroom), e.g. 16MiB.
-    #[arg(long, value_name = "BYTES")]
-    pub buffer: String,
-    /// Buffer cell size.
-    #[arg(long, value_name = "BYTES", default_value = "256B")]
-    pub cell: String,
-    /// α = 2^dynamic_th (SONiC), -7..7.
-    #[arg(long, value_name = "N", default_value = "0", allow_hyphen_values = true)]
-    pub dynamic_th: String,
-    /// Reserved bytes per ingress (port, PG).
-    #[arg(long, value_name = "BYTES", default_value = "0B")]
-    pub reserved: String,
-    /// lossy (drops) or lossless (PFC).
-    #[arg(long, value_name = "lossy|lossless", default_value = "lossless")]
-    pub class: String,
-    /// IB path MTU.
-    #[arg(long, value_name = "BYTES", default_value = "4096B")]
-    pub mtu: String,
-    /// PFC resume offset below the trigger (default: two maximum frames).
-    #[arg(long, value_name = "BYTES")]
-    pub xon_offset: Option<String>,
-    /// Print one JSON document.
-    #[arg(long)]
-    pub json: bool,
-    /// Print every formula with its numbers and source.
-    #[arg(long)]
-    pub explain: bool,
-    /// Also simulate it and show analytical vs simulated.
-    #[arg(long)]
-    pub prove: bool,
-}
-
-fn bytes(flag: &str, s: &str) -> Result<Bytes, String> {
-    s.parse::<Bytes>().map_err(|e| format!("--{flag} {s}: {e}; expected bytes with a unit such as 64KB or 16MiB"))
-}
-
-fn rate(flag: &str, s: &str) -> Result<BitRate, String> {
-    s.parse::<BitRate>().map_err(|e| format!("--{flag} {s}: {e}; expected a rate with a unit such as 100Gbps"))
-}
-
-/// Parses and checks the flags into the planner's input.
-pub fn input(a: &BurstArgs) -> Result<BurstInput, String> {
-    let class = match a.class.as_str() {
-        "lossy" => Class::Lossy,
-        "lossless" => Class::Lossless,
-        o => return Err(format!("--class {o}: expected lossy or lossless")),
-    };
-    let dynamic_th = a.dynamic_th.parse::<i8>().map_err(|_| format!("--dynamic-th {}: expected an integer -7..7 (α = 2^dynamic_th)", a.dynamic_th))?;
-    Ok(BurstInput {
-        senders: a.senders,
-        burst: bytes("burst", &a.burst)?,
-        in_speed: rate("in-speed", &a.in_speed)?,
-        out_speed: rate("out-speed", &a.out_speed)?,
-        shared: bytes("buffer", &a.buffer)?,
-        cell: bytes("cell", &a.cell)?,
-        dynamic_th,
-        reserved: bytes("reserved", &a.reserved)?,
-        class,
-        mtu: bytes("mtu", &a.mtu)?,
-        xon_offset: a.xon_offset.as_deref().map(|s| bytes("xon-offset", s)).transpose()?,
-    })
-}
+use units::{BitRate, SimDuration};
 
 /// What the simulation of the burst showed.
 #[derive(serde::Serialize, Debug, Clone)]
@@ -206,17 +131,10 @@ fn kib(b: u64) -> String {
 }
 
 pub fn run(a: BurstArgs) -> ExitCode {
-    let i = match input(&a) {
-        Ok(i) => i,
+    let (i, p) = match planned(&a) {
+        Ok(ip) => ip,
         Err(e) => {
             eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let p = match b::plan(&i) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: --{}: {}", e.input, e.msg);
             return ExitCode::from(2);
         }
     };
@@ -232,10 +150,7 @@ pub fn run(a: BurstArgs) -> ExitCode {
         None
     };
     if a.json {
-        let mut v = serde_json::json!({ "plan": p });
-        if a.explain {
-            v["explain"] = serde_json::json!(b::explain(&i, &p));
-        }
+        let mut v = json_value(&a, &i, &p);
         if let Some(s) = &sim {
             v["simulated"] = serde_json::json!(s);
         }

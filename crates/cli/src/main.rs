@@ -3,7 +3,7 @@
 //! `run -b/-e`'s size sweep); `sm.rs` runs the subnet manager; `sweep/` runs a scenario over
 //! a grid and merges shards; `design.rs`, `burst.rs` and `plan/` drive the planners of the
 //! `plan` crate, `prove.rs` holding what their `--prove` scenarios share; `par.rs` is the
-//! parallel map the sweeps use.
+//! parallel map the sweeps use; `serve.rs` starts the web app (the `web` crate).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,6 +23,7 @@ mod plan;
 mod progress;
 mod prove;
 mod run;
+mod serve;
 mod sm;
 mod sweep;
 mod verify;
@@ -104,6 +105,8 @@ enum Cmd {
         #[command(flatten)]
         limits: limits::LimitArgs,
     },
+    /// Serve the planners and their JSON API as a local web app (http://127.0.0.1:8080/).
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -138,6 +141,7 @@ fn main() -> ExitCode {
         Cmd::Burst(a) => burst::run(a),
         Cmd::Plan(a) => plan::run(a),
         Cmd::Verify(a) => verify::run(a),
+        Cmd::Serve(a) => serve::run(a),
         Cmd::Compare { file, json, html, .. } => compare::compare(&file, json, html.as_deref()),
         Cmd::Run { file, json, minbytes: Some(b), maxbytes: Some(e), stepfactor, .. } => nccl::run(&file, &b, &e, &stepfactor, json),
         Cmd::Run { file, json, out, html, estimate: true, .. } => run::estimate(&file, json, out.is_some() || html.is_some()),

@@ -6,9 +6,15 @@
 //! partial report is printed) and a second Ctrl-C turns into an immediate exit.
 //!
 //! Both reach the simulator only through its one hook, `fabric::sim::Watch`.
+//!
+//! For programs rather than people (`fabriclab serve` runs jobs as child processes),
+//! `FABRICLAB_PROGRESS=json` in the environment makes each bar also print one JSON line on
+//! stderr at most every [`JSON_EVERY`] of wall time: `{"progress": {"label": "RoCEv2",
+//! "fraction": 0.42, "now_ps": .., "stop_ps": .. or null, "events": .., "message": ".."}}`.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use fabric::sim::{Progress, Watch};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -34,9 +40,18 @@ pub fn cancelled() -> bool {
     CANCEL.load(Ordering::SeqCst)
 }
 
+/// The environment variable that turns on the JSON progress lines, and its value.
+pub const JSON_ENV: (&str, &str) = ("FABRICLAB_PROGRESS", "json");
+
+/// The least wall time between two JSON progress lines of one bar.
+pub const JSON_EVERY: Duration = Duration::from_millis(200);
+
 /// A run's progress bar, which also passes on Ctrl-C.
 pub struct Bar {
     bar: ProgressBar,
+    label: String,
+    /// With `FABRICLAB_PROGRESS=json`: the wall time of the last JSON line.
+    json: Option<Option<Duration>>,
 }
 
 impl Bar {
@@ -61,7 +76,26 @@ impl Bar {
                 .progress_chars("=> "),
         );
         bar.set_prefix(label.to_string());
-        Bar { bar }
+        let json = (std::env::var(JSON_ENV.0).as_deref() == Ok(JSON_ENV.1)).then_some(None);
+        Bar { bar, label: label.to_string(), json }
+    }
+
+    /// One JSON progress line, unless the last was less than [`JSON_EVERY`] ago.
+    fn json_line(&mut self, p: &Progress) {
+        let Some(last) = &mut self.json else { return };
+        if last.is_some_and(|t| p.wall < t + JSON_EVERY) {
+            return;
+        }
+        *last = Some(p.wall);
+        let line = serde_json::json!({ "progress": {
+            "label": self.label,
+            "fraction": p.fraction(),
+            "now_ps": p.now.0,
+            "stop_ps": p.stop.map(|s| s.0),
+            "events": p.events,
+            "message": describe(p),
+        }});
+        eprintln!("{line}");
     }
 }
 
@@ -69,6 +103,7 @@ impl Watch for Bar {
     fn check(&mut self, p: &Progress) -> bool {
         self.bar.set_position((p.fraction() * 1000.0) as u64);
         self.bar.set_message(describe(p));
+        self.json_line(p);
         !cancelled()
     }
 }

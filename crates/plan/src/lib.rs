@@ -11,7 +11,10 @@
 //!   files read into typed tables and checked for a lossless RoCE fabric. It lives here
 //!   because it checks the same things the RoCE planner plans, with the same `model`
 //!   formulas (docs/layout.md: planners and the verifier are pure functions over inputs).
+//! * [`args`]: the planners' flags and `--json` documents, shared by the CLI and
+//!   `fabriclab serve`.
 
+pub mod args;
 pub mod burst;
 pub mod design;
 pub mod roce;

@@ -22,10 +22,10 @@
 //! private headroom (see `prove::headroom_pool_cells`), and the output reports it and its
 //! headroom-overflow drops.
 //!
-//! Files: `args.rs` (the flags and `--config`), `prove.rs` (`--prove`), `print.rs` (the
-//! text output). This file keeps the subcommand and [`run`].
+//! Files: `prove.rs` (`--prove`), `print.rs` (the text output); the flags, `--config` and
+//! the `--json` document are `plan::args::roce` (`fabriclab serve` answers with the same
+//! code). This file keeps the subcommand and [`run`].
 
-mod args;
 mod print;
 /// `verify --simulate` runs the same headroom worst case.
 pub(crate) mod prove;
@@ -35,7 +35,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use plan::roce as r;
 
-use args::{flag_of, input, RoceArgs};
+use plan::args::roce::{json_value, planned, RoceArgs};
 use print::{print_plan, print_proof};
 use prove::prove;
 
@@ -54,17 +54,10 @@ pub enum PlanCmd {
 
 pub fn run(a: PlanArgs) -> ExitCode {
     let PlanCmd::Roce(a) = a.cmd;
-    let i = match input(&a) {
-        Ok(i) => i,
+    let (i, p) = match planned(&a) {
+        Ok(ip) => ip,
         Err(e) => {
             eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let p = match r::plan(&i) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {}: {}", flag_of(&e.field), e.msg);
             return ExitCode::from(2);
         }
     };
@@ -80,10 +73,7 @@ pub fn run(a: PlanArgs) -> ExitCode {
         None
     };
     if a.json {
-        let mut v = serde_json::json!({ "input": i, "plan": p });
-        if a.explain {
-            v["explain"] = serde_json::json!(r::explain(&i, &p));
-        }
+        let mut v = json_value(&a, &i, &p);
         if let Some(pr) = &proofs {
             v["prove"] = serde_json::json!(pr);
         }

@@ -1,15 +1,16 @@
 //! `fabriclab plan roce`'s inputs: the flags ([`RoceArgs`]), laid over `--config FILE.toml`
 //! (a flag overrides the file's field of the same name), then validated by
 //! `plan::roce::validate`. An error names the flag, or the file and field, and what is
-//! expected.
+//! expected. [`planned`] and [`json_value`] are the command's answer without `--prove`, as
+//! the CLI prints it and `fabriclab serve` returns it.
 //!
-//! Left out: the planning itself (`plan::roce`).
+//! Left out: the planning itself (`plan::roce`) and `--prove` (a simulation, in the CLI).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crate::roce::{self as r, LinkConfig, RoceConfig, RoceInput, RocePlan};
 use clap::Args;
-use plan::roce::{self as r, LinkConfig, RoceConfig, RoceInput};
 
 /// `fabriclab plan roce` arguments. Every input may also come from `--config` (TOML, the
 /// field named in each flag's help); a flag overrides the file.
@@ -209,7 +210,7 @@ const FLAGS: &[(&str, &str)] = &[
     ("operator.cnp_dscp", "--cnp-dscp"),
 ];
 
-pub(super) fn flag_of(field: &str) -> &'static str {
+pub fn flag_of(field: &str) -> &'static str {
     FLAGS.iter().find(|f| f.0 == field).map_or("--config", |f| f.1)
 }
 
@@ -242,7 +243,7 @@ fn over<T: Clone>(set: &mut Vec<&'static str>, field: &'static str, src: &Option
 
 /// Reads `--config` and lays the flags over it. Returns the merged inputs and the fields
 /// set by flags (so errors can name the flag).
-pub(super) fn merged(a: &RoceArgs) -> Result<(RoceConfig, Vec<&'static str>, Option<String>), String> {
+pub fn merged(a: &RoceArgs) -> Result<(RoceConfig, Vec<&'static str>, Option<String>), String> {
     let (mut c, file) = match &a.config {
         Some(p) => {
             let name = p.display().to_string();
@@ -349,7 +350,7 @@ fn over_operator(a: &RoceArgs, c: &mut RoceConfig, set: &mut Vec<&'static str>) 
 }
 
 /// Validates the merged inputs; the error names the flag or the file's field.
-pub(super) fn input(a: &RoceArgs) -> Result<RoceInput, String> {
+pub fn input(a: &RoceArgs) -> Result<RoceInput, String> {
     let (c, set, file) = merged(a)?;
     r::validate(&c).map_err(|e| {
         let flag = flag_of(&e.field);
@@ -360,4 +361,21 @@ pub(super) fn input(a: &RoceArgs) -> Result<RoceInput, String> {
             None => format!("{flag}: {}", e.msg),
         }
     })
+}
+
+/// The inputs and the plan, or the message the CLI prints after `error: ` (exit code 2).
+pub fn planned(a: &RoceArgs) -> Result<(RoceInput, RocePlan), String> {
+    let i = input(a)?;
+    let p = r::plan(&i).map_err(|e| format!("{}: {}", flag_of(&e.field), e.msg))?;
+    Ok((i, p))
+}
+
+/// `plan roce --json`'s document without `--prove`: the inputs, the plan and, with
+/// `--explain`, every formula and default with its source.
+pub fn json_value(a: &RoceArgs, i: &RoceInput, p: &RocePlan) -> serde_json::Value {
+    let mut v = serde_json::json!({ "input": i, "plan": p });
+    if a.explain {
+        v["explain"] = serde_json::json!(r::explain(i, p));
+    }
+    v
 }
