@@ -197,7 +197,7 @@ impl Ord for Pending {
 struct FcpLog {
     path: PathBuf,
     w: BufWriter<std::fs::File>,
-    /// Written, sent (outbound) and received (inbound).
+    /// FCPs written, by direction: sent (outbound) and received (inbound).
     sent: u64,
     received: u64,
 }
@@ -331,25 +331,22 @@ fn create(path: &std::path::Path) -> Result<BufWriter<std::fs::File>, String> {
 /// Opens a capture per port; `lids` (InfiniBand) makes them ERF captures with FCP logs.
 fn open(plan: &Plan, topo: &Topology, ports: &[PortId], lids: Option<Vec<u16>>) -> Result<Files, String> {
     std::fs::create_dir_all(&plan.dir).map_err(|e| format!("{}: cannot create: {e}", plan.dir.display()))?;
+    let ib = lids.is_some();
     let mut files = Vec::with_capacity(ports.len());
     for &p in ports {
         let path = plan.dir.join(file_name(topo, p));
         let out = create(&path)?;
         // ERF: the snap length keeps the record's header and `snaplen` bytes of the packet.
-        let (link, snaplen) = match lids {
-            Some(_) => (LinkType::Erf, plan.snaplen.saturating_add(erf::HEADER_LEN as u32)),
-            None => (LinkType::Ethernet, plan.snaplen),
-        };
+        let (link, snaplen) = if ib { (LinkType::Erf, plan.snaplen.saturating_add(erf::HEADER_LEN as u32)) } else { (LinkType::Ethernet, plan.snaplen) };
         let iface = Interface { link, snaplen, name: topo.port_name(p), fcs_len: 0 };
         let w = PcapngWriter::new(out, &iface).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-        let fcp = match lids {
-            Some(_) => {
-                let path = path.with_extension("fcp.csv");
-                let mut w = create(&path)?;
-                w.write_all(FCP_CSV_HEADER.as_bytes()).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-                Some(FcpLog { path, w, sent: 0, received: 0 })
-            }
-            None => None,
+        let fcp = if ib {
+            let path = path.with_extension("fcp.csv");
+            let mut w = create(&path)?;
+            w.write_all(FCP_CSV_HEADER.as_bytes()).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+            Some(FcpLog { path, w, sent: 0, received: 0 })
+        } else {
+            None
         };
         files.push(File { path, w, frames: 0, cut: None, left_out: 0, fcp });
     }
