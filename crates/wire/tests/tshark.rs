@@ -349,10 +349,9 @@ fn native_ib_dissects_as_built() {
 
 /// Native InfiniBand as Debian's Wireshark reads it: LINKTYPE_ERF (197). ERF type 21
 /// goes to the `infiniband` dissector, which shows every field of LRH, BTH, RETH/AETH,
-/// ICRC and VCRC as built. ERF type 25 goes to `infiniband_link`, but Wireshark 4.0.17
-/// first reads the record as an IB packet and reports a real 6-byte flow-control packet
-/// malformed; that is reported here, not asserted, so a Wireshark that fixes it does not
-/// fail the test (and `run --pcap` can then write InfiniBand, see docs/captures.md).
+/// ICRC and VCRC as built, with the ERF capture interface as the direction; IB CC's CNP
+/// (0x80) dissects without error. ERF type 25 (flow control) is
+/// `flow_control_erf_is_read_as_an_lrh`'s.
 #[test]
 fn native_ib_as_erf_dissects() {
     if !tshark_available() {
