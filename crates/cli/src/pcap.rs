@@ -3,22 +3,31 @@
 //! The simulator's capture tap (`fabric::sim::capture`) hands over every frame a watched
 //! port sends (outbound) or receives (inbound); this file chooses the ports, turns the
 //! records into bytes, puts them in time order and writes them with `wire::pcapng`:
-//! LINKTYPE_ETHERNET, FCS left out and declared so (`if_fcslen` 0), nanosecond
-//! timestamps (`if_tsresol` 9), the direction in `epb_flags`, frames cut to the snap
-//! length (default: whole frames, ICRC included), and at most `--pcap-limit` bytes per
-//! file (default [`DEFAULT_LIMIT`]); a cut file is said on stderr.
+//! nanosecond timestamps (`if_tsresol` 9), the direction in `epb_flags`, frames cut to
+//! the snap length (default: whole frames, ICRC included), and at most `--pcap-limit`
+//! bytes per file (default [`DEFAULT_LIMIT`]); a cut file is said on stderr.
+//!
+//! RoCEv2: LINKTYPE_ETHERNET, FCS left out and declared so (`if_fcslen` 0).
+//! InfiniBand: LINKTYPE_ERF, each packet an ERF type-21 record (`wire::erf`), LRH to VCRC,
+//! whose capture interface is its direction too (0 sent, 1 received, as Wireshark reads
+//! it); the snap length counts the packet, not the 16-byte ERF header before it. LIDs are
+//! the subnet manager's when one routes the fabric (the same bring-up `fabriclab sm`
+//! shows), else endpoint `e` has LID `e + 1`. Flow-control packets are not written:
+//! Wireshark 4.0 reports every correct one malformed (`wire::erf` says why); they go to
+//! `<port>.fcp.csv` beside the capture (time, direction, VL, FCTBS, FCCL) and are counted
+//! on stderr.
 //!
 //! Ports: names as the topology gives them (`leaf0:3`), a NIC's node name (`h0`), or
 //! `hottest`: the port that sent the most bytes, found by a first run; the simulation is
 //! deterministic, so the second run, watching it, is the same run. Default: the NIC ports
 //! of the first `[[traffic]]` entry's receivers, at most [`MAX_DEFAULT_PORTS`] of them.
 //!
-//! Leaves out: InfiniBand fabrics (refused: their ERF captures are not written yet) and
-//! RoCEv2 over IPv6 (refused: `wire` builds IPv4 only).
+//! Leaves out: RoCEv2 over IPv6 (refused: `wire` builds IPv4 only) and InfiniBand
+//! flow-control packets in the pcapng (above).
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, BinaryHeap};
-use std::io::BufWriter;
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -29,7 +38,7 @@ use fabric::Sim;
 use report::Report;
 use scenario::World;
 use units::{Bytes, SimDuration, SimTime};
-use wire::{Interface, LinkType, PcapngWriter};
+use wire::{erf, Interface, LinkType, PcapngWriter};
 
 /// Bytes per capture file unless `--pcap-limit` says otherwise: 100 MB.
 pub const DEFAULT_LIMIT: u64 = 100_000_000;
@@ -87,10 +96,7 @@ pub struct Plan {
 /// it expects.
 pub fn plan(args: &PcapArgs, world: &World, file: &str) -> Result<Option<Plan>, String> {
     let Some(dir) = &args.pcap else { return Ok(None) };
-    if world.params.tech == Tech::Infiniband {
-        return Err(format!("{file}: --pcap: InfiniBand captures are not written yet (RoCEv2 scenarios only)"));
-    }
-    if world.params.encap.ipv6 {
+    if world.params.tech != Tech::Infiniband && world.params.encap.ipv6 {
         return Err(format!("{file}: --pcap: RoCEv2 over IPv6 is not written yet (IPv4 scenarios only)"));
     }
     let time = |flag: &str, v: &Option<String>, dflt: SimTime| match v {
@@ -154,13 +160,19 @@ fn port_named(topo: &Topology, name: &str) -> Result<PortId, String> {
     Ok(PortId(n.first_port + index))
 }
 
+/// What a watched port saw: a frame's bytes, or an InfiniBand flow-control packet.
+enum Seen {
+    Frame(Vec<u8>),
+    Fcp(wire::FlowControlRepr),
+}
+
 /// A frame waiting for its turn in the time order.
 struct Pending {
     t: SimTime,
     seq: u64,
     slot: usize,
     dir: Direction,
-    bytes: Vec<u8>,
+    seen: Seen,
 }
 
 impl PartialEq for Pending {
@@ -181,6 +193,15 @@ impl Ord for Pending {
     }
 }
 
+/// An InfiniBand port's flow-control packets: the CSV beside its capture, and counts.
+struct FcpLog {
+    path: PathBuf,
+    w: BufWriter<std::fs::File>,
+    /// FCPs written, by direction: sent (outbound) and received (inbound).
+    sent: u64,
+    received: u64,
+}
+
 /// One capture file.
 struct File {
     path: PathBuf,
@@ -189,6 +210,7 @@ struct File {
     /// When the byte limit cut it, and the frames left out since.
     cut: Option<SimTime>,
     left_out: u64,
+    fcp: Option<FcpLog>,
 }
 
 /// The files and the reorder buffer; shared between the tap's sink and this module.
@@ -197,8 +219,13 @@ struct Files {
     pending: BinaryHeap<Pending>,
     seq: u64,
     limit: u64,
+    /// InfiniBand: each endpoint's LID.
+    lids: Vec<u16>,
     error: Option<String>,
 }
+
+/// The header of a `.fcp.csv` file.
+const FCP_CSV_HEADER: &str = "time_ns,direction,vl,fctbs,fccl\n";
 
 impl Files {
     fn write(&mut self, p: Pending) {
@@ -207,15 +234,29 @@ impl Files {
             f.left_out += 1;
             return;
         }
-        if f.w.written() + f.w.record_len(p.bytes.len()) > self.limit {
-            f.cut = Some(p.t);
-            f.left_out += 1;
-            return;
+        let res = match &p.seen {
+            Seen::Fcp(fc) => {
+                let log = f.fcp.as_mut().expect("an InfiniBand capture has an FCP log");
+                let (dir, n) = match p.dir {
+                    Direction::Outbound => ("out", &mut log.sent),
+                    Direction::Inbound => ("in", &mut log.received),
+                };
+                *n += 1;
+                writeln!(log.w, "{},{dir},{},{},{}", p.t.ps() / 1_000, fc.vl, fc.fctbs, fc.fccl).map_err(|e| (log.path.clone(), e))
+            }
+            Seen::Frame(bytes) => {
+                if f.w.written() + f.w.record_len(bytes.len()) > self.limit {
+                    f.cut = Some(p.t);
+                    f.left_out += 1;
+                    return;
+                }
+                f.frames += 1;
+                f.w.write_packet(p.t.ps(), p.dir, bytes).map_err(|e| (f.path.clone(), e))
+            }
+        };
+        if let Err((path, e)) = res {
+            self.error.get_or_insert(format!("{}: cannot write: {e}", path.display()));
         }
-        if let Err(e) = f.w.write_packet(p.t.ps(), p.dir, &p.bytes) {
-            self.error.get_or_insert(format!("{}: cannot write: {e}", f.path.display()));
-        }
-        f.frames += 1;
     }
 
     /// Writes every pending frame stamped at or before `upto`.
@@ -236,10 +277,42 @@ impl CaptureSink for Sink {
         // Every later record is stamped at or after its send time, which is at least this
         // one's: what is stamped up to then is final.
         f.drain(c.sent);
-        let Some(bytes) = c.roce_bytes() else { return };
+        let seen = if let Some(fc) = c.flow_control() {
+            Seen::Fcp(fc)
+        } else if c.ib {
+            let lid = |e: u32| f.lids.get(e as usize).copied().unwrap_or(0);
+            let Some(packet) = c.ib_bytes(lid(c.src), lid(c.dst)) else { return };
+            Seen::Frame(erf::record(c.t.ps(), erf::TYPE_INFINIBAND, erf_interface(c.dir), &packet))
+        } else {
+            let Some(bytes) = c.roce_bytes() else { return };
+            Seen::Frame(bytes)
+        };
         f.seq += 1;
         let seq = f.seq;
-        f.pending.push(Pending { t: c.t, seq, slot: c.slot, dir: c.dir, bytes });
+        f.pending.push(Pending { t: c.t, seq, slot: c.slot, dir: c.dir, seen });
+    }
+}
+
+/// The ERF capture interface of a direction: Wireshark reads interface 0 as "sent" and 1
+/// as "received" (`packet-erf.c`, `dissect_erf`), as pcapng's `epb_flags` say it.
+fn erf_interface(dir: Direction) -> u8 {
+    match dir {
+        Direction::Outbound => 0,
+        Direction::Inbound => 1,
+    }
+}
+
+/// Each endpoint's LID: the subnet manager's when one routes the fabric, else `e + 1`
+/// (wrapping within the unicast LIDs 1 to 0xBFFF, IBTA Vol 1 §4.1.3).
+fn ib_lids(world: &World) -> Vec<u16> {
+    let n = world.topo.endpoints.len() as u32;
+    match &world.sm {
+        Some(sm) => {
+            let data_vls = world.params.ib.as_ref().map_or(1, |ib| ib.data_vls);
+            let mgr = scenario::ib::sm_bring_up(&world.topo, world.layout.as_ref(), sm, data_vls);
+            (0..n).map(|e| mgr.ep_lid(e)).collect()
+        }
+        None => (0..n).map(|e| (e % 0xBFFF + 1) as u16).collect(),
     }
 }
 
@@ -250,17 +323,34 @@ fn file_name(topo: &Topology, p: PortId) -> String {
     format!("{n}.pcapng")
 }
 
-fn open(plan: &Plan, topo: &Topology, ports: &[PortId]) -> Result<Files, String> {
+/// Creates `path`, saying which file could not be.
+fn create(path: &std::path::Path) -> Result<BufWriter<std::fs::File>, String> {
+    std::fs::File::create(path).map(BufWriter::new).map_err(|e| format!("{}: cannot create: {e}", path.display()))
+}
+
+/// Opens a capture per port; `lids` (InfiniBand) makes them ERF captures with FCP logs.
+fn open(plan: &Plan, topo: &Topology, ports: &[PortId], lids: Option<Vec<u16>>) -> Result<Files, String> {
     std::fs::create_dir_all(&plan.dir).map_err(|e| format!("{}: cannot create: {e}", plan.dir.display()))?;
+    let ib = lids.is_some();
     let mut files = Vec::with_capacity(ports.len());
     for &p in ports {
         let path = plan.dir.join(file_name(topo, p));
-        let out = std::fs::File::create(&path).map_err(|e| format!("{}: cannot create: {e}", path.display()))?;
-        let iface = Interface { link: LinkType::Ethernet, snaplen: plan.snaplen, name: topo.port_name(p), fcs_len: 0 };
-        let w = PcapngWriter::new(BufWriter::new(out), &iface).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-        files.push(File { path, w, frames: 0, cut: None, left_out: 0 });
+        let out = create(&path)?;
+        // ERF: the snap length keeps the record's header and `snaplen` bytes of the packet.
+        let (link, snaplen) = if ib { (LinkType::Erf, plan.snaplen.saturating_add(erf::HEADER_LEN as u32)) } else { (LinkType::Ethernet, plan.snaplen) };
+        let iface = Interface { link, snaplen, name: topo.port_name(p), fcs_len: 0 };
+        let w = PcapngWriter::new(out, &iface).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        let fcp = if ib {
+            let path = path.with_extension("fcp.csv");
+            let mut w = create(&path)?;
+            w.write_all(FCP_CSV_HEADER.as_bytes()).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+            Some(FcpLog { path, w, sent: 0, received: 0 })
+        } else {
+            None
+        };
+        files.push(File { path, w, frames: 0, cut: None, left_out: 0, fcp });
     }
-    Ok(Files { files, pending: BinaryHeap::new(), seq: 0, limit: plan.limit, error: None })
+    Ok(Files { files, pending: BinaryHeap::new(), seq: 0, limit: plan.limit, lids: lids.unwrap_or_default(), error: None })
 }
 
 /// The port that sent the most bytes (the lowest-numbered among equals).
@@ -285,7 +375,8 @@ pub fn run(world: &World, sample: bool, watch: &mut dyn fabric::sim::Watch, plan
             vec![p]
         }
     };
-    let files = Rc::new(RefCell::new(open(plan, &world.topo, &ports)?));
+    let lids = (world.params.tech == Tech::Infiniband).then(|| ib_lids(world));
+    let files = Rc::new(RefCell::new(open(plan, &world.topo, &ports, lids)?));
     let mut sim = world.simulator(sample);
     sim.set_capture(CaptureSpec { ports, from: plan.from, to: plan.to }, Box::new(Sink(files.clone())));
     sim.run_watched(watch);
@@ -298,6 +389,16 @@ pub fn run(world: &World, sample: bool, watch: &mut dyn fabric::sim::Watch, plan
     for file in &mut f.files {
         file.w.flush().map_err(|e| format!("{}: cannot write: {e}", file.path.display()))?;
         eprintln!("pcap: {}: {} frames, {} bytes", file.path.display(), file.frames, file.w.written());
+        if let Some(log) = &mut file.fcp {
+            log.w.flush().map_err(|e| format!("{}: cannot write: {e}", log.path.display()))?;
+            eprintln!(
+                "pcap: {}: {} flow-control packets ({} sent, {} received), not in the capture: Wireshark 4.0 reads them as malformed (docs/captures.md)",
+                log.path.display(),
+                log.sent + log.received,
+                log.sent,
+                log.received
+            );
+        }
         if let Some(t) = file.cut {
             eprintln!(
                 "pcap: {} reached the {} byte limit at simulated {}: {} later frames left out (raise --pcap-limit)",

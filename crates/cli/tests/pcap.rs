@@ -2,7 +2,9 @@
 //! no error-level expert info (whole frames and a short snap length); the dissected
 //! fields of every frame equal the simulator's own record of it; counts per kind equal
 //! the run's counters for the port; the storm's pause frames refresh; the misconfigured
-//! fabric's capture shows the PSN gap and the NAK; `run --json` is unchanged.
+//! fabric's capture shows the PSN gap and the NAK; `run --json` is unchanged. The same on
+//! InfiniBand (ERF captures, flow-control packets in `<port>.fcp.csv`): LIDs, VL, SL,
+//! opcode, destination QP, PSN and FCCL as the simulator sent them.
 //!
 //! Without tshark the Wireshark checks are skipped (the test says so), unless
 //! `CI=true`, where they fail.
@@ -328,9 +330,186 @@ fn bad_flags_name_what_is_expected() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no node named \"nosuch\""));
     let o = Command::new(env!("CARGO_BIN_EXE_fabriclab"))
-        .args(["run", example("ib-incast.toml").to_str().unwrap(), "--pcap", dir.to_str().unwrap()])
+        .args(["run", example("ib-incast.toml").to_str().unwrap(), "--pcap", dir.to_str().unwrap(), "--pcap-snaplen", "0"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("InfiniBand captures are not written yet"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--pcap-snaplen 0: expected 1 to"));
+}
+
+const IB_FIELDS: [&str; 15] = [
+    "frame.time_epoch",
+    "frame.p2p_dir",
+    "erf.flags.cap",
+    "frame.len",
+    "infiniband.lrh.vl",
+    "infiniband.lrh.sl",
+    "infiniband.lrh.slid",
+    "infiniband.lrh.dlid",
+    "infiniband.bth.opcode",
+    "infiniband.bth.destqp",
+    "infiniband.bth.psn",
+    "infiniband.bth.a",
+    "infiniband.aeth.syndrome",
+    "infiniband.reth.dmalen",
+    "infiniband.grh.dgid",
+];
+
+/// One dissected InfiniBand packet against the simulator's record, `lid` giving LIDs.
+fn check_ib_row(i: usize, row: &[String], r: &Captured, lid: &dyn Fn(u32) -> u16) {
+    let col = |name: &str| row[IB_FIELDS.iter().position(|f| *f == name).unwrap()].as_str();
+    assert_eq!(ns(col("frame.time_epoch")), r.t.ps() / 1000, "frame {i}: time");
+    let dir = if r.dir == Direction::Inbound { "1" } else { "0" };
+    assert_eq!((col("frame.p2p_dir"), col("erf.flags.cap")), (dir, dir), "frame {i}: direction");
+    assert_eq!(col("frame.len").parse::<u32>().unwrap(), r.frame_bytes, "frame {i}: LRH to VCRC");
+    assert_eq!(col("infiniband.lrh.vl"), format!("0x{:02x}", r.tc), "frame {i}: VL");
+    assert_eq!(col("infiniband.lrh.sl"), r.sl.to_string(), "frame {i}: SL");
+    assert_eq!(col("infiniband.lrh.slid"), lid(r.src).to_string(), "frame {i}: SLID");
+    assert_eq!(col("infiniband.lrh.dlid"), lid(r.dst).to_string(), "frame {i}: DLID");
+    assert_eq!(col("infiniband.bth.opcode"), r.opcode().0.to_string(), "frame {i}");
+    assert_eq!(col("infiniband.bth.destqp"), format!("0x{:06x}", fabric::sim::qpn(r.qp.unwrap())), "frame {i}");
+    assert_eq!(col("infiniband.bth.psn"), (r.psn & 0xFF_FFFF).to_string(), "frame {i}");
+    assert_eq!(col("infiniband.bth.a"), if r.kind == FrameKind::Data && r.last { "1" } else { "0" }, "frame {i}");
+    let syndrome = match r.kind {
+        FrameKind::Ack => "31",
+        FrameKind::Nak => "96",
+        _ => "",
+    };
+    assert_eq!(col("infiniband.aeth.syndrome"), syndrome, "frame {i}");
+    assert_eq!(col("infiniband.reth.dmalen").is_empty(), !(r.kind == FrameKind::Data && r.first), "frame {i}: RETH");
+    let gid = if r.grh { format!("fe80::{:x}", r.dst + 1) } else { String::new() };
+    assert_eq!(col("infiniband.grh.dgid"), gid, "frame {i}: GRH");
+}
+
+/// The file name `run --pcap` gives a port.
+fn port_file(w: &scenario::World, p: PortId, ext: &str) -> String {
+    let n: String = w.topo.port_name(p).chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' { c } else { '-' }).collect();
+    format!("{n}.{ext}")
+}
+
+/// Runs the InfiniBand scenario `file` with and without `--pcap` on endpoint `ep`'s port
+/// (same JSON), then checks with tshark every packet of the capture against the
+/// simulator's record, every row of the FCP log against its FCP, and the counts per kind
+/// against the run's counters. The capture's path; `None` without tshark.
+fn ib_capture_matches_the_run(file: &Path, name: &str, ep: u32, lid: &dyn Fn(u32) -> u16) -> Option<PathBuf> {
+    let w = world(file);
+    let port = w.topo.ep_port(ep);
+    let dir = tmp(name);
+    let plain = run(file, &["--json"]).0;
+    let (out, err) = run(file, &["--json", "--pcap", dir.to_str().unwrap(), "--pcap-ports", &w.topo.port_name(port)]);
+    assert_eq!(out, plain, "run --json is byte-identical with --pcap");
+    let (path, csv) = (dir.join(port_file(&w, port, "pcapng")), dir.join(port_file(&w, port, "fcp.csv")));
+    assert!(err.contains("flow-control packets") && err.contains("not in the capture"), "{err}");
+    let (recs, sim) = records(file, &[port]);
+    // The FCP log: one row per flow-control packet, as the credit model sent it.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("time_ns,direction,vl,fctbs,fccl"));
+    let fcps: Vec<&Captured> = recs.iter().filter(|r| r.kind == FrameKind::Fcp).collect();
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), fcps.len());
+    for (row, r) in rows.iter().zip(&fcps) {
+        let dir = if r.dir == Direction::Inbound { "in" } else { "out" };
+        assert_eq!(*row, format!("{},{dir},{},{},{}", r.t.ps() / 1000, r.tc, r.fctbs, r.fccl));
+    }
+    let peer = w.topo.port(port).peer.unwrap();
+    let (st, pst) = (&sim.stats.ports[port.index()], &sim.stats.ports[peer.index()]);
+    let fcp_rows = |d: &str| rows.iter().filter(|r| r.split(',').nth(1) == Some(d)).count() as u64;
+    assert_eq!((fcp_rows("out"), fcp_rows("in")), (st.fcp_tx, pst.fcp_tx), "FCPs per direction");
+    assert!(st.fcp_tx > 0 && pst.fcp_tx > 0);
+    if !tshark_available() {
+        return None;
+    }
+    assert!(bad_frames(&path).is_empty(), "{:?}", bad_frames(&path));
+    let packets: Vec<&Captured> = recs.iter().filter(|r| r.kind != FrameKind::Fcp).collect();
+    let rows = fields(&path, "", &IB_FIELDS);
+    assert_eq!(rows.len(), packets.len());
+    for (i, (row, r)) in rows.iter().zip(&packets).enumerate() {
+        check_ib_row(i + 1, row, r, lid);
+    }
+    // Counts per kind against the run's counters for this port and its peer.
+    let count = |filter: &str| fields(&path, filter, &["frame.number"]).len() as u64;
+    assert_eq!(count("frame.p2p_dir == 0") + st.fcp_tx, st.tx_frames);
+    assert_eq!(count("frame.p2p_dir == 1") + pst.fcp_tx, pst.tx_frames);
+    let nic = &sim.stats.nics[ep as usize];
+    assert_eq!(count("frame.p2p_dir == 0 && infiniband.bth.opcode <= 11"), nic.tx_data_pkts);
+    assert_eq!(count("frame.p2p_dir == 0 && infiniband.aeth.syndrome.opcode == 3"), nic.nak_tx);
+    assert_eq!(count("frame.p2p_dir == 0 && infiniband.bth.opcode == 0x80"), nic.cnp_tx);
+    let data_in = count("frame.p2p_dir == 1 && infiniband.bth.opcode <= 11");
+    assert_eq!(data_in, recs.iter().filter(|r| r.dir == Direction::Inbound && r.kind == FrameKind::Data).count() as u64);
+    assert!(data_in > 0);
+    Some(path)
+}
+
+/// The IB incast with IB congestion control, a GRH and the traffic on SL 1 → VL 1: every
+/// packet and FCP at h0 as the simulator sent it, FECN-marked data in and CNPs out.
+#[test]
+fn ib_capture_is_what_the_simulator_sent() {
+    let src = std::fs::read_to_string(example("ib-incast.toml"))
+        .unwrap()
+        .replace("data_vls = 1", "data_vls = 2")
+        .replace("sl_to_vl = { 0 = 0 }", "sl_to_vl = { 0 = 0, 1 = 1 }")
+        .replace("sl = 0", "sl = 1")
+        .replace(
+            "routing = \"dest-hash\"",
+            "routing = \"dest-hash\"\ngrh = true\ncongestion_control = { threshold = \"20KB\", marking_rate = 1, packet_size = \"0B\", ccti_increase = 1, ccti_min = 0, ccti_timer = \"20us\", cct_step = 0.05, cct_entries = 128 }",
+        );
+    assert!(src.contains("congestion_control") && src.contains("sl = 1"));
+    let dir = tmp("ib-cc-src");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("ib-cc.toml");
+    std::fs::write(&file, src).unwrap();
+    // No subnet manager ("dest-hash"): endpoint e has LID e + 1.
+    let Some(path) = ib_capture_matches_the_run(&file, "ib-cc", 0, &|e| (e + 1) as u16) else { return };
+    let count = |filter: &str| fields(&path, filter, &["frame.number"]).len() as u64;
+    assert!(count("frame.p2p_dir == 1 && infiniband.lrh.vl == 1 && infiniband.lrh.sl == 1") > 0, "data on SL 1, VL 1");
+    assert!(count("frame.p2p_dir == 0 && infiniband.bth.opcode == 0x80") > 0, "the receiver sends CNPs");
+}
+
+/// A fabric read from ibnetdiscover and routed by the subnet manager: the LIDs in the
+/// capture are the ones it assigned (OpenSM's, `opensm.rs` checks).
+#[test]
+fn ib_capture_carries_the_subnet_managers_lids() {
+    let file = example("ib-from-ibnetdiscover.toml");
+    let w = world(&file);
+    let sm = w.sm.as_ref().expect("routed by a subnet manager");
+    let mgr = scenario::ib::sm_bring_up(&w.topo, w.layout.as_ref(), sm, w.params.ib.as_ref().unwrap().data_vls);
+    let lids: Vec<u16> = (0..w.topo.endpoints.len() as u32).map(|e| mgr.ep_lid(e)).collect();
+    assert!(lids.iter().all(|&l| l > 0), "{lids:?}");
+    ib_capture_matches_the_run(&file, "ib-sm", w.flows[0].dst, &|e| lids[e as usize]);
+}
+
+/// Snap length, window, byte limit and `hottest` on InfiniBand.
+#[test]
+fn ib_snap_length_window_limit_and_hottest() {
+    let file = example("ib-incast.toml");
+    let dir = tmp("ib-snap");
+    let (_, err) = run(&file, &["--json", "--pcap", dir.to_str().unwrap(), "--pcap-snaplen", "40", "--pcap-from", "10us", "--pcap-to", "20us"]);
+    assert!(err.contains("h0-0.pcapng"), "{err}");
+    let fcp_times: Vec<u64> =
+        std::fs::read_to_string(dir.join("h0-0.fcp.csv")).unwrap().lines().skip(1).map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
+    assert!(!fcp_times.is_empty() && fcp_times.iter().all(|t| (10_000..=20_000).contains(t)), "{fcp_times:?}");
+    if tshark_available() {
+        let path = dir.join("h0-0.pcapng");
+        assert!(bad_frames(&path).is_empty(), "{:?}", bad_frames(&path));
+        let rows = fields(&path, "", &["frame.time_epoch", "frame.cap_len", "frame.len", "infiniband.lrh.dlid"]);
+        assert!(!rows.is_empty());
+        for r in &rows {
+            let t = ns(&r[0]);
+            assert!((10_000..=20_000).contains(&t), "frame at {t} ns outside the window");
+            let (cap, len) = (r[1].parse::<u32>().unwrap(), r[2].parse::<u32>().unwrap());
+            assert!(cap <= 40 && cap <= len, "{r:?}");
+            assert!(!r[3].is_empty(), "the LRH survives the snap length");
+        }
+        assert!(rows.iter().any(|r| r[2].parse::<u32>().unwrap() > 40), "some packets were cut");
+    }
+    let dir = tmp("ib-limit");
+    let (_, err) = run(&file, &["--json", "--pcap", dir.to_str().unwrap(), "--pcap-limit", "100KB"]);
+    assert!(err.contains("reached the 100000 byte limit"), "{err}");
+    assert!(std::fs::metadata(dir.join("h0-0.pcapng")).unwrap().len() <= 100_000);
+    let dir = tmp("ib-hottest");
+    let (_, err) = run(&file, &["--json", "--pcap", dir.to_str().unwrap(), "--pcap-ports", "hottest"]);
+    assert!(err.contains("the hottest port is"), "{err}");
+    let names: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names.len(), 2, "a capture and its FCP log: {names:?}");
 }

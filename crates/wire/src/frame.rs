@@ -643,6 +643,22 @@ mod tests {
     }
 
     #[test]
+    fn ib_cnp_carries_its_reserved_bytes() {
+        // IB CC's CNP (opcode 0x80): LRH, BTH, 16 reserved bytes, ICRC, VCRC, as
+        // `model::ib::ib_packet(false, Transport::Cnp, 0)` charges it.
+        let mut bth = BthRepr::new(Opcode::IB_CNP, 0x123, 0);
+        bth.becn = true;
+        let p = IbPacket::new(7, 9, bth);
+        let b = p.emit().unwrap();
+        assert_eq!(b.len(), 8 + 12 + 16 + 4 + 2);
+        assert!(b[20..36].iter().all(|&x| x == 0));
+        let (back, payload) = IbPacket::parse(&b).unwrap();
+        assert!(payload.is_empty());
+        assert_eq!((back.bth.opcode, back.bth.becn, back.bth.dest_qp), (Opcode::IB_CNP, true, 0x123));
+        assert!(IbPacket { payload_len: 4, ..p }.emit().is_err(), "a CNP carries no payload");
+    }
+
+    #[test]
     fn ib_roundtrip_local_and_global() {
         let local = IbPacket {
             vl: 2,

@@ -5,7 +5,11 @@
 //! §9.2 (BTH, opcodes in §9.2.1 and its opcode table), §9.3.3 (RETH),
 //! §9.3.5 (AETH) with the syndrome encoding of §9.7.5.1, §9.3.6 (ImmDt);
 //! IBTA Annex A17 "RoCEv2" for the CNP (opcode 0x81: BTH, then 16 reserved
-//! bytes, then the ICRC) and for FECN/BECN in BTH byte 4.
+//! bytes, then the ICRC) and for FECN/BECN in BTH byte 4; IBTA Vol 1 Annex A10
+//! (congestion control) for native InfiniBand's CNP, opcode 0x80 (the value
+//! Wireshark names "CNP", `epan/dissectors/packet-infiniband.c` `OpCodeMap`, tag
+//! v4.0.17), laid out as the RoCEv2 one (16 reserved bytes), as
+//! `model::frame::CNP_RESERVED` charges it.
 //!
 //! Modelled: the Reliable Connection opcodes (SEND, RDMA WRITE, RDMA READ,
 //! ACKNOWLEDGE) and the CNP. Left out: UC/UD/RD/XRC opcodes' extra headers
@@ -74,6 +78,7 @@ opcodes! {
     RC_RDMA_READ_RESPONSE_ONLY = 0x10, "RC RDMA READ response Only";
     RC_ACKNOWLEDGE = 0x11, "RC Acknowledge";
     CNP = 0x81, "RoCEv2 CNP (Annex A17)";
+    IB_CNP = 0x80, "InfiniBand CNP (Annex A10)";
 }
 
 /// The extension headers that follow the BTH, by opcode.
@@ -123,7 +128,7 @@ impl Opcode {
             Opcode::RC_RDMA_READ_RESPONSE_FIRST | Opcode::RC_RDMA_READ_RESPONSE_LAST | Opcode::RC_RDMA_READ_RESPONSE_ONLY | Opcode::RC_ACKNOWLEDGE => {
                 ExtHeaders { aeth: true, ..none }
             }
-            Opcode::CNP => ExtHeaders { cnp_reserved: true, ..none },
+            Opcode::CNP | Opcode::IB_CNP => ExtHeaders { cnp_reserved: true, ..none },
             _ => return None,
         };
         Some(h)
@@ -131,7 +136,7 @@ impl Opcode {
 
     /// True for opcodes that may carry a payload.
     pub fn carries_payload(self) -> bool {
-        !matches!(self, Opcode::RC_ACKNOWLEDGE | Opcode::RC_RDMA_READ_REQUEST | Opcode::CNP)
+        !matches!(self, Opcode::RC_ACKNOWLEDGE | Opcode::RC_RDMA_READ_REQUEST | Opcode::CNP | Opcode::IB_CNP)
     }
 }
 
@@ -541,7 +546,12 @@ impl TransportRepr {
             + self.reth.map_or(0, |_| RETH_LEN)
             + self.aeth.map_or(0, |_| AETH_LEN)
             + self.imm.map_or(0, |_| IMMDT_LEN)
-            + if self.bth.opcode == Opcode::CNP { CNP_RESERVED_LEN } else { 0 }
+            + if self.has_cnp_reserved() { CNP_RESERVED_LEN } else { 0 }
+    }
+
+    /// A CNP (RoCEv2's or InfiniBand's): 16 reserved bytes follow the BTH.
+    fn has_cnp_reserved(&self) -> bool {
+        self.bth.opcode.ext_headers().is_some_and(|e| e.cnp_reserved)
     }
 
     /// Writes BTH and extension headers in specification order
@@ -562,7 +572,7 @@ impl TransportRepr {
             buf[off..off + 4].copy_from_slice(&i.to_be_bytes());
             off += IMMDT_LEN;
         }
-        if self.bth.opcode == Opcode::CNP {
+        if self.has_cnp_reserved() {
             buf[off..off + CNP_RESERVED_LEN].fill(0);
         }
     }

@@ -7,7 +7,8 @@
 //! limit, both modulo 4096. The LPCRC is the link packet's CRC over its first four bytes;
 //! it is computed here with the VCRC's CRC-16 ([`crate::crc::vcrc16`]) and sent least
 //! significant byte first like the VCRC, an assumption by analogy that no capture pins:
-//! Wireshark shows the LPCRC but does not check it.
+//! Wireshark shows the LPCRC but does not check it. (Wireshark 4.0 cannot show a correct
+//! 6-byte FCP at all: [`crate::erf`] says why.)
 //!
 //! Leaves out: nothing of the packet; the physical-layer delimiters around it are not
 //! modelled, as for every IB packet here.

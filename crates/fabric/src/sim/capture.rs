@@ -6,9 +6,12 @@
 //! cable propagation delay later, when its first bit reaches the watched port. A
 //! [`Captured`] record holds what the simulator put on the wire: kind, frame and payload
 //! sizes, the QP's addresses and UDP source port, PSN, opcode position (first, last), ECN
-//! codepoint, DSCP, priority, a PFC frame's enable vector and eight pause times, an IB
-//! flow-control packet's VL and FCCL. [`Captured::roce_bytes`] turns a RoCEv2 record into
-//! the frame's real bytes with the `wire` crate. Records go to a [`CaptureSink`] in the
+//! codepoint, DSCP, priority, a PFC frame's enable vector and eight pause times; on
+//! InfiniBand the VL the packet takes on that link and its QP's SL, and a flow-control
+//! packet's VL, FCTBS and FCCL as the credit model sent them (`ib/credits.rs`: one FCP per
+//! VL whose FCCL changed, at the next packet boundary). [`Captured::roce_bytes`] and
+//! [`Captured::ib_bytes`] turn a record into the packet's real bytes with the `wire`
+//! crate; [`Captured::flow_control`] gives an FCP's fields. Records go to a [`CaptureSink`] in the
 //! order the simulator sends them (inbound ones are stamped ahead of that order by at most
 //! one propagation delay; the sink may reorder).
 //!
@@ -20,14 +23,20 @@
 //! its HCAs, so one QP's data and its ACKs share `bth.destqp`. Frames go end to end between
 //! the endpoints' MACs, as in one L2 domain.
 //!
-//! Leaves out: the IP TTL a switch decrements (always 64, [`IP_TTL`]), the IPv4
-//! identification (0), RETH's virtual address, R_Key and DMA length (0: the simulator
-//! moves no buffers), AETH's MSN (0) and credit count (31, "invalid": RC without
-//! end-to-end credits, IBTA Vol 1 §9.7.5.1), RoCEv2 over IPv6, and native InfiniBand bytes
-//! (records are kept; `roce_bytes` refuses them).
+//! InfiniBand addressing: the LIDs are the caller's (the subnet manager's, when one routes
+//! the fabric: the simulator forwards by endpoint); with a GRH, endpoint `e`'s GID is the
+//! link-local prefix fe80::/64 (IBTA Vol 1 §4.1.1) with interface ID `e+1` ([`endpoint_gid`]).
+//! A native IB CNP (IB congestion control) is opcode 0x80, RoCEv2's 0x81; a CE mark is
+//! BTH FECN on IB.
+//!
+//! Leaves out: the IP TTL a switch decrements (always 64, [`IP_TTL`]; also the GRH hop
+//! limit), the IPv4 identification (0), RETH's virtual address, R_Key and DMA length (0:
+//! the simulator moves no buffers), AETH's MSN (0) and credit count (31, "invalid": RC
+//! without end-to-end credits, IBTA Vol 1 §9.7.5.1), RoCEv2 over IPv6, the GRH's traffic
+//! class and flow label (0).
 
 use super::*;
-use wire::{AethRepr, BthRepr, EthernetAddress, NakCode, Opcode, RethRepr, RoceFrame, Syndrome, VlanTag};
+use wire::{AethRepr, BthRepr, EthernetAddress, FlowControlRepr, GrhRepr, IbPacket, NakCode, Opcode, RethRepr, RoceFrame, Syndrome, VlanTag};
 
 pub use wire::{Direction, Ecn};
 
@@ -85,8 +94,15 @@ pub struct Captured {
     /// PFC: enable vector and the pause times, per priority, in 512-bit-time quanta.
     pub pfc_vector: u8,
     pub pfc_quanta: [u16; 8],
-    /// IB flow-control packet: its FCCL.
+    /// IB flow-control packet: its FCCL, and the sending port's FCTBS on that VL.
     pub fccl: u16,
+    pub fctbs: u16,
+    /// InfiniBand: the QP's service level (0 on RoCEv2).
+    pub sl: u8,
+    /// A native InfiniBand packet (else RoCEv2 or PFC).
+    pub ib: bool,
+    /// InfiniBand: packets carry a GRH.
+    pub grh: bool,
     /// The sending port (PFC frames' source MAC).
     pub from_port: PortId,
     /// The scenario tags frames with 802.1Q.
@@ -137,6 +153,15 @@ pub fn endpoint_ip(e: u32) -> std::net::Ipv4Addr {
     std::net::Ipv4Addr::from(0x0A00_0000u32.wrapping_add(e + 1))
 }
 
+/// Endpoint `e`'s GID: the link-local prefix fe80::/64 (IBTA Vol 1 §4.1.1) and interface
+/// ID `e + 1`.
+pub fn endpoint_gid(e: u32) -> [u8; 16] {
+    let mut g = [0u8; 16];
+    g[..2].copy_from_slice(&[0xFE, 0x80]);
+    g[8..].copy_from_slice(&(u64::from(e) + 1).to_be_bytes());
+    g
+}
+
 /// The MAC a port sends PFC frames from.
 pub fn port_mac(p: PortId) -> [u8; 6] {
     let b = p.0.to_be_bytes();
@@ -147,6 +172,9 @@ impl Captured {
     /// The Ethernet frame as sent, FCS left out (pcap LINKTYPE_ETHERNET, `if_fcslen` 0);
     /// `None` for InfiniBand records (flow-control packets, or data on an IB fabric).
     pub fn roce_bytes(&self) -> Option<Vec<u8>> {
+        if self.ib {
+            return None;
+        }
         match self.kind {
             FrameKind::Fcp => None,
             FrameKind::Pfc => {
@@ -177,21 +205,71 @@ impl Captured {
                 (false, false) => Opcode::RC_RDMA_WRITE_MIDDLE,
             },
             FrameKind::Ack | FrameKind::Nak => Opcode::RC_ACKNOWLEDGE,
+            _ if self.ib => Opcode::IB_CNP,
             _ => Opcode::CNP,
         }
     }
 
-    fn roce_frame(&self) -> RoceFrame {
-        let qp = self.qp.expect("a RoCEv2 packet belongs to a QP");
+    /// The native InfiniBand packet as sent, LRH to VCRC (both CRCs computed), from LID
+    /// `slid` to `dlid`; `None` for RoCEv2 records and flow-control packets.
+    pub fn ib_bytes(&self, slid: u16, dlid: u16) -> Option<Vec<u8>> {
+        if !self.ib || matches!(self.kind, FrameKind::Fcp | FrameKind::Pfc) {
+            return None;
+        }
+        let mut bth = self.bth();
+        bth.fecn = self.ecn == Ecn::Ce;
+        let grh = self.grh.then(|| GrhRepr {
+            tclass: 0,
+            flow_label: 0,
+            pay_len: 0,
+            nxt_hdr: wire::ib_link::GRH_NXTHDR_IBA,
+            hop_limit: CAPTURE_TTL,
+            sgid: endpoint_gid(self.src),
+            dgid: endpoint_gid(self.dst),
+        });
+        let p = IbPacket {
+            vl: self.tc,
+            sl: self.sl,
+            dlid,
+            slid,
+            grh,
+            bth,
+            reth: self.reth(),
+            aeth: self.aeth(),
+            imm: None,
+            payload_len: self.payload as usize,
+            payload_fill: wire::PayloadFill::Zeros,
+        };
+        Some(p.emit().expect("the simulator's fields fit their headers"))
+    }
+
+    /// An InfiniBand flow-control packet's fields (normal FCP, IBTA Vol 1 §7.9.4).
+    pub fn flow_control(&self) -> Option<FlowControlRepr> {
+        (self.kind == FrameKind::Fcp).then_some(FlowControlRepr { op: 0, fctbs: self.fctbs, vl: self.tc, fccl: self.fccl })
+    }
+
+    fn bth(&self) -> BthRepr {
+        let qp = self.qp.expect("a transport packet belongs to a QP");
         let mut bth = BthRepr::new(self.opcode(), qpn(qp), self.psn & 0xFF_FFFF);
         bth.ack_req = self.kind == FrameKind::Data && self.last;
         bth.becn = self.becn || self.kind == FrameKind::Cnp;
+        bth
+    }
+
+    fn reth(&self) -> Option<RethRepr> {
+        (self.kind == FrameKind::Data && self.first).then_some(RethRepr { va: 0, rkey: 0, dma_len: 0 })
+    }
+
+    fn aeth(&self) -> Option<AethRepr> {
         let syndrome = match self.kind {
-            FrameKind::Ack => Some(Syndrome::Ack { credits: AETH_NO_CREDITS }),
-            FrameKind::Nak => Some(Syndrome::Nak(NakCode::PsnSequenceError)),
-            _ => None,
+            FrameKind::Ack => Syndrome::Ack { credits: AETH_NO_CREDITS },
+            FrameKind::Nak => Syndrome::Nak(NakCode::PsnSequenceError),
+            _ => return None,
         };
-        let reth = (self.kind == FrameKind::Data && self.first).then_some(RethRepr { va: 0, rkey: 0, dma_len: 0 });
+        Some(AethRepr { syndrome, msn: 0 })
+    }
+
+    fn roce_frame(&self) -> RoceFrame {
         RoceFrame {
             src_mac: EthernetAddress(endpoint_mac(self.src)),
             dst_mac: EthernetAddress(endpoint_mac(self.dst)),
@@ -203,9 +281,9 @@ impl Captured {
             ttl: CAPTURE_TTL,
             ident: 0,
             src_port: self.sport,
-            bth,
-            reth,
-            aeth: syndrome.map(|syndrome| AethRepr { syndrome, msn: 0 }),
+            bth: self.bth(),
+            reth: self.reth(),
+            aeth: self.aeth(),
             imm: None,
             payload_len: self.payload as usize,
             payload_fill: wire::PayloadFill::Zeros,
@@ -294,6 +372,10 @@ impl Sim {
             pfc_vector: 0,
             pfc_quanta: [0; 8],
             fccl: 0,
+            fctbs: 0,
+            sl: 0,
+            ib: self.ib.is_some(),
+            grh: self.p.ib.as_ref().is_some_and(|ib| ib.grh),
             from_port: port,
             vlan: self.p.encap.vlan,
         };
@@ -305,11 +387,15 @@ impl Sim {
             }
             FrameKind::Fcp => {
                 c.fccl = pk.psn as u16;
+                c.fctbs = self.ib.as_ref().map_or(0, |ib| ib[port].fctbs[pk.tc as usize]);
                 c.psn = 0;
             }
             _ => {
                 let (src, dst, sport) = self.addr(&pk);
                 (c.qp, c.src, c.dst, c.sport, c.dscp) = (Some(pk.qp.0), src, dst, sport, self.dscp_of(&pk));
+                if c.ib {
+                    c.sl = self.hosts.qps[pk.qp.index()].sl;
+                }
             }
         }
         c
