@@ -193,10 +193,14 @@ pub struct Stats {
     pub reroutes: Vec<u64>,
     /// For each fault (its time): the control plane's timed steps.
     pub reroute_steps: Vec<(u64, Vec<ControlStep>)>,
-    /// Each flow's path under the forwarding state at the end: the egress ports its data
-    /// packets leave by, from its NIC to the last switch; `None` for a SHARP join, or when
-    /// the route is broken or loops.
-    pub flow_paths: Vec<Option<Vec<PortId>>>,
+    /// Each QP's path under the forwarding state at the end: the egress ports its data
+    /// packets leave by, from its NIC to the last switch; `None` when the route is broken
+    /// or loops. Flows on one QP share it: read a flow's with [`Stats::flow_path`] (one
+    /// path per QP instead of one per flow: a collective has millions of flows on a few
+    /// thousand QPs).
+    pub qp_paths: Vec<Option<Vec<PortId>>>,
+    /// The QP each flow was posted on (`QpId(u32::MAX)` for a SHARP join, which has none).
+    pub flow_qp: Vec<QpId>,
     /// The run was cancelled (Ctrl-C, a web job stopped) at this time, ps: every
     /// figure covers the run up to then only.
     pub cancelled: Option<u64>,
@@ -326,6 +330,13 @@ pub struct Deadlock {
 }
 
 impl Stats {
+    /// Flow `flow`'s path under the forwarding state at the end (its QP's, see
+    /// [`Stats::qp_paths`]); `None` for a SHARP join, or when the route is broken or loops.
+    pub fn flow_path(&self, flow: u32) -> Option<&[PortId]> {
+        let qp = *self.flow_qp.get(flow as usize)?;
+        self.qp_paths.get(qp.index())?.as_deref()
+    }
+
     pub fn new(t: &Topology, flows: usize) -> Stats {
         Stats {
             ports: vec![PortStats::default(); t.ports.len()],

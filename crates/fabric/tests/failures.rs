@@ -23,7 +23,7 @@ fn example(path: &str) -> String {
 /// paused port is paused in turn once the buffer between them fills (hop-by-hop PFC), so
 /// the set is the closure over the flows' paths.
 fn pause_closure(w: &scenario::World, sim: &fabric::Sim, start: PortId) -> BTreeSet<String> {
-    let paths: Vec<Vec<PortId>> = sim.stats.flow_paths.iter().flatten().cloned().collect();
+    let paths: Vec<Vec<PortId>> = sim.stats.qp_paths.iter().flatten().cloned().collect();
     let mut reached = BTreeSet::from([start]);
     loop {
         let before = reached.len();

@@ -64,14 +64,15 @@ pub fn build(w: &World, st: &Stats) -> Report {
 /// the path its first packet took.
 fn flow_records(w: &World, st: &Stats) -> Vec<FlowReport> {
     let t = &w.topo;
-    let name = |ep: u32| t.node(t.endpoints[ep as usize]).name.clone();
-    let mut flow_records = vec![];
+    let names: Vec<EndpointName> = t.endpoints.iter().map(|&n| EndpointName::new(&t.node(n).name)).collect();
+    let name = |ep: u32| names[ep as usize].clone();
+    let mut flow_records = Vec::with_capacity(st.flows.iter().filter(|f| !f.join).count());
     for (fi, f) in st.flows.iter().enumerate() {
         if f.join {
             continue;
         }
         // Slowdown's reference: the message alone on the path its first packet took.
-        let ideal = st.flow_paths[fi].as_ref().map_or(0, |path| timing::ideal_fct(&w.topo, &w.params, path, Bytes(f.size)).ps());
+        let ideal = st.flow_path(fi as u32).map_or(0, |path| timing::ideal_fct(&w.topo, &w.params, path, Bytes(f.size)).ps());
         let fct = f.finish.map(|e| e - f.start);
         let sd = fct.map(|x| if ideal > 0 { x as f64 / ideal as f64 } else { 0.0 });
         flow_records.push(FlowReport {
@@ -316,9 +317,9 @@ fn victims(w: &World, st: &Stats, records: &[FlowReport]) -> VictimSummary {
     let max_frame = timing::frame_of(&w.params, Transport::WriteFirst, w.params.mtu).0;
     // Paths first: a port crossed by a single flow builds a queue only from a speed
     // change (e.g. a backlog leaving a 400G link into a 100G one) and harms no one else.
-    let paths: Vec<Option<Vec<PortId>>> = records.iter().map(|r| st.flow_paths[r.flow as usize].clone()).collect();
+    // (Looked up per flow, not collected: flows on one QP share its path.)
     let mut crossing = vec![0u32; st.ports.len()];
-    for p in paths.iter().flatten() {
+    for p in records.iter().filter_map(|r| st.flow_path(r.flow)) {
         for q in p {
             crossing[q.0 as usize] += 1;
         }
@@ -338,8 +339,8 @@ fn victims(w: &World, st: &Stats, records: &[FlowReport]) -> VictimSummary {
         ..VictimSummary::default()
     };
     let mut slow = vec![];
-    for (r, path) in records.iter().zip(&paths) {
-        let Some(path) = path else { continue };
+    for r in records {
+        let Some(path) = st.flow_path(r.flow) else { continue };
         if path.iter().any(|p| root[p.0 as usize]) {
             out.contributors += 1;
         } else if path.iter().any(|p| blocked[p.0 as usize]) {

@@ -6,6 +6,7 @@
 //! `[output] sample_period`) and the figures (the [`Report`]).
 
 use std::fmt::Write as _;
+use std::io::{BufWriter, Write as _};
 
 use fabric::stats::Stats;
 use fabric::topology::PortId;
@@ -40,27 +41,30 @@ pub fn write_csv(dir: &std::path::Path, w: &World, st: &Stats, r: &Report) -> st
     }
     std::fs::write(dir.join("queue_bytes.csv"), q)?;
     std::fs::write(dir.join("paused_priorities.csv"), paused)?;
-    let mut rates = String::from("time_ps");
+    // Streamed: a collective's per-flow files run to hundreds of megabytes.
+    let mut rates = csv_file(dir, "qp_rate_bps.csv")?;
+    rates.write_all(b"time_ps")?;
     for (i, f) in st.flows.iter().enumerate() {
-        let _ = write!(rates, ",qp{i}_{}_{}", f.src, f.dst);
+        write!(rates, ",qp{i}_{}_{}", f.src, f.dst)?;
     }
-    rates.push('\n');
+    rates.write_all(b"\n")?;
     for smp in &st.samples {
-        let _ = write!(rates, "{}", smp.t);
+        write!(rates, "{}", smp.t)?;
         for r in &smp.qp_rate {
-            let _ = write!(rates, ",{r}");
+            write!(rates, ",{r}")?;
         }
-        rates.push('\n');
+        rates.write_all(b"\n")?;
     }
-    std::fs::write(dir.join("qp_rate_bps.csv"), rates)?;
+    rates.flush()?;
     let mut log = String::from("time_ps,port,priority,quanta\n");
     for &(tm, port, prio, quanta) in &st.pause_log {
         let _ = writeln!(log, "{tm},{},{prio},{quanta}", t.port_name(port));
     }
     std::fs::write(dir.join("pause_events.csv"), log)?;
-    let mut flows = String::from("src,dst,size_bytes,start_ps,fct_ps,ideal_ps,slowdown\n");
+    let mut flows = csv_file(dir, "flows.csv")?;
+    flows.write_all(b"src,dst,size_bytes,start_ps,fct_ps,ideal_ps,slowdown\n")?;
     for f in &r.flow_records {
-        let _ = writeln!(
+        writeln!(
             flows,
             "{},{},{},{},{},{},{}",
             f.src,
@@ -70,9 +74,9 @@ pub fn write_csv(dir: &std::path::Path, w: &World, st: &Stats, r: &Report) -> st
             f.fct_ps.map(|x| x.to_string()).unwrap_or_default(),
             f.ideal_ps,
             f.slowdown.map(|x| format!("{x:.6}")).unwrap_or_default()
-        );
+        )?;
     }
-    std::fs::write(dir.join("flows.csv"), flows)?;
+    flows.flush()?;
     // The incident timeline; the detail is quoted (it may hold commas).
     let mut inc = String::from("t_ps,event,port,class,detail\n");
     for e in &r.incidents.timeline {
@@ -88,4 +92,9 @@ pub fn write_csv(dir: &std::path::Path, w: &World, st: &Stats, r: &Report) -> st
     }
     std::fs::write(dir.join("incidents.csv"), inc)?;
     Ok(())
+}
+
+/// A file in `dir` to stream rows into.
+fn csv_file(dir: &std::path::Path, name: &str) -> std::io::Result<BufWriter<std::fs::File>> {
+    Ok(BufWriter::new(std::fs::File::create(dir.join(name))?))
 }

@@ -141,7 +141,7 @@ fn compile(c: &Ctx, cfg: ScenarioFile, limits: &Limits) -> Result<World, ConfigE
         topo,
         params,
         lft,
-        flows,
+        flows: flows.into(),
         jobs,
         traffic_kinds: traffic::kinds(&cfg.traffic),
         headroom_cells,

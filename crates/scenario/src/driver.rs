@@ -4,7 +4,7 @@
 //! collectives.
 
 use units::{Bytes, SimTime};
-use workload::{Dag, Node};
+use workload::Node;
 
 use fabric::params::FlowSpec;
 use fabric::topology::{NodeKind, Topology};
@@ -77,22 +77,34 @@ pub fn place(topo: &Topology, hosts: &[u32], ranks: u32, placement: Placement, r
     Ok(order)
 }
 
-/// Appends the flows of `dag` to `flows`, vertex v (a rank, or a SHARP aggregation vertex
-/// after the ranks) on endpoint `eps[v]`; the job starts at
-/// `start`. Connection ids are offset by `conn_base` so jobs never share a QP. Returns
-/// the flow index of each of the DAG's nodes.
+/// Appends the flows of a DAG's `nodes` to `flows`, vertex v (a rank, or a SHARP
+/// aggregation vertex after the ranks) on endpoint `eps[v]`; the job starts at `start`.
+/// Connection ids are offset by `conn_base` so jobs never share a QP. Takes the nodes by
+/// value so that their dependency lists move into the flows instead of being copied (a
+/// collective has millions). Returns the flow index of the first node (node i is flow
+/// `first + i`).
 #[allow(clippy::too_many_arguments)]
-pub fn append(flows: &mut Vec<FlowSpec>, dag: &Dag, eps: &[u32], start: SimTime, dscp: u8, sl: u8, group: u32, conn_base: u32) -> Vec<u32> {
+pub fn append(flows: &mut Vec<FlowSpec>, nodes: Vec<Node>, eps: &[u32], start: SimTime, dscp: u8, sl: u8, group: u32, conn_base: u32) -> u32 {
     let base = flows.len() as u32;
-    for n in &dag.nodes {
-        let after: Vec<u32> = n.after().iter().map(|&a| base + a).collect();
+    flows.reserve(nodes.len());
+    for n in nodes {
         let f = match n {
-            Node::Send { src, dst, bytes, conn, .. } => {
-                FlowSpec { after, conn: Some(conn_base + conn), ..FlowSpec::new(eps[*src as usize], eps[*dst as usize], Bytes(*bytes), start, dscp, sl, group) }
-            }
-            Node::Join { .. } => FlowSpec { after, join: true, ..FlowSpec::new(0, 0, Bytes(0), start, dscp, sl, group) },
+            Node::Send { src, dst, bytes, conn, after } => FlowSpec {
+                after: offset(after, base),
+                conn: Some(conn_base + conn),
+                ..FlowSpec::new(eps[src as usize], eps[dst as usize], Bytes(bytes), start, dscp, sl, group)
+            },
+            Node::Join { after } => FlowSpec { after: offset(after, base), join: true, ..FlowSpec::new(0, 0, Bytes(0), start, dscp, sl, group) },
         };
         flows.push(f);
     }
-    (0..dag.nodes.len() as u32).map(|i| base + i).collect()
+    base
+}
+
+/// Node ids → flow indices.
+fn offset(mut after: Vec<u32>, base: u32) -> Vec<u32> {
+    for a in &mut after {
+        *a += base;
+    }
+    after
 }

@@ -13,7 +13,7 @@
 //! * memory = the process's own baseline + the topology + the scenario's flow specs +
 //!   the larger of two phases: compiling (a collective's transfer graph while it is
 //!   turned into flows) and running (the simulator's terms from `fabric::sim::footprint`,
-//!   sizes of what it stores; its copy of the flow specs; the report's flow records).
+//!   sizes of what it stores, sharing the flow specs; the report's flow records).
 //!   `--json` output is streamed, not held;
 //! * events = two per frame per link (its transmission ends, it arrives), for every data
 //!   frame on a path of two links per switch tier and for the ACKs coming back (one per
@@ -49,10 +49,11 @@ pub const MAX_MESSAGE: u64 = 1 << 31;
 /// whose binary is larger and unoptimised).
 const PROCESS_BASELINE: u128 = if cfg!(debug_assertions) { 14 << 20 } else { 6 << 20 };
 
-/// The report's memory per flow: its `FlowReport` (two endpoint names and a dozen
-/// figures, 112 B), the names' heap blocks, and the vector's growth by doubling
-/// (`report`'s tests hold `FlowReport` to this).
-pub const REPORT_BYTES_PER_FLOW: u128 = 288;
+/// The report's memory per flow: its `FlowReport` (two shared endpoint names and a dozen
+/// figures, 96 B, in a vector of exactly the flows' length) and the per-flow vectors its
+/// summaries sort while it is built (completion times and slowdowns, overall and per
+/// traffic entry: 40 B). `report`'s tests hold `FlowReport` to this.
+pub const REPORT_BYTES_PER_FLOW: u128 = 144;
 
 /// How many events the simulator runs per second on the machine the default limit was
 /// set on (`docs/speed.md`: 5–15 M/s); used only to say how long a refused run would take.
@@ -320,8 +321,8 @@ pub(crate) fn estimate(cfg: &ScenarioFile, topo: &Topology, base: &std::path::Pa
 }
 
 /// The memory terms, in two phases: compiling holds the world's flow specs and a
-/// collective's transfer graph; running holds the specs, the simulator's copy and its
-/// state, and the report. The peak is the larger.
+/// collective's transfer graph; running holds the specs (shared with the simulator), the
+/// simulator's state, and the report. The peak is the larger.
 fn memory_terms(volumes: &[Volume], size: &Size, shape: &SimShape) -> Vec<Term> {
     let mut memory_terms = fabric_terms(size, shape, "topology");
     let running = memory_terms.split_off(2);
@@ -352,7 +353,6 @@ fn memory_terms(volumes: &[Volume], size: &Size, shape: &SimShape) -> Vec<Term> 
         memory_terms.extend(graphs);
     } else {
         memory_terms.extend(running);
-        memory_terms.push(Term { what: "the simulator's copy of the flow specs".into(), field: "traffic".into(), bytes: spec_bytes });
         memory_terms.push(report);
     }
     memory_terms

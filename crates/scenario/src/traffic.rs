@@ -277,14 +277,14 @@ impl Entry<'_> {
             spec.tree = Some(jt.tree);
             vertices = jt.endpoints;
         }
-        let dag = workload::build(&spec).map_err(|e| c.err(f, e))?;
+        let mut dag = workload::build(&spec).map_err(|e| c.err(f, e))?;
         let sent = dag.bytes_sent();
         let received = dag.bytes_received();
         let rank_link_bytes = sent.iter().chain(&received).copied().max().unwrap_or(0) / spec.iterations as u64;
         let start = SimTime(j.start.unwrap_or_default().ps());
         // Jobs get disjoint connection ids: one QP per (job, lane, peer pair).
         let conn_base = flows.iter().filter_map(|x| x.conn).max().map_or(0, |m| m + 1);
-        let ids = crate::driver::append(flows, &dag, &vertices, start, dscp, sl, group, conn_base);
+        let first = crate::driver::append(flows, std::mem::take(&mut dag.nodes), &vertices, start, dscp, sl, group, conn_base);
         Ok(Job {
             group,
             op,
@@ -294,7 +294,7 @@ impl Entry<'_> {
             channels: spec.channels,
             chunk: spec.chunk,
             start,
-            iteration_ends: dag.iteration_ends.iter().map(|&i| ids[i as usize]).collect(),
+            iteration_ends: dag.iteration_ends.iter().map(|&i| first + i).collect(),
             endpoints: eps,
             rank_link_bytes,
         })

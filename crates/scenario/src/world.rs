@@ -35,7 +35,8 @@ pub struct World {
     pub sm: Option<SmConfig>,
     /// Names, GUIDs and port numbers of a fabric read from a topology file.
     pub layout: Option<IbLayout>,
-    pub flows: Vec<FlowSpec>,
+    /// Shared with the simulators built from this world (they read them once).
+    pub flows: std::sync::Arc<Vec<FlowSpec>>,
     /// Collective jobs among the flows.
     pub jobs: Vec<Job>,
     /// A label for each `[[traffic]]` entry (the flows' `group`), e.g. "incast", "background".

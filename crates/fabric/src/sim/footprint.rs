@@ -72,18 +72,20 @@ pub fn footprint(s: &SimShape) -> Vec<Term> {
         // wide), with the build's per-switch distances and group maps.
         s.switches * s.leaf_switches * 2 + s.switches * (4 + HEAP_BLOCK) * 4
     };
-    // The flow specs themselves are the caller's to count (the simulator takes them).
-    let per_flow = sz(size_of::<FlowRecord>()) + 4 * 4 // QP, waiting, dependents index, path start
-        + sz(size_of::<Option<Vec<PortId>>>()) + HEAP_BLOCK + 8 * 4 // its path at the end
+    // The flow specs themselves are the caller's to count (the simulator shares them and
+    // keeps only what posting needs, `flows::PostSpec`).
+    let per_flow = sz(size_of::<FlowRecord>()) + sz(size_of::<PostSpec>())
+        + 4 * 4 // QP (and its copy in the stats at the end), waiting, dependents index
         + sz(size_of::<Msg>());
-    let per_qp = sz(size_of::<Qp>()) + sz(size_of::<QpAddr>()) + 16 + 3 * 16; // lost; RTO, rate and CNP timers in the heap
+    let per_qp = sz(size_of::<Qp>()) + sz(size_of::<QpAddr>()) + 16 + 3 * 16 // lost; RTO, rate and CNP timers in the heap
+        + sz(size_of::<Option<Vec<PortId>>>()) + HEAP_BLOCK + 8 * 4; // its path at the end (its flows share it)
     let per_sample = sz(size_of::<crate::stats::Sample>()) + 3 * 16 + s.ports * 9 + s.qps * 8;
     vec![
         Term { what: "per-port state (queues, MMU, PFC, counters)", bytes: s.ports * per_port + s.nodes * sz(size_of::<Pool>()) },
         Term { what: "forwarding tables", bytes: forwarding },
         Term { what: "NICs", bytes: s.endpoints * (sz(size_of::<Nic>()) + sz(size_of::<NicStats>())) },
-        Term { what: "flows (records, dependencies, paths)", bytes: s.flows * per_flow + s.dependencies * 2 * 4 },
-        Term { what: "queue pairs", bytes: s.qps * per_qp },
+        Term { what: "flows (records, dependencies)", bytes: s.flows * per_flow + s.dependencies * 4 },
+        Term { what: "queue pairs (and their paths)", bytes: s.qps * per_qp },
         Term { what: "frames in flight", bytes: (s.buffered_frames + s.ports * 4) * sz(size_of::<Packet>()) + (s.ports + s.flows) * 16 },
         Term { what: "time-series samples (--out, --html)", bytes: s.samples * per_sample },
     ]

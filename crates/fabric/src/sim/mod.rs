@@ -116,7 +116,9 @@ const NEVER: SimTime = SimTime::MAX;
 pub struct SimInput {
     pub topo: Topology,
     pub params: Params,
-    pub flows: Vec<FlowSpec>,
+    /// Shared with the caller (a scenario keeps them for its report): the simulator
+    /// reads them once, when it is built, and keeps only what it needs.
+    pub flows: std::sync::Arc<Vec<FlowSpec>>,
     /// The scenario's seed: every random stream derives from it (`engine::stream`).
     pub seed: u64,
     /// Headroom cells of each port, from the scenario or the `auto` formula.
@@ -185,7 +187,7 @@ impl Sim {
         for (fi, f) in flows.iter().enumerate() {
             stats.flows[fi] = FlowRecord { src: f.src, dst: f.dst, size: f.size.0, start: f.start.0, join: f.join, ..Default::default() };
         }
-        let flows = Flows::new(flows, flow_qp, &mut q);
+        let flows = Flows::new(&flows, flow_qp, &mut q);
         let observe = Observer::new(np, sample_period, &mut q);
         let deadlock = DeadlockDetector::new(&p, flows.remaining, &mut q);
         let faults = Faults::new(faults, &mut q);

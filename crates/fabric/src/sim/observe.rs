@@ -117,7 +117,16 @@ impl Sim {
         for port in self.port_ids() {
             self.stats.ports[port.index()].headroom_cap_cells = self.headroom_of(port);
         }
-        self.stats.flow_paths = (0..self.flows.qp.len() as u32).map(|f| self.flow_path(f)).collect();
+        // One path per QP, traced from its first flow (its flows share its source, its
+        // destination and so its route).
+        let mut first_flow = vec![u32::MAX; self.hosts.qps.len()];
+        for (f, qp) in self.flows.qp.iter().enumerate() {
+            if *qp != NO_QP && first_flow[qp.index()] == u32::MAX {
+                first_flow[qp.index()] = f as u32;
+            }
+        }
+        self.stats.qp_paths = first_flow.iter().map(|&f| if f == u32::MAX { None } else { self.flow_path(f) }).collect();
+        self.stats.flow_qp = self.flows.qp.clone();
     }
 
     /// Adds an entry to the incident timeline.

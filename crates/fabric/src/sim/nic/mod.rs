@@ -123,8 +123,12 @@ impl Hosts {
                 Nic { port, active: vec![], rr: 0, line_bps: topo.port(port).rate.0, last_cnp: NEVER }
             })
             .collect();
-        let mut qps = Vec::with_capacity(flows.len());
-        let mut qp_addr = Vec::with_capacity(flows.len());
+        // One per connection and per flow without one (a collective's millions of flows
+        // share a few thousand QPs: reserving one per flow would take gigabytes).
+        let conns: std::collections::HashSet<u32> = flows.iter().filter(|f| !f.join).filter_map(|f| f.conn).collect();
+        let nqps = conns.len() + flows.iter().filter(|f| !f.join && f.conn.is_none()).count();
+        let mut qps = Vec::with_capacity(nqps);
+        let mut qp_addr = Vec::with_capacity(nqps);
         let mut qp_rng = Rng::new(seed, engine::stream::QP_SOURCE_PORT);
         let mut flow_qp = Vec::with_capacity(flows.len());
         // Lookup only (QP numbers follow flow order): connection id → (QP, its first flow).
