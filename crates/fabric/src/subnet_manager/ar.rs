@@ -248,6 +248,8 @@ pub struct ArTable {
     /// Distinct groups: range in `ports`.
     sets: Vec<(u32, u32)>,
     ports: Vec<PortId>,
+    /// Minimum-hop members the SM left out to keep the channel dependency graph acyclic.
+    pub restricted: u64,
 }
 
 impl ArTable {
@@ -271,7 +273,7 @@ impl ArTable {
             }
         }
         let neps = t.endpoints.len();
-        let mut table = ArTable { neps, row, entry: vec![0; r as usize * neps], sets: vec![(0, 0)], ports: vec![] };
+        let mut table = ArTable { neps, row, entry: vec![0; r as usize * neps], sets: vec![(0, 0)], ports: vec![], restricted: g.restricted };
         let mut seen: HashMap<Vec<PortId>, u32> = HashMap::new();
         let lids: Vec<Option<u16>> = (0..neps as u32).map(&lid).collect();
         for s in 0..nsw {
@@ -292,6 +294,11 @@ impl ArTable {
             }
         }
         table
+    }
+
+    /// Entries (switch, destination) whose group has more than one member.
+    pub fn alternatives(&self) -> usize {
+        self.entry.iter().filter(|&&e| self.sets[e as usize].1 > 1).count()
     }
 
     /// The group switch `sw` adapts over for packets to endpoint `dst` (the LFT's port
