@@ -131,10 +131,9 @@ fn compile(c: &Ctx, cfg: ScenarioFile, limits: &Limits) -> Result<World, ConfigE
         return Err(c.err("faults", "an `sm-failure` needs a subnet manager (an SM routing engine, not `dest-hash`)"));
     }
     let reroute_delay = reroute_delay(c, &cfg, tech, sm.is_some(), !faults.is_empty())?;
-    let load_balance_stated = match tech {
-        Tech::Roce => cfg.roce.as_ref().is_some_and(|r| r.load_balancing.is_some() || r.ooo),
-        Tech::Infiniband => cfg.infiniband.as_ref().is_some_and(|r| r.adaptive_routing.is_some() || r.ooo),
-    };
+    // Either fabric's section: a comparison then shows both sides' uplinks.
+    let load_balance_stated = cfg.roce.as_ref().is_some_and(|r| r.load_balancing.is_some() || r.ooo)
+        || cfg.infiniband.as_ref().is_some_and(|r| r.adaptive_routing.is_some() || r.ooo);
     Ok(World {
         load_balance_stated,
         estimate,

@@ -55,7 +55,7 @@ pub struct World {
     /// What running it costs, estimated before it was built (without time series).
     pub estimate: crate::Estimate,
     /// The scenario states `[roce] load_balancing`, `[infiniband] adaptive_routing` or
-    /// `ooo`: reports add uplink
+    /// either's `ooo` (for both fabrics' runs): reports add uplink
     /// utilisation spread and packet order (also for an explicit "ecmp", the baseline).
     pub load_balance_stated: bool,
 }
