@@ -39,8 +39,6 @@ pub(super) struct QpAddr {
 /// put in front of them, and the per-ingress DSCP maps a misconfiguration installs.
 pub(super) struct Forwarding {
     pub(super) table: Forwarder,
-    /// InfiniBand: the subnet manager's adaptive-routing groups, when AR is on.
-    pub(super) ar: Option<ArTable>,
     /// Load balancing of data packets other than ECMP's hash or the LFT (`None`: off).
     pub(super) balance: Option<LoadBalancer>,
     /// Route overrides in force: (switch, destination endpoint) → output port.
@@ -54,6 +52,9 @@ pub(super) struct Forwarding {
     pub(super) port_dscp: Vec<Option<Box<[u8; 64]>>>,
     /// Whether any port has its own DSCP map now.
     pub(super) port_dscp_any: bool,
+    /// InfiniBand: the subnet manager's adaptive-routing groups, when AR is on (boxed and
+    /// last: the forwarding state the static paths read keeps its layout).
+    pub(super) ar: Option<Box<ArTable>>,
 }
 
 impl Forwarding {
@@ -66,7 +67,17 @@ impl Forwarding {
         let port_dscp = if faults.any(|k| matches!(k, FaultKind::PortDscpMap { .. })) { vec![None; np] } else { vec![] };
         let ttl_on = p.ib.is_none() && faults.any(|k| matches!(k, FaultKind::RouteOverride { .. }));
         let balance = LoadBalancer::new(p.load_balancing, &table, ar.is_some(), seed);
-        Forwarding { table, ar, balance, overrides: HashMap::new(), pinned: HashMap::new(), hops: vec![], ttl_on, port_dscp, port_dscp_any: false }
+        Forwarding {
+            table,
+            balance,
+            overrides: HashMap::new(),
+            pinned: HashMap::new(),
+            hops: vec![],
+            ttl_on,
+            port_dscp,
+            port_dscp_any: false,
+            ar: ar.map(Box::new),
+        }
     }
 
     /// Packet `id` was just allocated: it has crossed no switch yet. Inlined by force: it
