@@ -63,6 +63,10 @@ pub struct SmArgs {
     /// Print SM wall time per engine (for TOPOLOGY, or for the built-in benchmark fabrics).
     #[arg(long)]
     pub bench: bool,
+    /// Add the adaptive-routing groups (`subnet_manager::ar`) to the JSON: `ar_groups` with
+    /// `groups` (per switch and CA LID the member ports, the LFT's first) and `restricted`.
+    #[arg(long)]
+    pub ar: bool,
     /// Forwarding-table rows shown in the text output.
     #[arg(long, default_value_t = 8)]
     pub show: usize,
@@ -139,7 +143,11 @@ pub fn run(a: SmArgs) -> ExitCode {
     let unreachable: Vec<(String, String)> = sm.unreachable().into_iter().map(|(s, d)| (ep_name(&x.topo, s), ep_name(&x.topo, d))).collect();
     let report = Report::new(&x, &sm, st, &cfg, &up, sweep.as_ref(), path, unreachable);
     if a.json {
-        match serde_json::to_string_pretty(&report.json()) {
+        let mut doc = report.json();
+        if a.ar {
+            doc["ar_groups"] = report.ar_groups();
+        }
+        match serde_json::to_string_pretty(&doc) {
             Ok(s) => println!("{s}"),
             Err(e) => {
                 eprintln!("error: cannot serialise: {e}");
@@ -289,6 +297,22 @@ impl<'a> Report<'a> {
             m.insert(self.names.sw[s].clone(), Value::Object(row));
         }
         Some(Value::Object(m))
+    }
+
+    /// The AR groups per switch name and CA LID, and how many minimum-hop ports were left
+    /// out to keep the channel dependency graph acyclic.
+    fn ar_groups(&self) -> Value {
+        let f = &self.st.fabric;
+        let g = fabric::subnet_manager::ar::groups(f, &self.st.routed.tables, self.st.routed.sl.as_ref());
+        let mut m = serde_json::Map::new();
+        for s in 0..f.nsw() {
+            let row: serde_json::Map<String, Value> = (1..f.nlid)
+                .filter(|&l| matches!(f.owner[l], Owner::Ep(_)) && !g.group(s, l).is_empty())
+                .map(|l| (l.to_string(), json!(g.group(s, l))))
+                .collect();
+            m.insert(self.names.sw[s].clone(), Value::Object(row));
+        }
+        json!({"groups": m, "restricted": g.restricted})
     }
 
     fn json(&self) -> Value {

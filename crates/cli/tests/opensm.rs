@@ -20,6 +20,12 @@
 //! - every engine: our busiest inter-switch output port carries at most 10 % more
 //!   (source CA, destination CA) routes than OpenSM's busiest.
 //!
+//!
+//! Adaptive-routing groups (`fabriclab sm --ar`): Debian's OpenSM 3.3.23 has no AR, but
+//! its `opensm-lid-matrix.dump` (same log level) lists per switch and LID the hop count
+//! through every port; on a 2-tier leaf-spine, where no group needs restricting, every
+//! group of ours must be exactly OpenSM's minimum-hop port set.
+//!
 //! Needs Debian's `opensm` and `ibsim-utils` (`.ci/run` installs them together with
 //! `infiniband-diags`, whose `ibroute`/`dump_lfts` read the same tables by hand under
 //! `ibsim-run`). Without them the tests say what is missing and pass, except under `CI=true`,
@@ -166,6 +172,8 @@ fn ibsim_listening(sock: &str) -> bool {
 /// OpenSM's run: its tables, dfsssp's VL count, wall time.
 struct OsmRun {
     tables: Tables,
+    /// `opensm-lid-matrix.dump`: per switch and LID the hop count through every port.
+    lid_matrix: String,
     /// `dfsssp_remove_deadlocks: Virtual Lanes needed: N` from its log.
     vls_needed: Option<u64>,
     secs: f64,
@@ -300,7 +308,8 @@ fn run_opensm(t: &Tools, dir: &Path, fabric: &Net, net: &Path, engine: &str, roo
     }
     let dump = std::fs::read_to_string(run.join("opensm-lfts.dump")).map_err(|e| format!("no opensm-lfts.dump: {e}"))?;
     let vls_needed = text[routed_from.min(text.len())..].lines().find_map(|l| l.split("Virtual Lanes needed: ").nth(1)).and_then(|n| n.trim().parse().ok());
-    Ok(OsmRun { tables: Tables::from_opensm(fabric, &dump)?, vls_needed, secs })
+    let lid_matrix = std::fs::read_to_string(run.join("opensm-lid-matrix.dump")).map_err(|e| format!("no opensm-lid-matrix.dump: {e}"))?;
+    Ok(OsmRun { tables: Tables::from_opensm(fabric, &dump)?, lid_matrix, vls_needed, secs })
 }
 
 // ---------------------------------------------------------------- the fabric
@@ -966,4 +975,69 @@ fn torus_4x4() {
             lattice: true,
         },
     );
+}
+
+/// OpenSM's minimum-hop ports per (switch node, destination switch node) from
+/// `opensm-lid-matrix.dump`: lines `Switch: guid 0x…`, then `0xLID: hh hh … # portguid
+/// 0x…` with one hex hop count per port from port 0 (`osm_dump.c`, `dump_lid_matrix`).
+/// OpenSM keeps hop counts for switch LIDs only: a CA is reached through its switch.
+fn min_hop_sets(net: &Net, dump: &str) -> HashMap<(usize, usize), Vec<u8>> {
+    let by_node_guid: HashMap<u64, usize> = net.nodes.iter().enumerate().map(|(i, n)| (n.guid, i)).collect();
+    let mut out = HashMap::new();
+    let mut sw = None;
+    for line in dump.lines() {
+        if let Some(g) = line.strip_prefix("Switch: guid ") {
+            sw = Some(*by_node_guid.get(&hex(g.trim()).expect("guid")).expect("known switch"));
+        } else if line.starts_with("0x") {
+            let Some((hops, guid)) = line.split_once(" # portguid ") else { continue };
+            let Some(&d) = hex(guid.trim()).and_then(|g| net.by_port_guid.get(&g)) else { continue };
+            if !net.nodes[d].switch {
+                continue;
+            }
+            let h: Vec<u8> = hops.split_whitespace().skip(1).map(|x| u8::from_str_radix(x, 16).expect("hex hop count")).collect();
+            let min = h.iter().skip(1).copied().min().unwrap_or(0xff);
+            let set: Vec<u8> = (1..h.len()).filter(|&p| h[p] == min && min != 0xff).map(|p| p as u8).collect();
+            out.insert((sw.expect("switch header first"), d), set);
+        }
+    }
+    out
+}
+
+#[test]
+fn ar_groups_are_opensm_minimum_hop_port_sets() {
+    let Some(tools) = tools() else { return };
+    let dir = TempDir::new("ar-leaf-spine");
+    let input = dir.0.join("fabric.toml");
+    std::fs::write(&input, scenario("kind = \"leaf-spine\"\nleaves = 8\nspines = 4\nhosts_per_leaf = 4")).expect("write input");
+    let emitted = dir.0.join("fabric.net");
+    let (inp, em) = (input.to_str().unwrap(), emitted.to_str().unwrap());
+    let (j, _) = fabriclab(&[inp, "--emit-net", em, "--routing", "ftree", "--ar"]);
+    let net = Net::parse(&std::fs::read_to_string(&emitted).expect("emitted net file"));
+    let osm = run_opensm(&tools, &dir.0, &net, &emitted, "minhop", &[], None).unwrap_or_else(|e| panic!("{e}"));
+    let theirs = min_hop_sets(&net, &osm.lid_matrix);
+    assert_eq!(j["ar_groups"]["restricted"], 0, "a tree needs no restriction");
+    let lids: HashMap<u64, &str> = j["lids"].as_object().expect("lids").iter().map(|(n, l)| (l.as_u64().expect("lid"), n.as_str())).collect();
+    let mut compared = 0;
+    let mut wide = 0;
+    for (sw, row) in j["ar_groups"]["groups"].as_object().expect("groups") {
+        let s = net.node(sw);
+        for (lid, ports) in row.as_object().expect("row") {
+            let ca = net.node(lids[&lid.parse::<u64>().expect("lid")]);
+            let mut ours: Vec<u8> = ports.as_array().expect("ports").iter().map(|p| p.as_u64().expect("port") as u8).collect();
+            ours.sort_unstable();
+            let (t, t_port) = net.nodes[ca].peer[1].expect("a cabled CA");
+            let expected = if t == s {
+                vec![t_port]
+            } else {
+                theirs.get(&(s, t)).unwrap_or_else(|| panic!("OpenSM has no hops from {sw} to {}", net.nodes[t].name)).clone()
+            };
+            assert_eq!(ours, expected, "{sw} to {} (on {})", net.nodes[ca].name, net.nodes[t].name);
+            compared += 1;
+            wide += usize::from(ours.len() > 1);
+        }
+    }
+    let cas = net.nodes.iter().filter(|n| !n.switch).count();
+    let switches = net.nodes.len() - cas;
+    assert_eq!(compared, switches * cas, "every (switch, CA) compared");
+    assert!(wide > 0, "no group with more than one port: the check proves nothing");
 }

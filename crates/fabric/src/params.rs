@@ -187,7 +187,10 @@ pub struct Params {
     /// Deadlock detector: a cycle of blocked queues none of which has dequeued for this
     /// long is a deadlock (`[scenario] deadlock_timeout`, default 1 ms).
     pub deadlock_timeout: SimDuration,
-    /// How RoCEv2 switches spread data packets over an ECMP group (`[roce] load_balancing`).
+    /// How switches spread data packets: RoCEv2 over an ECMP group (`[roce]
+    /// load_balancing`), InfiniBand over the subnet manager's adaptive-routing groups
+    /// (`[infiniband] adaptive_routing`: `Adaptive` per packet, `AdaptiveFlowlet` per
+    /// flowlet; `Ecmp` means AR off, the LFT alone).
     pub load_balancing: LoadBalancing,
     /// Out-of-order placement at the responder (`[roce] ooo`); `None`: a PSN gap is a loss
     /// (NAK on the first out-of-order packet, go-back-N).
@@ -213,6 +216,11 @@ pub enum LoadBalancing {
     /// counted in whole `grade`s; ties go to the first such member from the flow's
     /// round-robin pointer at the switch.
     Adaptive { grade: Bytes },
+    /// Per flowlet to the least-loaded member, as `Adaptive` picks it (InfiniBand AR per
+    /// flowlet): a flow keeps the port of its flowlet; a packet at least `gap` after the
+    /// flow's previous one at the switch starts a new flowlet, placed on the member with
+    /// the fewest `grade`s queued then.
+    AdaptiveFlowlet { gap: SimDuration, grade: Bytes },
 }
 
 /// The member order of packet spraying.

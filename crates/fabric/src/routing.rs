@@ -182,7 +182,13 @@ impl Routes {
     /// that re-hash: `salt` is xored into the seed (0 gives [`Routes::next_hop`]'s hash).
     #[inline]
     pub fn hash(&self, sw: NodeId, salt: u64, src: u32, dst: u32, sport: u16) -> u64 {
-        hash5(self.seeds[self.sw_index[sw.0 as usize] as usize] ^ salt, src, dst, sport)
+        hash5(self.seed(sw) ^ salt, src, dst, sport)
+    }
+
+    /// Switch `sw`'s ECMP seed ([`Routes::hash`] is [`hash5`] of it xored with a salt).
+    #[inline]
+    pub fn seed(&self, sw: NodeId) -> u64 {
+        self.seeds[self.sw_index[sw.0 as usize] as usize]
     }
 
     /// The dense index of switch `node` (`u32::MAX` for a NIC), the numbering the
@@ -318,7 +324,7 @@ pub fn pick(h: u64, len: usize) -> usize {
 
 /// Mixes the 5-tuple (src IP, dst IP, UDP, src port, 4791) with a switch seed.
 #[inline]
-fn hash5(seed: u64, src: u32, dst: u32, sport: u16) -> u64 {
+pub(crate) fn hash5(seed: u64, src: u32, dst: u32, sport: u16) -> u64 {
     let mut x = seed ^ ((src as u64) << 32 | dst as u64);
     x = (x ^ (x >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
     x ^= (sport as u64) << 16 | ROCE_UDP_PORT as u64 | 17 << 48;

@@ -42,13 +42,22 @@ pub(crate) fn load_balance(w: &World, st: &Stats) -> Option<LoadBalanceReport> {
     Some(r)
 }
 
-/// The scenario's name for a load-balancing mode.
+/// The scenario's name for a load-balancing mode (InfiniBand: its `adaptive_routing`
+/// mode, "off" for the LFT alone).
 pub fn mode_name(p: &Params) -> &'static str {
+    if p.ib.is_some() {
+        return match p.load_balancing {
+            LoadBalancing::Adaptive { .. } => "per-packet",
+            LoadBalancing::AdaptiveFlowlet { .. } => "per-flowlet",
+            _ => "off",
+        };
+    }
     match p.load_balancing {
         LoadBalancing::Ecmp => "ecmp",
         LoadBalancing::Flowlet { .. } => "flowlet",
         LoadBalancing::PacketSpray { .. } => "packet-spray",
         LoadBalancing::Adaptive { .. } => "adaptive",
+        LoadBalancing::AdaptiveFlowlet { .. } => "adaptive-flowlet",
     }
 }
 

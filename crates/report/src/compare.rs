@@ -43,25 +43,39 @@ pub struct Comparison {
 
 /// What fabriclab does not model and a reader of a comparison should know.
 pub const LIMITATIONS: [&str; 5] = [
-    "InfiniBand adaptive routing (NVIDIA Quantum AR) is not modelled: IB packets follow the subnet manager's static tables, RoCE packets ECMP hashing",
+    "InfiniBand adaptive routing (NVIDIA Quantum AR) is off: IB packets follow the subnet manager's static tables (`[infiniband] adaptive_routing` turns it on), RoCE packets ECMP hashing",
     "SHARP (algorithm = \"sharp\") is modelled as aggregation nodes in every IB switch that reduce at line rate, without SHARP's resource limits (trees, jobs, outstanding operations) or its multicast result; RoCEv2 has no in-network reduction and runs such jobs with the ring",
     "NICs drain received data at once unless a slow- or stuck-receiver fault says otherwise; GPU compute and NVLink inside a host are not modelled (every rank-to-rank transfer crosses the fabric)",
     "packets are switched whole (no flit-level credits); the IB per-VL input buffer and the RoCE shared buffer come from the scenario",
     "NCCL is modelled at its network-transfer granularity (Simple protocol; no LL/LL128, no launch latency)",
 ];
 
-/// [`LIMITATIONS`] for a comparison whose RoCEv2 side runs with `roce`: the routing line
-/// states what is modelled when that side balances load other than by ECMP's hash or
-/// places packets out of order (and stays as it was otherwise).
-pub fn limitations(roce: &fabric::params::Params) -> Vec<String> {
+/// [`LIMITATIONS`] for a comparison whose sides run with `ib` and `roce`: the routing line
+/// states what is modelled when InfiniBand adapts over the SM's AR groups, or RoCEv2
+/// balances load other than by ECMP's hash, or either places packets out of order (and
+/// says adaptive routing is off otherwise).
+pub fn limitations(ib: &fabric::params::Params, roce: &fabric::params::Params) -> Vec<String> {
+    use fabric::params::LoadBalancing;
     let mut l: Vec<String> = LIMITATIONS.iter().map(|s| s.to_string()).collect();
-    if roce.load_balancing != fabric::params::LoadBalancing::Ecmp || roce.ooo.is_some() {
-        l[0] = format!(
-            "InfiniBand adaptive routing (NVIDIA Quantum AR) is not modelled: IB packets follow the subnet manager's static tables. RoCEv2 switches balance data packets by `{}` over the ECMP group (local queue state only, ACKs hashed) and NICs {} out-of-order packets",
+    let place = |p: &fabric::params::Params| if p.ooo.is_some() { "place" } else { "do not place (go-back-N)" };
+    let ib_line = if ib.load_balancing == LoadBalancing::Ecmp && ib.ooo.is_none() {
+        "InfiniBand adaptive routing (NVIDIA Quantum AR) is off: IB packets follow the subnet manager's static tables (`[infiniband] adaptive_routing` turns it on)".to_string()
+    } else {
+        format!(
+            "InfiniBand switches route data packets `{}` over the subnet manager's AR groups (minimum-hop ports kept deadlock-free; local queue state only, ACKs by the LFT) and HCAs {} out-of-order packets",
+            crate::balance::mode_name(ib),
+            place(ib)
+        )
+    };
+    l[0] = if roce.load_balancing != LoadBalancing::Ecmp || roce.ooo.is_some() {
+        format!(
+            "{ib_line}. RoCEv2 switches balance data packets by `{}` over the ECMP group (local queue state only, ACKs hashed) and NICs {} out-of-order packets",
             crate::balance::mode_name(roce),
-            if roce.ooo.is_some() { "place" } else { "do not place (go-back-N)" }
-        );
-    }
+            place(roce)
+        )
+    } else {
+        format!("{ib_line}, RoCE packets ECMP hashing")
+    };
     l
 }
 
@@ -112,7 +126,7 @@ pub fn run_watched(
         scenario: roce.report.scenario.clone(),
         seed: roce.report.seed,
         rows: rows(&ib, &roce),
-        limitations: limitations(&roce.world.params),
+        limitations: limitations(&ib.world.params, &roce.world.params),
         differing_defaults: crate::differences::differences(&ib.world, &roce.world, ib_from_defaults),
         infiniband: ib.report.clone(),
         roce: roce.report.clone(),

@@ -164,29 +164,35 @@ fn routing_and_transport(d: &mut List, ib: &World, roce: &World) {
     let ibp = ib.params.ib.as_ref().expect("checked in `differences`");
     let ib_origin = d.ib_origin;
     let mut add = |parameter: &str, infiniband: String, roce: String, reason: String| d.add(parameter, infiniband, roce, reason);
+    let ib_ar = match p.load_balancing {
+        fabric::params::LoadBalancing::Ecmp => "adaptive routing off".to_string(),
+        _ => format!("adaptive routing `{}`", crate::balance::mode_name(p)),
+    };
     add(
         "routing",
-        format!("subnet manager ({}), static forwarding tables", ibp.routing),
+        match p.load_balancing {
+            fabric::params::LoadBalancing::Ecmp => format!("subnet manager ({}), static forwarding tables", ibp.routing),
+            _ => format!("subnet manager ({}), `{}` over AR groups (the file)", ibp.routing, crate::balance::mode_name(p)),
+        },
         match q.load_balancing {
             fabric::params::LoadBalancing::Ecmp => "ECMP, per-flow hashing".into(),
             _ => format!("ECMP groups, `{}` per data packet (the file)", crate::balance::mode_name(q)),
         },
         match q.load_balancing {
             fabric::params::LoadBalancing::Ecmp => {
-                format!("InfiniBand routes by the SM's LFTs (adaptive routing not modelled), RoCEv2 by ECMP. InfiniBand engine: {ib_origin}")
+                format!("InfiniBand routes by the SM's LFTs ({ib_ar}), RoCEv2 by ECMP. InfiniBand engine: {ib_origin}")
             }
-            _ => format!(
-                "InfiniBand routes by the SM's LFTs (adaptive routing not modelled), RoCEv2 balances load over its ECMP groups. InfiniBand engine: {ib_origin}"
-            ),
+            _ => format!("InfiniBand routes by the SM's LFTs ({ib_ar}), RoCEv2 balances load over its ECMP groups. InfiniBand engine: {ib_origin}"),
         },
     );
-    if q.ooo.is_some() {
-        add(
-            "out-of-order placement",
-            "off (go-back-N)".into(),
-            "on".into(),
-            "RoCEv2: `ooo = true` in the file; InfiniBand's static routes keep each QP's packets in order".into(),
-        );
+    if p.ooo.is_some() != q.ooo.is_some() {
+        let state = |on: bool| if on { "on".to_string() } else { "off (go-back-N)".to_string() };
+        let reason = if p.load_balancing == fabric::params::LoadBalancing::Ecmp && p.ooo.is_none() {
+            "RoCEv2: `ooo = true` in the file; InfiniBand's static routes keep each QP's packets in order".into()
+        } else {
+            "`ooo = true` in the file's section of the fabric that places; a fabric that does not takes a reordered packet for a loss".into()
+        };
+        add("out-of-order placement", state(p.ooo.is_some()), state(q.ooo.is_some()), reason);
     }
 
     if p.forwarding != q.forwarding {

@@ -62,7 +62,7 @@ fn header(s: &mut String, r: &Report) {
             let life = |x: Option<u64>| x.map(d).unwrap_or_else(|| "infinite".into());
             let _ = writeln!(
                 s,
-                "settings: MTU {} B, {:?}, switch latency {}, {} data VL(s) x {} input buffer, routing {}, HOQ lifetime {} ({} towards CAs), switch lifetime {}, adaptive routing not modelled",
+                "settings: MTU {} B, {:?}, switch latency {}, {} data VL(s) x {} input buffer, routing {}, HOQ lifetime {} ({} towards CAs), switch lifetime {}, adaptive routing {}",
                 st.mtu_bytes,
                 st.forwarding,
                 d(st.switch_latency_ps),
@@ -71,7 +71,8 @@ fn header(s: &mut String, r: &Report) {
                 ib.routing,
                 life(ib.hoq_lifetime_ps),
                 life(ib.leaf_hoq_lifetime_ps),
-                life(ib.switch_lifetime_ps)
+                life(ib.switch_lifetime_ps),
+                r.load_balance.as_ref().map_or("off", |l| l.load_balancing.as_str())
             );
         }
     }

@@ -9,6 +9,7 @@
 use fabric::lft::Lft;
 use fabric::params::{Params, Tech};
 use fabric::sim::FaultKind;
+use fabric::subnet_manager::ar::ArTable;
 use fabric::subnet_manager::{Engine, SmConfig};
 use fabric::topology::Topology;
 use model::switch_latency::SwitchLatency;
@@ -86,6 +87,8 @@ pub(crate) struct FabricParams {
     pub notes: Vec<String>,
     /// InfiniBand: the forwarding tables.
     pub lft: Option<Lft>,
+    /// InfiniBand with adaptive routing: the SM's AR groups.
+    pub ar: Option<ArTable>,
     /// InfiniBand routed by a subnet manager: its configuration.
     pub sm: Option<SmConfig>,
     pub switch_latency: SwitchLatency,
@@ -103,7 +106,7 @@ fn compile(c: &Ctx, cfg: ScenarioFile, limits: &Limits) -> Result<World, ConfigE
     // check leaves them out, `fabriclab run` checks again with them.
     let estimate = crate::estimate::estimate(&cfg, &topo, c.base, false);
     estimate.check(c, limits)?;
-    let FabricParams { mut params, headroom_cells, mut notes, lft, sm, switch_latency } = match tech {
+    let FabricParams { mut params, headroom_cells, mut notes, lft, ar, sm, switch_latency } = match tech {
         Tech::Roce => {
             let buffer = cfg.buffer.as_ref().ok_or_else(|| c.err("buffer", "a RoCE fabric needs a [buffer] section (the switch MMU)"))?;
             roce::compile(c, cfg.roce.as_ref().expect("matched"), buffer, &topo)?
@@ -128,7 +131,9 @@ fn compile(c: &Ctx, cfg: ScenarioFile, limits: &Limits) -> Result<World, ConfigE
         return Err(c.err("faults", "an `sm-failure` needs a subnet manager (an SM routing engine, not `dest-hash`)"));
     }
     let reroute_delay = reroute_delay(c, &cfg, tech, sm.is_some(), !faults.is_empty())?;
-    let load_balance_stated = tech == Tech::Roce && cfg.roce.as_ref().is_some_and(|r| r.load_balancing.is_some() || r.ooo);
+    // Either fabric's section: a comparison then shows both sides' uplinks.
+    let load_balance_stated = cfg.roce.as_ref().is_some_and(|r| r.load_balancing.is_some() || r.ooo)
+        || cfg.infiniband.as_ref().is_some_and(|r| r.adaptive_routing.is_some() || r.ooo);
     Ok(World {
         load_balance_stated,
         estimate,
@@ -141,6 +146,7 @@ fn compile(c: &Ctx, cfg: ScenarioFile, limits: &Limits) -> Result<World, ConfigE
         topo,
         params,
         lft,
+        ar,
         flows: flows.into(),
         jobs,
         traffic_kinds: traffic::kinds(&cfg.traffic),

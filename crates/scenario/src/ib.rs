@@ -15,8 +15,9 @@ use units::{Bytes, SimDuration};
 
 use fabric::ibcc::IbCcParams;
 use fabric::lft::Lft;
-use fabric::params::{Buffer, EcnMarking, FlowSpec, Ib, Params, Pfc, Resume, Sched, Tech, Trigger};
+use fabric::params::{Buffer, EcnMarking, FlowSpec, Ib, LoadBalancing, Params, Pfc, Resume, Sched, Tech, Trigger};
 use fabric::routing::Routes;
+use fabric::subnet_manager::ar::ArTable;
 use fabric::subnet_manager::layout::IbLayout;
 use fabric::subnet_manager::{Engine, SmConfig, SubnetManager};
 use fabric::topology::{NodeId, NodeKind, PortId, Topology};
@@ -80,15 +81,55 @@ pub(crate) fn compile(c: &Ctx, r: &IbSection, topo: &Topology, layout: Option<&I
             l
         }
     };
-    let (lft, sm) = routing(c, r, topo, layout, seed, &mut notes)?;
+    let load_balancing = adaptive_routing(c, r)?;
+    let (lft, sm, ar) = routing(c, r, topo, layout, seed, load_balancing != LoadBalancing::Ecmp, &mut notes)?;
     if matches!(r.routing.as_str(), "dfsssp") {
         for (sl, vl) in sl_to_vl.iter_mut().enumerate() {
             *vl = if sl < r.data_vls as usize { sl as u8 } else { 0 };
         }
     }
     let ib = settings(c, r, topo, sl_to_vl, vl_buffer_blocks)?;
-    let params = params(r, sched, latency.latency, ib);
-    Ok(FabricParams { params, headroom_cells: vec![0; topo.ports.len()], notes, lft: Some(lft), sm, switch_latency: latency })
+    let mut params = params(r, sched, latency.latency, ib);
+    params.load_balancing = load_balancing;
+    params.ooo = crate::roce::out_of_order(c, "infiniband", r.ooo, r.ooo_nak_window, r.ooo_nak_timeout, r.timeout)?;
+    Ok(FabricParams { params, headroom_cells: vec![0; topo.ports.len()], notes, lft: Some(lft), ar, sm, switch_latency: latency })
+}
+
+/// `adaptive_grade` by default, in full-MTU packets: this model's choice, as NVIDIA
+/// publishes no figure for Quantum's port-load grading (the same default as RoCE's
+/// `adaptive_grade`, see `crate::roce`).
+const AR_GRADE_PACKETS: u64 = 8;
+
+/// `adaptive_routing`: `per-packet` is [`LoadBalancing::Adaptive`], `per-flowlet`
+/// [`LoadBalancing::AdaptiveFlowlet`], `off` (or no table) [`LoadBalancing::Ecmp`] (the
+/// LFT alone).
+fn adaptive_routing(c: &Ctx, r: &IbSection) -> Result<LoadBalancing, ConfigError> {
+    let Some(ar) = &r.adaptive_routing else { return Ok(LoadBalancing::Ecmp) };
+    let mode = ar.mode.as_str();
+    if ar.flowlet_gap.is_some() && mode != "per-flowlet" {
+        return Err(c.err("infiniband.adaptive_routing.flowlet_gap", "only applies with mode = \"per-flowlet\""));
+    }
+    if ar.grade.is_some() && mode == "off" {
+        return Err(c.err("infiniband.adaptive_routing.grade", "does not apply with mode = \"off\""));
+    }
+    let grade = ar.grade.unwrap_or(Bytes(AR_GRADE_PACKETS * model::ib::ib_packet(r.grh, Transport::WriteRest, r.mtu).0));
+    if grade == Bytes(0) {
+        return Err(c.err("infiniband.adaptive_routing.grade", "expected at least 1 byte"));
+    }
+    Ok(match mode {
+        "off" => LoadBalancing::Ecmp,
+        "per-packet" => LoadBalancing::Adaptive { grade },
+        "per-flowlet" => {
+            let gap = ar.flowlet_gap.ok_or_else(|| {
+                c.err("infiniband.adaptive_routing.flowlet_gap", "mode = \"per-flowlet\" needs the idle gap that starts a new flowlet, e.g. \"20us\"")
+            })?;
+            if gap == SimDuration::ZERO {
+                return Err(c.err("infiniband.adaptive_routing.flowlet_gap", "expected a gap above 0"));
+            }
+            LoadBalancing::AdaptiveFlowlet { gap, grade }
+        }
+        other => return Err(c.err("infiniband.adaptive_routing.mode", format!("`{other}`: expected \"per-packet\", \"per-flowlet\" or \"off\""))),
+    })
 }
 
 /// `sl_to_vl`: SL → VL, unlisted SLs on VL 0, every VL an operational one.
@@ -133,17 +174,24 @@ fn check_port_counts(c: &Ctx, topo: &Topology) -> Result<(), ConfigError> {
 
 /// The forwarding tables: `dest-hash` (shortest paths hashed by destination, no subnet
 /// manager), or a subnet manager's engine brought up on the fabric, with notes on what
-/// it did.
+/// it did; with `ar`, the SM's adaptive-routing groups too.
 fn routing(
     c: &Ctx,
     r: &IbSection,
     topo: &Topology,
     layout: Option<&IbLayout>,
     seed: u64,
+    ar: bool,
     notes: &mut Vec<String>,
-) -> Result<(Lft, Option<SmConfig>), ConfigError> {
+) -> Result<(Lft, Option<SmConfig>, Option<ArTable>), ConfigError> {
     let name = match r.routing.as_str() {
-        "dest-hash" => return Ok((Routes::build(topo, seed, |_| true).destination_lft(topo), None)),
+        "dest-hash" if ar => {
+            return Err(c.err(
+                "infiniband.adaptive_routing",
+                "adaptive routing needs the subnet manager's AR groups: set `routing` to an SM engine (minhop, updn, ftree, dfsssp), not \"dest-hash\"",
+            ))
+        }
+        "dest-hash" => return Ok((Routes::build(topo, seed, |_| true).destination_lft(topo), None, None)),
         name => name,
     };
     let engine: Engine =
@@ -166,7 +214,15 @@ fn routing(
         res.smps.total(),
         res.total
     ));
-    Ok((mgr.lft().clone(), Some(cfg)))
+    let groups = ar.then(|| mgr.ar_table()).flatten();
+    if let Some(g) = &groups {
+        notes.push(format!(
+            "adaptive routing: {} AR group entries with an alternative port; {} minimum-hop ports left out to keep the channel dependency graph acyclic",
+            g.alternatives(),
+            g.restricted
+        ));
+    }
+    Ok((mgr.lft().clone(), Some(cfg), groups))
 }
 
 /// Brings the fabric up with a subnet manager: discovery, LIDs, routing, LFTs.

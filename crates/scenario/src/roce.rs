@@ -97,9 +97,9 @@ pub(crate) fn compile(c: &Ctx, r: &RoceSection, b: &BufferSection, topo: &Topolo
         ib: None,
         deadlock_timeout: SimDuration::ZERO,
         load_balancing: load_balancing(c, r, encap)?,
-        ooo: out_of_order(c, r)?,
+        ooo: out_of_order(c, "roce", r.ooo, r.ooo_nak_window, r.ooo_nak_timeout, r.timeout)?,
     };
-    Ok(FabricParams { params, headroom_cells, notes, lft: None, sm: None, switch_latency: latency })
+    Ok(FabricParams { params, headroom_cells, notes, lft: None, ar: None, sm: None, switch_latency: latency })
 }
 
 /// `adaptive_grade` by default, in full-MTU frames: this model's choice, as NVIDIA
@@ -148,24 +148,32 @@ fn load_balancing(c: &Ctx, r: &RoceSection, encap: Encap) -> Result<LoadBalancin
     })
 }
 
-/// `ooo` and its NAK rule: by default no window, and a gap is NAKed after the local ACK
-/// timeout (the time the requester would wait before resending a lost tail anyway).
-fn out_of_order(c: &Ctx, r: &RoceSection) -> Result<Option<OutOfOrder>, ConfigError> {
-    if !r.ooo {
-        for (set, field) in [(r.ooo_nak_window.is_some(), "roce.ooo_nak_window"), (r.ooo_nak_timeout.is_some(), "roce.ooo_nak_timeout")] {
+/// `ooo` and its NAK rule, for either fabric's `section`: by default no window, and a gap
+/// is NAKed after the local ACK timeout (4.096 µs × 2^`timeout`, the time the requester
+/// would wait before resending a lost tail anyway).
+pub(crate) fn out_of_order(
+    c: &Ctx,
+    section: &str,
+    ooo: bool,
+    window: Option<u32>,
+    timeout: Option<SimDuration>,
+    ack_timeout_exp: u32,
+) -> Result<Option<OutOfOrder>, ConfigError> {
+    if !ooo {
+        for (set, field) in [(window.is_some(), "ooo_nak_window"), (timeout.is_some(), "ooo_nak_timeout")] {
             if set {
-                return Err(c.err(field, "only applies with ooo = true"));
+                return Err(c.err(&format!("{section}.{field}"), "only applies with ooo = true"));
             }
         }
         return Ok(None);
     }
-    let nak_window = r.ooo_nak_window.unwrap_or(u32::MAX);
+    let nak_window = window.unwrap_or(u32::MAX);
     if nak_window == 0 {
-        return Err(c.err("roce.ooo_nak_window", "expected at least 1 PSN (leave it out for no window)"));
+        return Err(c.err(&format!("{section}.ooo_nak_window"), "expected at least 1 PSN (leave it out for no window)"));
     }
-    let nak_timeout = r.ooo_nak_timeout.unwrap_or(SimDuration(4_096_000 << r.timeout));
+    let nak_timeout = timeout.unwrap_or(SimDuration(4_096_000 << ack_timeout_exp));
     if nak_timeout == SimDuration::ZERO {
-        return Err(c.err("roce.ooo_nak_timeout", "expected a time above 0"));
+        return Err(c.err(&format!("{section}.ooo_nak_timeout"), "expected a time above 0"));
     }
     Ok(Some(OutOfOrder { nak_window, nak_timeout }))
 }

@@ -146,6 +146,36 @@ pub struct IbSection {
     pub reroute_delay: Option<Auto<SimDuration>>,
     /// IB congestion control (Annex A10); absent: off, and congestion spreads by credits.
     pub congestion_control: Option<IbCcCfg>,
+    /// Adaptive routing (NVIDIA Quantum AR over the subnet manager's AR groups); absent:
+    /// off, every packet follows the LFT.
+    #[serde(default)]
+    pub adaptive_routing: Option<IbArCfg>,
+    /// HCAs place out-of-order packets (ConnectX-5 and later, RC: NVIDIA out-of-order data
+    /// placement); default false.
+    #[serde(default)]
+    pub ooo: bool,
+    /// With `ooo`: a packet this many PSNs ahead of the expected one makes the responder
+    /// NAK the gap. Default: no window (only the timeout).
+    #[serde(default)]
+    pub ooo_nak_window: Option<u32>,
+    /// With `ooo`: a gap that lasts this long is NAKed. Default: the local ACK timeout.
+    #[serde(default)]
+    pub ooo_nak_timeout: Option<SimDuration>,
+}
+
+/// `[infiniband] adaptive_routing = { mode = ..., ... }`.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct IbArCfg {
+    /// "per-packet", "per-flowlet" or "off".
+    pub mode: String,
+    /// `per-flowlet`: the idle gap after which a flow's next packet may take another port.
+    #[serde(default)]
+    pub flowlet_gap: Option<SimDuration>,
+    /// Queue bytes per load grade (ports within one grade count as equally loaded).
+    /// Default: eight full-MTU packets.
+    #[serde(default)]
+    pub grade: Option<Bytes>,
 }
 
 /// One SL→VL table of a port (pair): `node` a switch or a host NIC name, ports 0-based as

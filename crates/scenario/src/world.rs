@@ -9,6 +9,7 @@
 use fabric::lft::Lft;
 use fabric::params::{FlowSpec, Params, Tech};
 use fabric::sim::{self, Fault, Sim};
+use fabric::subnet_manager::ar::ArTable;
 use fabric::subnet_manager::layout::IbLayout;
 use fabric::subnet_manager::SmConfig;
 use fabric::topology::Topology;
@@ -28,6 +29,8 @@ pub struct World {
     pub params: Params,
     /// InfiniBand: the forwarding tables the subnet manager programmed.
     pub lft: Option<Lft>,
+    /// InfiniBand with adaptive routing: the subnet manager's AR groups.
+    pub ar: Option<ArTable>,
     pub faults: Vec<Fault>,
     /// How long the control plane takes to re-route after a fault ("auto": the SM's time).
     pub reroute_delay: Option<Auto<SimDuration>>,
@@ -52,7 +55,8 @@ pub struct World {
     pub switch_latency: SwitchLatency,
     /// What running it costs, estimated before it was built (without time series).
     pub estimate: crate::Estimate,
-    /// The scenario states `[roce] load_balancing` or `ooo`: reports add uplink
+    /// The scenario states `[roce] load_balancing`, `[infiniband] adaptive_routing` or
+    /// either's `ooo` (for both fabrics' runs): reports add uplink
     /// utilisation spread and packet order (also for an explicit "ecmp", the baseline).
     pub load_balance_stated: bool,
 }
@@ -69,6 +73,7 @@ impl World {
             stop: self.stop,
             sample_period: sample.then_some(self.sample_period),
             lft: self.lft.clone(),
+            ar: self.ar.clone(),
             faults: self.faults.clone(),
             control: self.control_plane(),
         })

@@ -1,6 +1,7 @@
 //! A switch's forwarding: the packet's next hop (a route override, a pinned path, else
 //! ECMP on the 5-tuple — or, for RoCEv2 data with `load_balancing` set, the balancer of
-//! `load_balance.rs` — or the subnet manager's LFT), and a RoCEv2 switch's receive path
+//! `load_balance.rs` — or the subnet manager's LFT, or for InfiniBand data with
+//! `adaptive_routing` the same balancer over the SM's AR groups), and a RoCEv2 switch's receive path
 //! as named steps: TTL → next hop → classify (DSCP) → watchdog drop → admit (MMU) →
 //! ECN mark → enqueue. InfiniBand's path after the next hop is `ib::vl`'s.
 //!
@@ -38,7 +39,7 @@ pub(super) struct QpAddr {
 /// put in front of them, and the per-ingress DSCP maps a misconfiguration installs.
 pub(super) struct Forwarding {
     pub(super) table: Forwarder,
-    /// RoCEv2 load balancing of data packets other than ECMP's hash (`None`: ECMP).
+    /// Load balancing of data packets other than ECMP's hash or the LFT (`None`: off).
     pub(super) balance: Option<LoadBalancer>,
     /// Route overrides in force: (switch, destination endpoint) → output port.
     pub(super) overrides: HashMap<(NodeId, u32), PortId>,
@@ -51,10 +52,13 @@ pub(super) struct Forwarding {
     pub(super) port_dscp: Vec<Option<Box<[u8; 64]>>>,
     /// Whether any port has its own DSCP map now.
     pub(super) port_dscp_any: bool,
+    /// InfiniBand: the subnet manager's adaptive-routing groups, when AR is on (boxed and
+    /// last: the forwarding state the static paths read keeps its layout).
+    pub(super) ar: Option<Box<ArTable>>,
 }
 
 impl Forwarding {
-    pub(super) fn new(topo: &Topology, p: &Params, seed: u64, lft: Option<Lft>, faults: &Faults) -> Forwarding {
+    pub(super) fn new(topo: &Topology, p: &Params, seed: u64, lft: Option<Lft>, ar: Option<ArTable>, faults: &Faults) -> Forwarding {
         let table = match lft {
             Some(l) => Forwarder::Lft(l),
             None => Forwarder::Ecmp(Routes::build(topo, seed, |_| true)),
@@ -62,8 +66,18 @@ impl Forwarding {
         let np = topo.ports.len();
         let port_dscp = if faults.any(|k| matches!(k, FaultKind::PortDscpMap { .. })) { vec![None; np] } else { vec![] };
         let ttl_on = p.ib.is_none() && faults.any(|k| matches!(k, FaultKind::RouteOverride { .. }));
-        let balance = LoadBalancer::new(p.load_balancing, &table);
-        Forwarding { table, balance, overrides: HashMap::new(), pinned: HashMap::new(), hops: vec![], ttl_on, port_dscp, port_dscp_any: false }
+        let balance = LoadBalancer::new(p.load_balancing, &table, ar.is_some(), seed);
+        Forwarding {
+            table,
+            balance,
+            overrides: HashMap::new(),
+            pinned: HashMap::new(),
+            hops: vec![],
+            ttl_on,
+            port_dscp,
+            port_dscp_any: false,
+            ar: ar.map(Box::new),
+        }
     }
 
     /// Packet `id` was just allocated: it has crossed no switch yet. Inlined by force: it

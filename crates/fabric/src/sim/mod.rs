@@ -63,6 +63,7 @@ use crate::lft::Lft;
 use crate::params::{EcnMarking, FlowSpec, Params, Resume, Sched, Tech, Trigger};
 use crate::routing::Routes;
 use crate::stats::{Deadlock, DropCause, FlowRecord, IncidentKind, Stats};
+use crate::subnet_manager::ar::ArTable;
 use crate::timing::{frame_of, wire_of, Hop};
 use crate::topology::{NodeId, NodeKind, PortId, Topology};
 use engine::{EventQueue, Rng};
@@ -129,6 +130,8 @@ pub struct SimInput {
     pub sample_period: Option<SimDuration>,
     /// The subnet manager's tables (InfiniBand); `None`: ECMP.
     pub lft: Option<Lft>,
+    /// The subnet manager's adaptive-routing groups (InfiniBand with `adaptive_routing`).
+    pub ar: Option<ArTable>,
     pub faults: Vec<Fault>,
     /// Who re-routes after faults.
     pub control: Option<Box<dyn ControlPlane>>,
@@ -174,7 +177,7 @@ pub struct Sim {
 impl Sim {
     /// Builds the simulator for a compiled scenario.
     pub fn new(input: SimInput) -> Sim {
-        let SimInput { topo, params: p, flows, seed, headroom, stop, sample_period, lft, faults, control } = input;
+        let SimInput { topo, params: p, flows, seed, headroom, stop, sample_period, lft, ar, faults, control } = input;
         let np = topo.ports.len();
         assert!(np <= ID_MASK as usize && flows.len() <= ID_MASK as usize, "too many ports or flows for the event encoding");
         // Packets carry frame and payload sizes as u16 (path MTUs are at most 4096 B).
@@ -197,7 +200,7 @@ impl Sim {
             pkts: Packets::default(),
             links: Links::new(np),
             sched: Scheduler::new(&p),
-            forwarding: Forwarding::new(&topo, &p, seed, lft, &faults),
+            forwarding: Forwarding::new(&topo, &p, seed, lft, ar, &faults),
             mmu: Mmu::new(&topo, &p, &headroom),
             pfc: PfcState::new(&topo, &p, &faults),
             ecn: EcnMarker::new(np, seed),

@@ -14,6 +14,8 @@
 //! 4. programming: SubnSet(SwitchInfo) for LinearFDBTop, SubnSet(LinearForwardingTable)
 //!    for every 64-LID block that changed, and port activation (Armed, Active).
 //!
+//! Alongside the LFTs it can compute adaptive-routing groups ([`ar`]).
+//!
 //! Every SMP is counted ([`mad::SmpCounts`]); the simulated time of a step is its SMP
 //! count over the SMPs OpenSM keeps in flight, times a per-SMP round trip
 //! ([`SmTiming`]), and routing time is a parameter. [`SubnetManager`] is the handle the
@@ -24,6 +26,7 @@
 //! M_Key, the SA, the guid2lid/LFT cache files, routing engines other than the four,
 //! and SMP loss other than on dead links.
 
+pub mod ar;
 pub mod cdg;
 pub mod dfsssp;
 pub mod discovery;
@@ -490,6 +493,25 @@ impl SubnetManager {
             Some(sl) => sl.sl(*s as usize, *lid as usize, src_ep),
             None => 0,
         }
+    }
+
+    /// The adaptive-routing groups ([`ar`]) for the tables this SM programmed, in the
+    /// simulator's terms; `None` before a sweep.
+    pub fn ar_table(&self) -> Option<ar::ArTable> {
+        let st = self.master.state.as_ref()?;
+        let groups = ar::groups(&st.fabric, &st.routed.tables, st.routed.sl.as_ref());
+        let layout = &self.agents.layout;
+        let by_guid: HashMap<u64, u32> = layout.nodes.iter().enumerate().filter(|(_, n)| n.switch).map(|(i, n)| (n.guid, i as u32)).collect();
+        let ib_node: Vec<u32> = st.fabric.sw_node.iter().map(|&n| by_guid[&st.subnet.nodes[n as usize].guid]).collect();
+        let table = ar::ArTable::build(
+            &self.agents.topo,
+            &groups,
+            st.fabric.nsw(),
+            |s| layout.nodes[ib_node[s] as usize].topo_nodes[0],
+            |s, p| layout.topo_port(ib_node[s], p),
+            |ep| self.ep_route[ep as usize].map(|x| x.1),
+        );
+        Some(table)
     }
 
     /// Base LID of an endpoint (0 when it has none).
