@@ -294,3 +294,32 @@ fn a_watchdog_sweep_shows_the_victim_waiting_longer() {
     let rec: Vec<f64> = rows.iter().filter(|r| cell(r, "fabric") == "roce").map(|r| cell(r, "recovery_us").parse().unwrap()).collect();
     assert!(rec.iter().all(|&r| r > 3000.0), "the watchdog's drops are recovered after the stuck NIC returns: {rec:?}");
 }
+
+#[test]
+fn load_balancing_varies_on_both_fabrics() {
+    // Issue 18: a sweep varies InfiniBand's adaptive routing and RoCEv2's load balancing
+    // together; each fabric's rows follow its own field and ignore the other's.
+    let dir = scratch("lb");
+    let file = quick(&dir);
+    let out = dir.join("out");
+    let vary = ["--vary", "infiniband.adaptive_routing.mode=off,per-packet", "--vary", "roce.load_balancing=ecmp,adaptive"];
+    let mut a = vec!["sweep", file.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    a.extend_from_slice(&vary);
+    ok(&a);
+    let (meta, rows) = parse(&read(&out.join("sweep.csv")));
+    assert!(meta.contains(&("infiniband".into(), "per-variant".into())), "{meta:?}");
+    let metrics = |fabric: &str, ar: &str, lb: &str| -> Vec<String> {
+        let r = rows
+            .iter()
+            .find(|r| cell(r, "fabric") == fabric && cell(r, "infiniband.adaptive_routing.mode") == ar && cell(r, "roce.load_balancing") == lb)
+            .unwrap_or_else(|| panic!("no {fabric} row for {ar}, {lb}"));
+        ["fct_p99_us", "xmit_wait_us", "retransmitted_bytes"].iter().filter(|c| r.iter().any(|(h, _)| h == *c)).map(|c| cell(r, c).to_string()).collect()
+    };
+    assert_eq!(rows.len(), 8);
+    // InfiniBand follows adaptive_routing (credit waits move), not the RoCE field.
+    assert_eq!(metrics("infiniband", "off", "ecmp"), metrics("infiniband", "off", "adaptive"));
+    assert_ne!(metrics("infiniband", "off", "ecmp"), metrics("infiniband", "per-packet", "ecmp"));
+    // RoCEv2 follows load_balancing, not the InfiniBand field.
+    assert_eq!(metrics("roce", "off", "adaptive"), metrics("roce", "per-packet", "adaptive"));
+    assert_ne!(metrics("roce", "off", "ecmp"), metrics("roce", "off", "adaptive"));
+}
