@@ -33,7 +33,7 @@ mod tree;
 
 use std::cmp::Reverse;
 
-use super::cdg::{find_cycle, DepGraph};
+use super::cdg::{find_cycle, DepGraph, DstTree, NONE};
 use super::mad::NO_PATH;
 use super::tables::{Fabric, Owner, Peer, SlTable, Tables};
 use tree::{Graph, Layers, Tree};
@@ -135,9 +135,9 @@ fn ca_lids(f: &Fabric, lid: usize) -> u64 {
 
 /// Writes one destination's tree out, farthest switch first: each switch's LFT entry into
 /// `col` (OpenSM `update_lft`); the LIDs of its subtree onto the link to its parent
-/// (OpenSM `update_weights`: every source LID's path crosses it); with `vl0`, the paths of
-/// its subtree's CA LIDs onto the parent's (in port, out port) dependency when the
-/// parent is not the destination. Returns the largest load charged.
+/// (OpenSM `update_weights`: every source LID's path crosses it); with `vl0`, the
+/// parent's (in port, out port) dependency when the parent is not the destination and
+/// the subtree holds CA LIDs (paths from them use it). Returns the largest load charged.
 fn charge(g: &mut Graph, l: &Layers, t: &mut Tree, col: &mut [u8], mut vl0: Option<&mut Vl0>) -> u64 {
     let m = l.order.len();
     t.sub[..m].copy_from_slice(&l.own);
@@ -157,7 +157,7 @@ fn charge(g: &mut Graph, l: &Layers, t: &mut Tree, col: &mut [u8], mut vl0: Opti
             t.sub[p].1 += cas;
             if p != 0 && cas != 0 {
                 let out = l.ports(t.choice[p]).0;
-                *vl0.counts.at(l.order[p] as usize, up_port, out) += cas;
+                vl0.deps.set(l.order[p] as usize, up_port, out);
             }
         }
     }
@@ -241,9 +241,11 @@ fn path_deps(f: &Fabric, t: &Tables, src: usize, lid: usize, out: &mut Vec<(usiz
 }
 
 /// OpenSM's `dfsssp_remove_deadlocks`, in named steps: every path starts on VL 0
-/// ([`Vl0`], counted while routing); while a VL's dependency graph has a cycle, the paths
-/// through its weakest dependency ([`weakest_dependency`]) move up one VL; spare VLs then
-/// go to the busiest ([`split_spare_vls`]). `Err` when the last VL keeps a cycle.
+/// ([`Vl0`], its dependencies found while routing); while a VL's dependency graph has a
+/// cycle, the paths through its weakest dependency ([`weakest_dependency`]) move up one
+/// VL; spare VLs then go to the busiest ([`split_spare_vls`]). `Err` when the last VL keeps
+/// a cycle. The per-dependency path counts that the weakest dependency needs are only
+/// counted ([`count_vl0`]) when VL 0 has a cycle: on a fat tree it has none.
 fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8, vl0: Vl0) -> Result<SlTable, String> {
     let n = f.nsw();
     let nlid = f.nlid;
@@ -251,8 +253,12 @@ fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8, vl0: Vl0) -> Result<Sl
     let dst_lids: Vec<usize> = (1..nlid).filter(|&l| matches!(f.owner[l], Owner::Ep(_)) && f.lid_switch(l).is_some()).collect();
     let mut vl = vec![0u8; n * nlid];
     let mut paths_per_vl = vec![0u64; vl_avail as usize];
-    let mut counts: Vec<DepCounts> = vec![vl0.counts];
     paths_per_vl[0] = vl0.paths;
+    if find_cycle(f, &vl0.deps).is_none() {
+        let split = split_spare_vls(&mut vl, &paths_per_vl, 1, vl_avail);
+        return Ok(SlTable { nlid, vl, vls_needed: 1, split });
+    }
+    let mut counts: Vec<DepCounts> = vec![count_vl0(f, t, &weight, &dst_lids)];
     let mut vl_needed = 1u8;
     let mut deps = vec![];
     for test_vl in 0..vl_avail as usize - 1 {
@@ -307,13 +313,13 @@ fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8, vl0: Vl0) -> Result<Sl
     Ok(SlTable { nlid, vl, vls_needed: vl_needed, split })
 }
 
-/// Every path on VL 0: the dependencies of all CA-to-CA paths, counted per destination
-/// CA LID over its routing tree as the tree is found ([`charge`]: a switch's paths to it
-/// weigh its source LIDs), and how many paths there are. The tree is what the tables hold
-/// for that LID, so this is the count OpenSM makes from the tables before
+/// Every path on VL 0: the dependencies of all CA-to-CA paths, taken from each
+/// destination CA LID's routing tree as the tree is found ([`charge`]), and how many paths
+/// there are (a switch's paths to a destination weigh its CA LIDs). The tree is what the
+/// tables hold for that LID, so this is the graph OpenSM builds from the tables before
 /// `dfsssp_remove_deadlocks`.
 struct Vl0 {
-    counts: DepCounts,
+    deps: DepGraph,
     paths: u64,
     /// Per switch: its CAs' LIDs (the paths leaving it to one destination).
     weight: Vec<u64>,
@@ -324,8 +330,41 @@ struct Vl0 {
 impl Vl0 {
     fn new(f: &Fabric, own: &[(u64, u64)]) -> Vl0 {
         let weight: Vec<u64> = own.iter().map(|o| o.1).collect();
-        Vl0 { counts: DepCounts::new(f), paths: 0, total_weight: weight.iter().sum(), weight }
+        Vl0 { deps: DepGraph::new(f), paths: 0, total_weight: weight.iter().sum(), weight }
     }
+}
+
+/// The paths per VL 0 dependency, counted from the tables (for [`weakest_dependency`]):
+/// per destination CA LID its tree ([`DstTree`]), each switch's CA LIDs flowing to the
+/// next switch, farthest first, and the (in port, out port) dependency at the next switch
+/// carrying them when that switch forwards to another switch.
+fn count_vl0(f: &Fabric, t: &Tables, weight: &[u64], dst_lids: &[usize]) -> DepCounts {
+    let n = f.nsw();
+    let mut counts = DepCounts::new(f);
+    let mut tree = DstTree::new(n);
+    let mut sub = vec![0u64; n];
+    let cols = t.columns();
+    for &lid in dst_lids {
+        let Owner::Ep(e) = f.owner[lid] else { continue };
+        tree.build_col(f, &cols[lid * n..(lid + 1) * n], Some(e));
+        for &s in &tree.far_first {
+            sub[s as usize] = weight[s as usize];
+        }
+        for &s in &tree.far_first {
+            let s = s as usize;
+            let nx = tree.next[s];
+            if nx == NONE {
+                continue;
+            }
+            sub[nx as usize] += sub[s];
+            if tree.next[nx as usize] == NONE || sub[s] == 0 {
+                continue;
+            }
+            let Peer::Switch { port: q, .. } = f.adj[s][tree.port[s] as usize] else { continue };
+            *counts.at(nx as usize, q, tree.port[nx as usize]) += sub[s];
+        }
+    }
+    counts
 }
 
 /// The weakest dependency on `cycle`: the (channel i → channel i+1) that the fewest paths
