@@ -106,14 +106,14 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
             if layers.src != d.sw {
                 layers.build(&g, d.sw, &dist[d.sw * n..(d.sw + 1) * n], &own);
             }
-            tree::layered(&g, &layers, &mut tree);
+            tree::layered(&layers, &mut tree);
         } else {
             tree::heap_dijkstra(&g, d.sw, &own, &mut layers, &mut tree);
         }
         let ca = matches!(f.owner[d.lid], Owner::Ep(_));
         let col = &mut cols[d.lid * n..(d.lid + 1) * n];
         col[d.sw] = d.port;
-        max_load = max_load.max(charge(&mut g, &layers, &mut tree, col, ca.then_some(&mut vl0)));
+        max_load = max_load.max(charge(&mut g, &mut layers, &mut tree, col, ca.then_some(&mut vl0)));
         if ca {
             // Every CA LID but the destination's own sends one path to it.
             vl0.paths += vl0.total_weight - ca_lids(f, d.lid);
@@ -138,20 +138,18 @@ fn ca_lids(f: &Fabric, lid: usize) -> u64 {
 /// (OpenSM `update_weights`: every source LID's path crosses it); with `vl0`, the
 /// parent's (in port, out port) dependency when the parent is not the destination and
 /// the subtree holds CA LIDs (paths from them use it). Returns the largest load charged.
-fn charge(g: &mut Graph, l: &Layers, t: &mut Tree, col: &mut [u8], mut vl0: Option<&mut Vl0>) -> u64 {
+#[inline(never)] // once per destination; kept apart in profiles
+fn charge(g: &mut Graph, l: &mut Layers, t: &mut Tree, col: &mut [u8], mut vl0: Option<&mut Vl0>) -> u64 {
     let m = l.order.len();
     t.sub[..m].copy_from_slice(&l.own);
     let mut max_load = 0;
     for i in (1..m).rev() {
         let c = t.choice[i];
-        let cand = l.cand(c);
         let (port, up_port) = l.ports(c);
         col[l.order[i] as usize] = port;
-        let p = cand.pos as usize;
+        let p = l.parent(c);
         let (lids, cas) = t.sub[i];
-        let load = &mut g.load[cand.link as usize];
-        *load += lids;
-        max_load = max_load.max(*load);
+        max_load = max_load.max(l.charge(g, c, lids));
         t.sub[p].0 += lids;
         if let Some(vl0) = vl0.as_deref_mut() {
             t.sub[p].1 += cas;

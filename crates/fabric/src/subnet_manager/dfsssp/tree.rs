@@ -61,23 +61,21 @@ pub(super) struct Layers {
     pos: Vec<u32>,
     /// Per position: its first candidate (`order.len() + 1` entries).
     start: Vec<u32>,
-    /// The candidates (read by the layered pass), and their ports ([`Layers::ports`]).
-    cand: Vec<Cand>,
+    /// Per candidate (a switch one hop nearer, a possible parent): its position, and the
+    /// load of its link to the child shifted left by 8 with the candidate's rank among the
+    /// child's (port order) in the low byte — the two columns the layered pass reads,
+    /// kept current by [`Layers::charge`] while the layers are reused.
+    parent: Vec<u32>,
+    key: Vec<u64>,
+    /// Per candidate: the flat id of the directed link parent → child ([`Graph::load`]),
+    /// and its ports ([`Layers::ports`]).
+    link: Vec<u32>,
     ports: Vec<(u8, u8)>,
-}
-
-/// A candidate parent: a switch one hop nearer the destination.
-#[derive(Clone, Copy, Default)]
-pub(super) struct Cand {
-    /// Its position.
-    pub pos: u32,
-    /// Flat id of the directed link parent → child ([`Graph::load`]).
-    pub link: u32,
 }
 
 /// The tree chosen on a [`Layers`], by position.
 pub(super) struct Tree {
-    /// Accumulated load from the destination.
+    /// Accumulated load from the destination, shifted left by 8 (as [`Layers::key`]).
     acc: Vec<u64>,
     /// The chosen candidate (an index into the layers' candidates); unused at 0.
     pub choice: Vec<u32>,
@@ -94,13 +92,23 @@ impl Tree {
 impl Layers {
     /// Empty layers for `n` switches; `own` gives each switch's (LIDs, CA LIDs).
     pub fn new(n: usize) -> Layers {
-        Layers { src: usize::MAX, order: vec![], own: vec![], pos: vec![NONE; n], start: vec![], cand: vec![], ports: vec![] }
+        Layers { src: usize::MAX, order: vec![], own: vec![], pos: vec![NONE; n], start: vec![], parent: vec![], key: vec![], link: vec![], ports: vec![] }
     }
 
-    /// Candidate `c` (an index from [`Tree::choice`]).
+    /// Candidate `c`'s position (an index from [`Tree::choice`]).
     #[inline]
-    pub fn cand(&self, c: u32) -> Cand {
-        self.cand[c as usize]
+    pub fn parent(&self, c: u32) -> usize {
+        self.parent[c as usize] as usize
+    }
+
+    /// Adds `lids` to the load of candidate `c`'s link, in `g` and in the layers' copy.
+    /// Returns the new load.
+    #[inline]
+    pub fn charge(&mut self, g: &mut Graph, c: u32, lids: u64) -> u64 {
+        self.key[c as usize] += lids << 8;
+        let load = &mut g.load[self.link[c as usize] as usize];
+        *load += lids;
+        *load
     }
 
     /// Candidate `c`'s ports: the child's port towards the parent (its LFT entry), and the
@@ -112,6 +120,7 @@ impl Layers {
 
     /// The layers from destination switch `d`, whose row of the distance matrix is `row`;
     /// `own` as in [`Layers::own`], by switch.
+    #[inline(never)] // once per destination switch; kept apart in profiles
     pub fn build(&mut self, g: &Graph, d: usize, row: &[u8], own: &[(u64, u64)]) {
         // Reachable switches by distance, ties in index order (a counting sort: stable).
         // The order within a layer does not change any result: a layer's choices read
@@ -136,9 +145,12 @@ impl Layers {
         self.own.clear();
         self.own.extend(self.order.iter().map(|&v| own[v as usize]));
         // Every neighbour may be a candidate: write each, keep those that are.
-        if self.cand.len() < g.nbr.len() {
-            self.cand.resize(g.nbr.len(), Cand::default());
-            self.ports.resize(g.nbr.len(), (0, 0));
+        let m = g.nbr.len();
+        if self.parent.len() < m {
+            self.parent.resize(m, 0);
+            self.key.resize(m, 0);
+            self.link.resize(m, 0);
+            self.ports.resize(m, (0, 0));
         }
         self.start.clear();
         self.start.push(0);
@@ -146,9 +158,13 @@ impl Layers {
         for &v in &self.order {
             let dv = row[v as usize];
             let base = g.base[v as usize];
+            let first = k;
             for &(u, q, pu) in g.nbrs(v as usize) {
                 let du = row[u as usize];
-                self.cand[k] = Cand { pos: self.pos[u as usize], link: (base + q as usize) as u32 };
+                let link = base + q as usize;
+                self.parent[k] = self.pos[u as usize];
+                self.key[k] = g.load[link] << 8 | (k - first) as u64;
+                self.link[k] = link as u32;
                 self.ports[k] = (q, pu);
                 k += usize::from(du != u8::MAX && du + 1 == dv);
             }
@@ -160,7 +176,8 @@ impl Layers {
 /// The least-load tree on the layers (exact while the P² term dominates, see the module
 /// doc): per switch, nearest first, the candidate with the least accumulated load, ties to
 /// the lowest port.
-pub(super) fn layered(g: &Graph, l: &Layers, t: &mut Tree) {
+#[inline(never)] // once per destination; kept apart in profiles
+pub(super) fn layered(l: &Layers, t: &mut Tree) {
     t.acc[0] = 0;
     for i in 1..l.order.len() {
         let (s, e) = (l.start[i], l.start[i + 1]);
@@ -168,14 +185,14 @@ pub(super) fn layered(g: &Graph, l: &Layers, t: &mut Tree) {
         // The sum and the candidate's rank (its port order) in one key, so that the least
         // key is the least load at the lowest port, found without a branch. Accumulated
         // loads stay under the diameter times the largest load, which the caller keeps
-        // below P² < 2^32 (P ≤ 2^16 LIDs): the shift cannot overflow.
+        // below P² ≤ 2^32 (P ≤ 2^16 LIDs): the shifted sums cannot overflow.
+        let (s, e) = (s as usize, e as usize);
         let mut best = u64::MAX;
-        for (j, c) in l.cand[s as usize..e as usize].iter().enumerate() {
-            let a = t.acc[c.pos as usize] + g.load[c.link as usize];
-            best = best.min(a << 8 | j as u64);
+        for (&p, &k) in l.parent[s..e].iter().zip(&l.key[s..e]) {
+            best = best.min(t.acc[p as usize] + k);
         }
-        t.acc[i] = best >> 8;
-        t.choice[i] = s + (best & 0xFF) as u32;
+        t.acc[i] = best & !0xFF;
+        t.choice[i] = (s + (best & 0xFF) as usize) as u32;
     }
 }
 
@@ -224,11 +241,15 @@ pub(super) fn heap_dijkstra(g: &Graph, src: usize, own: &[(u64, u64)], l: &mut L
     l.own.extend(l.order.iter().map(|&v| own[v as usize]));
     l.start.clear();
     l.start.extend([0, 0]);
-    l.cand.clear();
+    l.parent.clear();
+    l.key.clear();
+    l.link.clear();
     l.ports.clear();
     for (i, &v) in l.order.iter().enumerate().skip(1) {
         let (u, link, q, pu) = parent[v as usize];
-        l.cand.push(Cand { pos: l.pos[u as usize], link });
+        l.parent.push(l.pos[u as usize]);
+        l.key.push(0); // the next layered pass rebuilds the layers
+        l.link.push(link);
         l.ports.push((q, pu));
         l.start.push(i as u32);
         t.choice[i] = i as u32 - 1;
