@@ -140,15 +140,16 @@ fn ca_lids(f: &Fabric, lid: usize) -> u64 {
 /// the subtree holds CA LIDs (paths from them use it). Returns the largest load charged.
 #[inline(never)] // once per destination; kept apart in profiles
 fn charge(g: &mut Graph, l: &mut Layers, t: &mut Tree, col: &mut [u8], mut vl0: Option<&mut Vl0>) -> u64 {
-    let m = l.order.len();
-    t.sub[..m].copy_from_slice(&l.own);
     let mut max_load = 0;
-    for i in (1..m).rev() {
+    // `t.sub` holds what a position's children have passed up so far; taking it leaves
+    // it zero for the next destination.
+    for i in (1..l.order.len()).rev() {
         let c = t.choice[i];
         let (port, up_port) = l.ports(c);
         col[l.order[i] as usize] = port;
         let p = l.parent(c);
-        let (lids, cas) = t.sub[i];
+        let (from_children, own) = (std::mem::take(&mut t.sub[i]), l.own[i]);
+        let (lids, cas) = (own.0 + from_children.0, own.1 + from_children.1);
         max_load = max_load.max(l.charge(g, c, lids));
         t.sub[p].0 += lids;
         if let Some(vl0) = vl0.as_deref_mut() {
@@ -159,6 +160,7 @@ fn charge(g: &mut Graph, l: &mut Layers, t: &mut Tree, col: &mut [u8], mut vl0: 
             }
         }
     }
+    t.sub[0] = (0, 0);
     max_load
 }
 

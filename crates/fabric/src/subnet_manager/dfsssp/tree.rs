@@ -54,8 +54,8 @@ pub(super) struct Layers {
     pub src: usize,
     /// Position → switch.
     pub order: Vec<u32>,
-    /// Per position: the LIDs (OpenSM `num_hca`) and the CA LIDs of that switch, the
-    /// starting values of [`Tree::sub`].
+    /// Per position: the LIDs (OpenSM `num_hca`) and the CA LIDs of that switch, which
+    /// its subtree sums start from.
     pub own: Vec<(u64, u64)>,
     /// Switch → position (scratch of [`Layers::build`]).
     pos: Vec<u32>,
@@ -79,7 +79,7 @@ pub(super) struct Tree {
     acc: Vec<u64>,
     /// The chosen candidate (an index into the layers' candidates); unused at 0.
     pub choice: Vec<u32>,
-    /// Scratch for the caller's subtree sums, per position.
+    /// Scratch for the caller's subtree sums, per position; zero between destinations.
     pub sub: Vec<(u64, u64)>,
 }
 
@@ -90,7 +90,7 @@ impl Tree {
 }
 
 impl Layers {
-    /// Empty layers for `n` switches; `own` gives each switch's (LIDs, CA LIDs).
+    /// Empty layers for `n` switches.
     pub fn new(n: usize) -> Layers {
         Layers { src: usize::MAX, order: vec![], own: vec![], pos: vec![NONE; n], start: vec![], parent: vec![], key: vec![], link: vec![], ports: vec![] }
     }
