@@ -53,6 +53,9 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
     if n == 0 {
         return Err("dfsssp: no switches".into());
     }
+    if n > tree::MAX_SWITCHES {
+        return Err(format!("dfsssp: {n} switches; switch positions are 16-bit here"));
+    }
     let mut base = vec![0usize; n + 1];
     for s in 0..n {
         base[s + 1] = base[s] + f.nports[s] as usize + 1;
@@ -145,17 +148,17 @@ fn charge(g: &mut Graph, l: &mut Layers, t: &mut Tree, col: &mut [u8], mut vl0: 
     // it zero for the next destination.
     for i in (1..l.order.len()).rev() {
         let c = t.choice[i];
-        let (port, up_port) = l.ports(c);
+        let (port, up_port, link) = l.link(g, i, c);
         col[l.order[i] as usize] = port;
         let p = l.parent(c);
         let (from_children, own) = (std::mem::take(&mut t.sub[i]), l.own[i]);
         let (lids, cas) = (own.0 + from_children.0, own.1 + from_children.1);
-        max_load = max_load.max(l.charge(g, c, lids));
+        max_load = max_load.max(l.charge(g, c, link, lids));
         t.sub[p].0 += lids;
         if let Some(vl0) = vl0.as_deref_mut() {
             t.sub[p].1 += cas;
             if p != 0 && cas != 0 {
-                let out = l.ports(t.choice[p]).0;
+                let out = l.link(g, p, t.choice[p]).0;
                 vl0.deps.set(l.order[p] as usize, up_port, out);
             }
         }

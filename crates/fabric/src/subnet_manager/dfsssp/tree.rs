@@ -40,7 +40,7 @@ pub(super) struct Graph {
 }
 
 impl Graph {
-    fn nbrs(&self, v: usize) -> &[(u32, u8, u8)] {
+    pub fn nbrs(&self, v: usize) -> &[(u32, u8, u8)] {
         &self.nbr[self.nbr_start[v] as usize..self.nbr_start[v + 1] as usize]
     }
 }
@@ -61,22 +61,27 @@ pub(super) struct Layers {
     pos: Vec<u32>,
     /// Per position: its first candidate (`order.len() + 1` entries).
     start: Vec<u32>,
-    /// Per candidate (a switch one hop nearer, a possible parent): its position, and the
-    /// load of its link to the child shifted left by 8 with the candidate's rank among the
-    /// child's (port order) in the low byte — the two columns the layered pass reads,
-    /// kept current by [`Layers::charge`] while the layers are reused.
-    parent: Vec<u32>,
+    /// Per candidate (a switch one hop nearer, a possible parent): its position (16-bit:
+    /// [`MAX_SWITCHES`]), and the load of its link to the child shifted left by 8 with the
+    /// candidate's rank among the child's (port order) in the low byte — the two columns
+    /// the layered pass reads, kept current by [`Layers::charge`] while the layers are
+    /// reused.
+    parent: Vec<u16>,
     key: Vec<u64>,
-    /// Per candidate: the flat id of the directed link parent → child ([`Graph::load`]),
-    /// and its ports ([`Layers::ports`]).
-    link: Vec<u32>,
-    ports: Vec<(u8, u8)>,
+    /// Per candidate: its index in the child's neighbour list ([`Graph::nbrs`]), which
+    /// gives the ports and the link.
+    nbr: Vec<u8>,
 }
+
+/// Positions are 16-bit, so there can be at most this many switches (a subnet has fewer
+/// than 49,152 unicast LIDs, IBTA Vol. 1 §4.1.3, so fewer switches).
+pub(super) const MAX_SWITCHES: usize = 1 << 16;
 
 /// The tree chosen on a [`Layers`], by position.
 pub(super) struct Tree {
-    /// Accumulated load from the destination, shifted left by 8 (as [`Layers::key`]).
-    acc: Vec<u64>,
+    /// Accumulated load from the destination, shifted left by 8 (as [`Layers::key`]);
+    /// spans every 16-bit position, so reading it at a candidate's needs no bounds check.
+    acc: Box<[u64; MAX_SWITCHES]>,
     /// The chosen candidate (an index into the layers' candidates); unused at 0.
     pub choice: Vec<u32>,
     /// Scratch for the caller's subtree sums, per position; zero between destinations.
@@ -85,14 +90,14 @@ pub(super) struct Tree {
 
 impl Tree {
     pub fn new(n: usize) -> Tree {
-        Tree { acc: vec![0; n], choice: vec![0; n], sub: vec![(0, 0); n] }
+        Tree { acc: Box::new([0; MAX_SWITCHES]), choice: vec![0; n], sub: vec![(0, 0); n] }
     }
 }
 
 impl Layers {
     /// Empty layers for `n` switches.
     pub fn new(n: usize) -> Layers {
-        Layers { src: usize::MAX, order: vec![], own: vec![], pos: vec![NONE; n], start: vec![], parent: vec![], key: vec![], link: vec![], ports: vec![] }
+        Layers { src: usize::MAX, order: vec![], own: vec![], pos: vec![NONE; n], start: vec![], parent: vec![], key: vec![], nbr: vec![] }
     }
 
     /// Candidate `c`'s position (an index from [`Tree::choice`]).
@@ -101,21 +106,24 @@ impl Layers {
         self.parent[c as usize] as usize
     }
 
-    /// Adds `lids` to the load of candidate `c`'s link, in `g` and in the layers' copy.
-    /// Returns the new load.
+    /// Candidate `c` of the switch at position `i`: the switch's port towards it (its LFT
+    /// entry), its port towards the switch, and the flat id of the link to the switch
+    /// ([`Graph::load`]).
     #[inline]
-    pub fn charge(&mut self, g: &mut Graph, c: u32, lids: u64) -> u64 {
-        self.key[c as usize] += lids << 8;
-        let load = &mut g.load[self.link[c as usize] as usize];
-        *load += lids;
-        *load
+    pub fn link(&self, g: &Graph, i: usize, c: u32) -> (u8, u8, usize) {
+        let v = self.order[i] as usize;
+        let (_, q, up) = g.nbrs(v)[self.nbr[c as usize] as usize];
+        (q, up, g.base[v] + q as usize)
     }
 
-    /// Candidate `c`'s ports: the child's port towards the parent (its LFT entry), and the
-    /// parent's port towards the child.
+    /// Adds `lids` to the load of `link`, candidate `c`'s link, in `g` and in the layers'
+    /// copy. Returns the new load.
     #[inline]
-    pub fn ports(&self, c: u32) -> (u8, u8) {
-        self.ports[c as usize]
+    pub fn charge(&mut self, g: &mut Graph, c: u32, link: usize, lids: u64) -> u64 {
+        self.key[c as usize] += lids << 8;
+        let load = &mut g.load[link];
+        *load += lids;
+        *load
     }
 
     /// The layers from destination switch `d`, whose row of the distance matrix is `row`;
@@ -144,31 +152,25 @@ impl Layers {
         debug_assert_eq!(self.order.first(), Some(&(d as u32)));
         self.own.clear();
         self.own.extend(self.order.iter().map(|&v| own[v as usize]));
-        // Every neighbour may be a candidate: write each, keep those that are.
-        let m = g.nbr.len();
-        if self.parent.len() < m {
-            self.parent.resize(m, 0);
-            self.key.resize(m, 0);
-            self.link.resize(m, 0);
-            self.ports.resize(m, (0, 0));
-        }
         self.start.clear();
         self.start.push(0);
-        let mut k = 0;
+        self.parent.clear();
+        self.key.clear();
+        self.nbr.clear();
         for &v in &self.order {
             let dv = row[v as usize];
             let base = g.base[v as usize];
-            let first = k;
-            for &(u, q, pu) in g.nbrs(v as usize) {
+            let first = self.parent.len();
+            for (j, &(u, q, _)) in g.nbrs(v as usize).iter().enumerate() {
                 let du = row[u as usize];
-                let link = base + q as usize;
-                self.parent[k] = self.pos[u as usize];
-                self.key[k] = g.load[link] << 8 | (k - first) as u64;
-                self.link[k] = link as u32;
-                self.ports[k] = (q, pu);
-                k += usize::from(du != u8::MAX && du + 1 == dv);
+                if du != u8::MAX && du + 1 == dv {
+                    let rank = self.parent.len() - first;
+                    self.parent.push(self.pos[u as usize] as u16);
+                    self.key.push(g.load[base + q as usize] << 8 | rank as u64);
+                    self.nbr.push(j as u8);
+                }
             }
-            self.start.push(k as u32);
+            self.start.push(self.parent.len() as u32);
         }
     }
 }
@@ -179,6 +181,7 @@ impl Layers {
 #[inline(never)] // once per destination; kept apart in profiles
 pub(super) fn layered(l: &Layers, t: &mut Tree) {
     t.acc[0] = 0;
+    debug_assert!(l.order.len() <= MAX_SWITCHES);
     for i in 1..l.order.len() {
         let (s, e) = (l.start[i], l.start[i + 1]);
         debug_assert!(s < e && e - s <= 256, "a reachable switch has 1 to 255 candidates");
@@ -186,12 +189,20 @@ pub(super) fn layered(l: &Layers, t: &mut Tree) {
         // key is the least load at the lowest port, found without a branch. Accumulated
         // loads stay under the diameter times the largest load, which the caller keeps
         // below P² ≤ 2^32 (P ≤ 2^16 LIDs): the shifted sums cannot overflow.
+        // Four running minima, so that the comparisons do not wait on one another (keys
+        // are distinct, so the order of taking minima does not matter).
         let (s, e) = (s as usize, e as usize);
-        let mut best = u64::MAX;
-        for (&p, &k) in l.parent[s..e].iter().zip(&l.key[s..e]) {
-            best = best.min(t.acc[p as usize] + k);
+        let (parent, key) = (&l.parent[s..e], &l.key[s..e]);
+        let acc = &mut *t.acc;
+        let mut m = [u64::MAX; 4];
+        let (mut pc, mut kc) = (parent.chunks_exact(4), key.chunks_exact(4));
+        for (p, k) in (&mut pc).zip(&mut kc) {
+            for x in 0..4 {
+                m[x] = m[x].min(acc[p[x] as usize] + k[x]);
+            }
         }
-        t.acc[i] = best & !0xFF;
+        let best = pc.remainder().iter().zip(kc.remainder()).fold(m[0].min(m[1]).min(m[2].min(m[3])), |b, (&p, &k)| b.min(acc[p as usize] + k));
+        acc[i] = best & !0xFF;
         t.choice[i] = (s + (best & 0xFF) as usize) as u32;
     }
 }
@@ -243,14 +254,13 @@ pub(super) fn heap_dijkstra(g: &Graph, src: usize, own: &[(u64, u64)], l: &mut L
     l.start.extend([0, 0]);
     l.parent.clear();
     l.key.clear();
-    l.link.clear();
-    l.ports.clear();
+    l.nbr.clear();
     for (i, &v) in l.order.iter().enumerate().skip(1) {
-        let (u, link, q, pu) = parent[v as usize];
-        l.parent.push(l.pos[u as usize]);
+        let (u, _, q, _) = parent[v as usize];
+        let j = g.nbrs(v as usize).iter().position(|x| x.1 == q).expect("the tree's link is a neighbour's");
+        l.parent.push(l.pos[u as usize] as u16);
         l.key.push(0); // the next layered pass rebuilds the layers
-        l.link.push(link);
-        l.ports.push((q, pu));
+        l.nbr.push(j as u8);
         l.start.push(i as u32);
         t.choice[i] = i as u32 - 1;
     }
