@@ -13,8 +13,11 @@
 //! paths by (hops, load) exactly, and Dijkstra reduces to a pass over the breadth-first
 //! layers from the destination: each switch takes the predecessor with the least
 //! accumulated load. This implementation uses that pass when the bound holds and a heap
-//! Dijkstra otherwise; ties go to the lowest port (OpenSM's 4-ary heap breaks them in its
-//! own order, so tie choices can differ).
+//! Dijkstra otherwise (`dfsssp/tree.rs`); ties go to the lowest port (OpenSM's 4-ary heap breaks
+//! them in its own order, so tie choices can differ). One pass over each tree, farthest
+//! switch first, writes the LFT column, charges the loads and marks VL 0's dependencies
+//! (`charge`). Source: linux-rdma/opensm `opensm/osm_ucast_dfsssp.c` at fa74b98
+//! (`dijkstra`, `update_weights`, `dfsssp_remove_deadlocks`).
 //!
 //! Deadlock removal (`dfsssp_remove_deadlocks`): all paths start on VL 0; while the
 //! channel dependency graph of a VL has a cycle, the paths on the cycle's weakest
