@@ -13,8 +13,11 @@
 //! paths by (hops, load) exactly, and Dijkstra reduces to a pass over the breadth-first
 //! layers from the destination: each switch takes the predecessor with the least
 //! accumulated load. This implementation uses that pass when the bound holds and a heap
-//! Dijkstra otherwise; ties go to the lowest port (OpenSM's 4-ary heap breaks them in its
-//! own order, so tie choices can differ).
+//! Dijkstra otherwise (`dfsssp/tree.rs`); ties go to the lowest port (OpenSM's 4-ary heap breaks
+//! them in its own order, so tie choices can differ). One pass over each tree, farthest
+//! switch first, writes the LFT column, charges the loads and marks VL 0's dependencies
+//! (`charge`). Source: linux-rdma/opensm `opensm/osm_ucast_dfsssp.c` at fa74b98
+//! (`dijkstra`, `update_weights`, `dfsssp_remove_deadlocks`).
 //!
 //! Deadlock removal (`dfsssp_remove_deadlocks`): all paths start on VL 0; while the
 //! channel dependency graph of a VL has a cycle, the paths on the cycle's weakest
@@ -29,12 +32,14 @@
 //! more on some fabrics. Where OpenSM picks one of a split VL group with `rand()`,
 //! [`super::tables::SlTable::sl`] picks by source endpoint.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+mod tree;
 
-use super::cdg::{find_cycle, DepGraph, NONE};
+use std::cmp::Reverse;
+
+use super::cdg::{find_cycle, DepGraph, DstTree, NONE};
 use super::mad::NO_PATH;
 use super::tables::{Fabric, Owner, Peer, SlTable, Tables};
+use tree::{Graph, Layers, Tree};
 
 /// A destination of the Dijkstra passes: a LID and the switch its traffic ends at.
 #[derive(Clone, Copy)]
@@ -45,53 +50,29 @@ struct Dst {
     port: u8,
 }
 
-struct Graph {
-    n: usize,
-    /// Flat port id base per switch.
-    base: Vec<usize>,
-    /// Per directed link `u→v`, by the flat port id of its *receiving* end (`v`'s port):
-    /// accumulated load. A switch's incoming links are then side by side, as the layered
-    /// pass reads them.
-    load: Vec<u64>,
-    /// Switch neighbours of each switch `v` in `v`'s port order (compressed rows,
-    /// `nbr[nbr_start[v]..nbr_start[v + 1]]`): the neighbour, `v`'s port to it, and its
-    /// port to `v`.
-    nbr_start: Vec<u32>,
-    nbr: Vec<(u32, u8, u8)>,
-    p2: u64,
-    /// Per switch: number of LIDs it and its CAs own (OpenSM `num_hca`).
-    num_hca: Vec<u64>,
-}
-
-/// Dijkstra results for one destination.
-struct Tree {
-    dist: Vec<u16>,
-    /// Accumulated load from the destination (within one hop layer).
-    acc: Vec<u64>,
-    /// For each switch: the port on it towards the destination, and the flat id of the
-    /// directed link (pred → this switch) that the weight update charges.
-    port: Vec<u8>,
-    edge: Vec<usize>,
-    pred: Vec<u32>,
-    /// The parent's port towards this switch (the parent's in port from it).
-    pred_port: Vec<u8>,
-    order: Vec<u32>,
-}
-
 /// DFSSSP tables and SLs. `vls`: data VLs available on every port.
 pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
     let n = f.nsw();
     if n == 0 {
         return Err("dfsssp: no switches".into());
     }
+    if n > tree::MAX_SWITCHES {
+        return Err(format!("dfsssp: {n} switches; switch positions are 16-bit here"));
+    }
     let mut base = vec![0usize; n + 1];
     for s in 0..n {
         base[s + 1] = base[s] + f.nports[s] as usize + 1;
     }
     let total_lids: u64 = f.eps.iter().map(|e| 1u64 << e.lmc).sum::<u64>() + n as u64;
-    let num_hca: Vec<u64> = (0..n).map(|s| 1 + f.sw_eps[s].iter().map(|&e| 1u64 << f.eps[e as usize].lmc).sum::<u64>()).collect();
+    // Per switch: the LIDs it and its CAs own (OpenSM `num_hca`), and its CAs' LIDs.
+    let own: Vec<(u64, u64)> = (0..n)
+        .map(|s| {
+            let cas = f.sw_eps[s].iter().map(|&e| 1u64 << f.eps[e as usize].lmc).sum::<u64>();
+            (1 + cas, cas)
+        })
+        .collect();
     let (nbr_start, nbr) = switch_neighbours(f);
-    let mut g = Graph { n, base: base.clone(), load: vec![0; base[n]], nbr_start, nbr, p2: total_lids * total_lids, num_hca };
+    let mut g = Graph { n, load: vec![0; base[n]], base, nbr_start, nbr, p2: total_lids * total_lids };
 
     // Connectivity (OpenSM's dry run from the SM): every switch must be reachable.
     let dist = f.switch_distances();
@@ -102,7 +83,7 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
 
     // OpenSM's destination order.
     let mut sws: Vec<usize> = (0..n).collect();
-    sws.sort_by_key(|&s| Reverse(g.num_hca[s]));
+    sws.sort_by_key(|&s| Reverse(own[s].0));
     let mut dsts: Vec<Dst> = vec![];
     for &s in &sws {
         for &e in &f.sw_eps[s] {
@@ -119,55 +100,29 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
 
     // The tables are filled LID-major (one destination = one column) and transposed once.
     let mut cols = vec![NO_PATH; n * f.nlid];
-    let mut tree = Tree {
-        dist: vec![0; n],
-        acc: vec![0; n],
-        port: vec![NO_PATH; n],
-        edge: vec![usize::MAX; n],
-        pred: vec![NONE; n],
-        pred_port: vec![NO_PATH; n],
-        order: Vec::with_capacity(n),
-    };
-    let mut layers = Layers::default();
-    let mut layer_src = usize::MAX;
+    let mut layers = Layers::new(n);
+    let mut tree = Tree::new(n);
     let mut max_load = 0u64;
-    let mut sub = vec![0u64; n];
-    let mut vl0 = Vl0::new(f);
+    let mut vl0 = Vl0::new(f, &own);
     for d in &dsts {
         if d.lid == 0 || d.lid >= f.nlid {
             continue;
         }
-        if layer_src != d.sw {
-            layer_src = d.sw;
-            layers.build(&g, &dist[d.sw * n..(d.sw + 1) * n]);
-        }
         if diameter * max_load < g.p2 {
-            layered(&g, d.sw, &layers, &mut tree);
-        } else {
-            heap_dijkstra(f, &g, d.sw, &mut tree);
-            layer_src = usize::MAX; // recompute the layers for the next destination
-        }
-        let col = &mut cols[d.lid * n..(d.lid + 1) * n];
-        for (v, c) in col.iter_mut().enumerate() {
-            *c = if v == d.sw { d.port } else { tree.port[v] };
-        }
-        // Weight update: each link on the tree carries the LIDs of its subtree.
-        for &v in tree.order.iter().rev() {
-            sub[v as usize] = g.num_hca[v as usize];
-        }
-        for &v in tree.order.iter().rev() {
-            let v = v as usize;
-            if v == d.sw || tree.edge[v] == usize::MAX {
-                continue;
+            if layers.src != d.sw {
+                layers.build(&g, d.sw, &dist[d.sw * n..(d.sw + 1) * n], &own);
             }
-            let e = tree.edge[v];
-            g.load[e] += sub[v];
-            max_load = max_load.max(g.load[e]);
-            let p = tree.pred[v] as usize;
-            sub[p] += sub[v];
+            tree::layered(&layers, &mut tree);
+        } else {
+            tree::heap_dijkstra(&g, d.sw, &own, &mut layers, &mut tree);
         }
-        if matches!(f.owner[d.lid], Owner::Ep(_)) {
-            vl0.add(f, d, &tree);
+        let ca = matches!(f.owner[d.lid], Owner::Ep(_));
+        let col = &mut cols[d.lid * n..(d.lid + 1) * n];
+        col[d.sw] = d.port;
+        max_load = max_load.max(charge(&mut g, &mut layers, &mut tree, col, ca.then_some(&mut vl0)));
+        if ca {
+            // Every CA LID but the destination's own sends one path to it.
+            vl0.paths += vl0.total_weight - ca_lids(f, d.lid);
         }
     }
     let t = Tables::from_columns(n, f.nlid, &cols);
@@ -176,25 +131,43 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
     Ok((t, sl))
 }
 
-/// The min-hop DAG from one destination switch, in breadth-first order: for every switch
-/// (nearest first) the links from switches one hop nearer (compressed rows).
-#[derive(Default)]
-struct Layers {
-    order: Vec<u32>,
-    dist: Vec<u16>,
-    start: Vec<u32>,
-    pred: Vec<Pred>,
+/// The LIDs of the CA port owning `lid` (2^LMC), 0 for a switch LID.
+fn ca_lids(f: &Fabric, lid: usize) -> u64 {
+    match f.owner[lid] {
+        Owner::Ep(e) => 1u64 << f.eps[e as usize].lmc,
+        _ => 0,
+    }
 }
 
-/// A switch `u` one hop nearer the destination than `v`.
-#[derive(Clone, Copy)]
-struct Pred {
-    u: u32,
-    /// Flat id of the directed link u→v ([`Graph::load`]).
-    link: u32,
-    /// `v`'s port towards `u`, and `u`'s towards `v`.
-    port: u8,
-    u_port: u8,
+/// Writes one destination's tree out, farthest switch first: each switch's LFT entry into
+/// `col` (OpenSM `update_lft`); the LIDs of its subtree onto the link to its parent
+/// (OpenSM `update_weights`: every source LID's path crosses it); with `vl0`, the
+/// parent's (in port, out port) dependency when the parent is not the destination and
+/// the subtree holds CA LIDs (paths from them use it). Returns the largest load charged.
+#[inline(never)] // once per destination; kept apart in profiles
+fn charge(g: &mut Graph, l: &mut Layers, t: &mut Tree, col: &mut [u8], mut vl0: Option<&mut Vl0>) -> u64 {
+    let mut max_load = 0;
+    // `t.sub` holds what a position's children have passed up so far; taking it leaves
+    // it zero for the next destination.
+    for i in (1..l.order.len()).rev() {
+        let c = t.choice[i];
+        let (port, up_port, link) = l.link(g, i, c);
+        col[l.order[i] as usize] = port;
+        let p = l.parent(c);
+        let (from_children, own) = (std::mem::take(&mut t.sub[i]), l.own[i]);
+        let (lids, cas) = (own.0 + from_children.0, own.1 + from_children.1);
+        max_load = max_load.max(l.charge(g, c, link, lids));
+        t.sub[p].0 += lids;
+        if let Some(vl0) = vl0.as_deref_mut() {
+            t.sub[p].1 += cas;
+            if p != 0 && cas != 0 {
+                let out = l.link(g, p, t.choice[p]).0;
+                vl0.deps.set(l.order[p] as usize, up_port, out);
+            }
+        }
+    }
+    t.sub[0] = (0, 0);
+    max_load
 }
 
 /// [`Graph::nbr_start`] and [`Graph::nbr`].
@@ -210,125 +183,6 @@ fn switch_neighbours(f: &Fabric) -> (Vec<u32>, Vec<(u32, u8, u8)>) {
         start.push(nbr.len() as u32);
     }
     (start, nbr)
-}
-
-impl Layers {
-    /// The layers from one destination switch, whose row of the distance matrix is `row`.
-    fn build(&mut self, g: &Graph, row: &[u8]) {
-        let n = g.n;
-        // Reachable switches by distance, ties in index order (a counting sort: stable).
-        let mut at = [0u32; 257];
-        for &d in row.iter().filter(|&&d| d != u8::MAX) {
-            at[d as usize + 1] += 1;
-        }
-        for d in 1..257 {
-            at[d] += at[d - 1];
-        }
-        self.order.clear();
-        self.order.resize(at[255] as usize, 0);
-        for (v, &d) in row.iter().enumerate().filter(|(_, &d)| d != u8::MAX) {
-            self.order[at[d as usize] as usize] = v as u32;
-            at[d as usize] += 1;
-        }
-        self.dist.clear();
-        self.dist.extend(row.iter().take(n).map(|&d| d as u16));
-        self.start.clear();
-        // Every neighbour entry may be a predecessor: write each, keep those that are.
-        if self.pred.len() < g.nbr.len() {
-            self.pred.resize(g.nbr.len(), Pred { u: 0, link: 0, port: 0, u_port: 0 });
-        }
-        let mut k = 0;
-        for &v in &self.order {
-            self.start.push(k as u32);
-            let dv = row[v as usize];
-            let base = g.base[v as usize];
-            for &(u, q, pu) in &g.nbr[g.nbr_start[v as usize] as usize..g.nbr_start[v as usize + 1] as usize] {
-                let du = row[u as usize];
-                self.pred[k] = Pred { u, link: (base + q as usize) as u32, port: q, u_port: pu };
-                k += usize::from(du != u8::MAX && du + 1 == dv);
-            }
-        }
-        self.start.push(k as u32);
-    }
-}
-
-/// Min-hop layers from `src`, least accumulated load per switch (exact while the P² term
-/// dominates). Ties: the lowest port of the receiving switch.
-fn layered(g: &Graph, src: usize, l: &Layers, tree: &mut Tree) {
-    tree.order.clear();
-    tree.order.extend_from_slice(&l.order);
-    tree.dist.copy_from_slice(&l.dist);
-    for (i, &v) in l.order.iter().enumerate() {
-        let v = v as usize;
-        tree.port[v] = NO_PATH;
-        tree.edge[v] = usize::MAX;
-        tree.pred[v] = NONE;
-        if v == src {
-            tree.acc[v] = 0;
-            continue;
-        }
-        let preds = &l.pred[l.start[i] as usize..l.start[i + 1] as usize];
-        // Sums stay far below u64::MAX: every accumulated load is under the diameter
-        // times P² (P < 2^16 LIDs), so plain additions; the choice is made without a
-        // branch, as the least of 16 loads is unpredictable.
-        let (mut best, mut at) = (u64::MAX, usize::MAX);
-        for (k, p) in preds.iter().enumerate() {
-            let a = tree.acc[p.u as usize] + g.load[p.link as usize];
-            let better = a < best;
-            best = if better { a } else { best };
-            at = if better { k } else { at };
-        }
-        if let Some(p) = preds.get(at) {
-            tree.port[v] = p.port;
-            tree.edge[v] = p.link as usize;
-            tree.pred[v] = p.u;
-            tree.pred_port[v] = p.u_port;
-        }
-        tree.acc[v] = best;
-    }
-}
-
-/// Plain Dijkstra on weights P² + load, for when the layered shortcut is not exact.
-fn heap_dijkstra(f: &Fabric, g: &Graph, src: usize, tree: &mut Tree) {
-    let n = g.n;
-    let mut dist = vec![u64::MAX; n];
-    let mut hops = vec![u16::MAX; n];
-    let mut done = vec![false; n];
-    for v in 0..n {
-        tree.port[v] = NO_PATH;
-        tree.edge[v] = usize::MAX;
-        tree.pred[v] = NONE;
-    }
-    dist[src] = 0;
-    hops[src] = 0;
-    let mut h = BinaryHeap::new();
-    h.push(Reverse((0u64, src)));
-    while let Some(Reverse((d, u))) = h.pop() {
-        if done[u] || d != dist[u] {
-            continue;
-        }
-        done[u] = true;
-        for (pu, peer) in f.adj[u].iter().enumerate() {
-            let Peer::Switch { sw: v, port: q } = *peer else { continue };
-            let v = v as usize;
-            let e = g.base[v] + q as usize;
-            let nd = d + g.p2 + g.load[e];
-            if !done[v] && nd < dist[v] {
-                dist[v] = nd;
-                hops[v] = hops[u] + 1;
-                tree.port[v] = q;
-                tree.edge[v] = e;
-                tree.pred[v] = u as u32;
-                tree.pred_port[v] = pu as u8;
-                h.push(Reverse((nd, v)));
-            }
-        }
-    }
-    // Re-sort by the hop count of the tree actually found (parents before children).
-    tree.order.clear();
-    tree.order.extend((0..n as u32).filter(|&v| hops[v as usize] != u16::MAX));
-    tree.order.sort_by_key(|&v| hops[v as usize]);
-    tree.dist[..n].copy_from_slice(&hops[..n]);
 }
 
 /// Dependency counts per switch: (in port, out port) → paths, for one VL.
@@ -393,9 +247,11 @@ fn path_deps(f: &Fabric, t: &Tables, src: usize, lid: usize, out: &mut Vec<(usiz
 }
 
 /// OpenSM's `dfsssp_remove_deadlocks`, in named steps: every path starts on VL 0
-/// ([`Vl0`], counted while routing); while a VL's dependency graph has a cycle, the paths
-/// through its weakest dependency ([`weakest_dependency`]) move up one VL; spare VLs then
-/// go to the busiest ([`split_spare_vls`]). `Err` when the last VL keeps a cycle.
+/// ([`Vl0`], its dependencies found while routing); while a VL's dependency graph has a
+/// cycle, the paths through its weakest dependency ([`weakest_dependency`]) move up one
+/// VL; spare VLs then go to the busiest ([`split_spare_vls`]). `Err` when the last VL keeps
+/// a cycle. The per-dependency path counts that the weakest dependency needs are only
+/// counted ([`count_vl0`]) when VL 0 has a cycle: on a fat tree it has none.
 fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8, vl0: Vl0) -> Result<SlTable, String> {
     let n = f.nsw();
     let nlid = f.nlid;
@@ -403,8 +259,12 @@ fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8, vl0: Vl0) -> Result<Sl
     let dst_lids: Vec<usize> = (1..nlid).filter(|&l| matches!(f.owner[l], Owner::Ep(_)) && f.lid_switch(l).is_some()).collect();
     let mut vl = vec![0u8; n * nlid];
     let mut paths_per_vl = vec![0u64; vl_avail as usize];
-    let mut counts: Vec<DepCounts> = vec![vl0.counts];
     paths_per_vl[0] = vl0.paths;
+    if find_cycle(f, &vl0.deps).is_none() {
+        let split = split_spare_vls(&mut vl, &paths_per_vl, 1, vl_avail);
+        return Ok(SlTable { nlid, vl, vls_needed: 1, split });
+    }
+    let mut counts: Vec<DepCounts> = vec![count_vl0(f, t, &weight, &dst_lids)];
     let mut vl_needed = 1u8;
     let mut deps = vec![];
     for test_vl in 0..vl_avail as usize - 1 {
@@ -459,51 +319,58 @@ fn remove_deadlocks(f: &Fabric, t: &Tables, vl_avail: u8, vl0: Vl0) -> Result<Sl
     Ok(SlTable { nlid, vl, vls_needed: vl_needed, split })
 }
 
-/// Every path on VL 0: the dependencies of all CA-to-CA paths, counted per destination
-/// CA LID over its routing tree as the tree is found (a switch's paths to it weigh its
-/// source LIDs), and how many paths there are. The tree is what the tables hold for that
-/// LID, so this is the count OpenSM makes from the tables before `dfsssp_remove_deadlocks`.
+/// Every path on VL 0: the dependencies of all CA-to-CA paths, taken from each
+/// destination CA LID's routing tree as the tree is found ([`charge`]), and how many paths
+/// there are (a switch's paths to a destination weigh its CA LIDs). The tree is what the
+/// tables hold for that LID, so this is the graph OpenSM builds from the tables before
+/// `dfsssp_remove_deadlocks`.
 struct Vl0 {
-    counts: DepCounts,
+    deps: DepGraph,
     paths: u64,
     /// Per switch: its CAs' LIDs (the paths leaving it to one destination).
     weight: Vec<u64>,
-    /// Per switch, for the current destination: the source LIDs whose paths cross it.
-    sub: Vec<u64>,
+    /// All CA LIDs: the paths to one destination, its own included.
+    total_weight: u64,
 }
 
 impl Vl0 {
-    fn new(f: &Fabric) -> Vl0 {
-        let n = f.nsw();
-        let weight = (0..n).map(|s| f.sw_eps[s].iter().map(|&e| 1u64 << f.eps[e as usize].lmc).sum()).collect();
-        Vl0 { counts: DepCounts::new(f), paths: 0, weight, sub: vec![0; n] }
+    fn new(f: &Fabric, own: &[(u64, u64)]) -> Vl0 {
+        let weight: Vec<u64> = own.iter().map(|o| o.1).collect();
+        Vl0 { deps: DepGraph::new(f), paths: 0, total_weight: weight.iter().sum(), weight }
     }
+}
 
-    /// Adds the paths to CA LID `d` over its tree: every switch's own LIDs flow to its
-    /// parent (farthest first), and where a switch's parent is not `d`'s switch, the
-    /// parent's (in port from this switch, out port) dependency carries them.
-    fn add(&mut self, f: &Fabric, d: &Dst, tree: &Tree) {
-        let own = match f.owner[d.lid] {
-            Owner::Ep(e) => 1u64 << f.eps[e as usize].lmc,
-            _ => 0,
-        };
-        for &v in tree.order.iter().rev() {
-            self.sub[v as usize] = self.weight[v as usize];
+/// The paths per VL 0 dependency, counted from the tables (for [`weakest_dependency`]):
+/// per destination CA LID its tree ([`DstTree`]), each switch's CA LIDs flowing to the
+/// next switch, farthest first, and the (in port, out port) dependency at the next switch
+/// carrying them when that switch forwards to another switch.
+fn count_vl0(f: &Fabric, t: &Tables, weight: &[u64], dst_lids: &[usize]) -> DepCounts {
+    let n = f.nsw();
+    let mut counts = DepCounts::new(f);
+    let mut tree = DstTree::new(n);
+    let mut sub = vec![0u64; n];
+    let cols = t.columns();
+    for &lid in dst_lids {
+        let Owner::Ep(e) = f.owner[lid] else { continue };
+        tree.build_col(f, &cols[lid * n..(lid + 1) * n], Some(e));
+        for &s in &tree.far_first {
+            sub[s as usize] = weight[s as usize];
         }
-        for &v in tree.order.iter().rev() {
-            let v = v as usize;
-            self.paths += self.weight[v] - if v == d.sw { own } else { 0 };
-            if v == d.sw || tree.edge[v] == usize::MAX {
+        for &s in &tree.far_first {
+            let s = s as usize;
+            let nx = tree.next[s];
+            if nx == NONE {
                 continue;
             }
-            let p = tree.pred[v] as usize;
-            self.sub[p] += self.sub[v];
-            if p == d.sw || self.sub[v] == 0 {
+            sub[nx as usize] += sub[s];
+            if tree.next[nx as usize] == NONE || sub[s] == 0 {
                 continue;
             }
-            *self.counts.at(p, tree.pred_port[v], tree.port[p]) += self.sub[v];
+            let Peer::Switch { port: q, .. } = f.adj[s][tree.port[s] as usize] else { continue };
+            *counts.at(nx as usize, q, tree.port[nx as usize]) += sub[s];
         }
     }
+    counts
 }
 
 /// The weakest dependency on `cycle`: the (channel i → channel i+1) that the fewest paths

@@ -79,9 +79,10 @@ struct Ft<'a> {
     /// CA), so that comparing two groups by index is comparing two integers. Set by
     /// [`Ft::index`].
     tuple_rank: Vec<u32>,
-    /// Per group: routes going up through it (OpenSM's `counter_up`), apart from `g` for
-    /// the routing loop and the sorts.
-    counter_up: Vec<u32>,
+    /// Per group: routes going up through it (OpenSM's `counter_up`) in the high 32 bits
+    /// and [`Ft::tuple_rank`] in the low ones — the key the up sorts compare
+    /// ([`Ft::up_key`]) — apart from `g` for the routing loop and the sorts.
+    up_key: Vec<u64>,
     /// Per group: routes going down through it (OpenSM's `counter_down`); per switch, the
     /// least of its down groups' (`min_counter_down`, 0 until first recomputed).
     counter_down: Vec<u32>,
@@ -255,7 +256,7 @@ impl<'a> Ft<'a> {
         let downs: Vec<(Vec<u32>, Vec<u32>)> = sw.iter().map(|x| (x.down.iter().map(|&k| gr[k]).collect(), x.sib.iter().map(|&k| gr[k]).collect())).collect();
         let (quick, hops) = quick_tables(&downs);
         let tuple_rank = vec![CA; g.len()];
-        let counter_up = vec![0; g.len()];
+        let up_key = vec![CA as u64; g.len()];
         let counter_down = vec![0; g.len()];
         let min_counter_down = vec![0; n];
         let mut port_start = vec![0u32];
@@ -274,7 +275,7 @@ impl<'a> Ft<'a> {
             n,
             gr,
             tuple_rank,
-            counter_up,
+            up_key,
             counter_down,
             min_counter_down,
             quick,
@@ -387,6 +388,7 @@ impl<'a> Ft<'a> {
         }
         for (gi, r) in self.gr.iter().enumerate() {
             self.tuple_rank[gi] = if *r == CA { CA } else { pos[*r as usize] };
+            self.up_key[gi] = self.up_key[gi] & !(u32::MAX as u64) | self.tuple_rank[gi] as u64;
         }
     }
 
@@ -448,7 +450,7 @@ impl<'a> Ft<'a> {
     /// integer: comparing keys is comparing groups.
     #[inline]
     fn up_key(&self, g: usize) -> u64 {
-        (self.counter_up[g] as u64) << 32 | self.tuple_rank[g] as u64
+        self.up_key[g]
     }
 
     /// Sorts `v` by [`Ft::up_key`], stably. OpenSM bubble-sorts here; any stable sort
@@ -595,7 +597,7 @@ impl<'a> Ft<'a> {
             created |= routed;
             if routed {
                 self.port_up[best] += 1;
-                self.counter_up[gi] += 1;
+                self.up_key[gi] += 1 << 32; // counter_up
                 self.quick[s].flags |= SORT_DOWN;
             }
         }
