@@ -277,7 +277,7 @@ impl Sim {
             stop: self.stop,
             events: self.q.popped(),
             wall: started.elapsed(),
-            delivered_bytes: self.stats.nics.iter().map(|n| n.rx_payload).sum(),
+            delivered_bytes: self.hosts.delivered,
             total_bytes,
             flows_left: self.flows.remaining,
             flows: self.flows.specs.len(),
