@@ -15,11 +15,8 @@ use super::*;
 
 /// One (ingress port, PG)'s cells: reserved, shared and headroom, whether it has paused
 /// its peer (XOFF sent), the generation that makes stale refreshes of an old pause go
-/// stale, and peaks for the report. One cache line each: packed at 48 bytes, half of them
-/// straddled two lines, and every admission and release touches one (at 8,192 hosts the
-/// 49,152 lossless PGs take 3 MiB, most of a core's L2; docs/speed.md).
+/// stale, and peaks for the report.
 #[derive(Default, Clone, Copy)]
-#[repr(C, align(64))]
 pub(super) struct PgState {
     resv: u64,
     shared: u64,
@@ -29,8 +26,6 @@ pub(super) struct PgState {
     peak_hdrm: u64,
     peak_total: u64,
 }
-
-const _: () = assert!(std::mem::size_of::<PgState>() == 64);
 
 /// One switch's buffer: the shared pool, the shared headroom pool if any, and all cells
 /// in use.
