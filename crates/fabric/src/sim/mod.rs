@@ -4,7 +4,7 @@
 //! lifetime discards, optionally IB congestion control.
 //!
 //! [`Sim`] owns the event loop and the arrays every mechanism shares: ports
-//! (`link::PortState`, one cache line each), egress queues (`sched::ClassQ`, one
+//! (`link::PortState`, a 128-byte aligned pair of cache lines each), egress queues (`sched::ClassQ`, one
 //! cache line each), the packet slab (`packet::Packets`, 32-byte packets), the event
 //! queue and the statistics. Each mechanism is one file that owns a sub-state whose
 //! fields are private to it (`pub(super)` at most):
@@ -144,7 +144,7 @@ pub struct Sim {
     q: Events,
     topo: Topology,
     p: Params,
-    /// Per port: what every frame through it touches (one cache line).
+    /// Per port: what every frame through it touches (two cache lines, fetched together).
     ports: Vec<PortState>,
     /// Egress queues, `port * 8 + class`.
     cls: Vec<ClassQ>,
@@ -282,7 +282,7 @@ impl Sim {
             stop: self.stop,
             events: self.q.popped(),
             wall: started.elapsed(),
-            delivered_bytes: self.stats.nics.iter().map(|n| n.rx_payload).sum(),
+            delivered_bytes: self.hosts.delivered,
             total_bytes,
             flows_left: self.flows.remaining,
             flows: self.flows.specs.len(),

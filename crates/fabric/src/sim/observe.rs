@@ -82,6 +82,9 @@ impl Sim {
         }
         for port in self.port_ids() {
             self.account_queue(end, port);
+        }
+        self.fold_port_counters();
+        for port in self.port_ids() {
             let pi = port.index();
             for p in 0..8 {
                 let c = &self.cls[pi * 8 + p];

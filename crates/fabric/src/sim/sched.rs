@@ -157,14 +157,12 @@ impl Sim {
         self.cls[pi * 8 + tc].qbytes += bytes;
         let ps = &mut self.ports[pi];
         ps.qtotal += bytes;
-        let st = &mut self.stats.ports[pi];
-        st.max_queue = st.max_queue.max(ps.qtotal);
+        ps.counters.max_queue = ps.counters.max_queue.max(ps.qtotal);
     }
 
     pub(super) fn account_queue(&mut self, now: SimTime, port: PortId) {
-        let pi = port.index();
-        let ps = &mut self.ports[pi];
-        self.stats.ports[pi].queue_area += ps.qtotal as u128 * (now - ps.q_changed).ps() as u128;
+        let ps = &mut self.ports[port.index()];
+        ps.counters.queue_area += ps.qtotal as u128 * (now - ps.q_changed).ps() as u128;
         ps.q_changed = now;
     }
 

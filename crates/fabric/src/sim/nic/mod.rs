@@ -109,6 +109,9 @@ pub(super) struct Hosts {
     pub(super) lost: Vec<(SimTime, u32)>,
     /// Out-of-order placement's per-QP state (empty when it is off).
     pub(super) reorder: reorder::Reorder,
+    /// Payload bytes received over every NIC, the sum of their `rx_payload`: the progress
+    /// a watcher sees, without a walk over every NIC's statistics.
+    pub(super) delivered: u64,
 }
 
 impl Hosts {
@@ -158,7 +161,7 @@ impl Hosts {
         }
         let lost = vec![(NEVER, 0); qps.len()];
         let reorder = reorder::Reorder::new(p, qps.len());
-        (Hosts { nics, qps, qp_addr, lost, reorder }, flow_qp)
+        (Hosts { nics, qps, qp_addr, lost, reorder, delivered: 0 }, flow_qp)
     }
 }
 

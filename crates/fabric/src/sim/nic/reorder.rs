@@ -75,6 +75,7 @@ impl Sim {
         }
         ahead[offset] = PLACED | if pk.has(LAST) { ENDS_MSG } else { 0 };
         self.stats.nics[dst].rx_payload += pk.payload as u64;
+        self.hosts.delivered += pk.payload as u64;
         if offset > 0 {
             self.stats.qp_rx[qi].out_of_order += 1;
             if !r.gap_open[qi] {

@@ -85,6 +85,7 @@ impl Sim {
             qp.nak_sent = false;
             qp.unacked += 1;
             self.stats.nics[dst as usize].rx_payload += pk.payload as u64;
+            self.hosts.delivered += pk.payload as u64;
             if pk.has(LAST) || qp.unacked >= ack_every {
                 qp.unacked = 0;
                 reply = Some((Kind::Ack, qp.epsn - 1));
