@@ -22,8 +22,26 @@ pub struct Simulated {
     pub pfc_frames: u64,
     /// Mean over the senders' NIC ports of the time paused on the burst's priority.
     pub paused_per_sender_ps: u64,
+    /// The egress queue towards the receiver and the senders paused, sampled over the
+    /// burst (`SERIES_POINTS` samples up to the analytical last byte, then on at that
+    /// period to the end; the simulator's sampler, `fabric::sim::observe`).
+    pub series: Vec<SimSample>,
     pub scenario: String,
 }
+
+/// One sample of the simulated burst.
+#[derive(serde::Serialize, Debug, Clone)]
+pub struct SimSample {
+    pub t_ps: u64,
+    /// Frame bytes queued at the leaf's port towards the receiver.
+    pub queue_frame_bytes: u64,
+    /// Senders whose NIC is paused on the burst's priority (TC 3) at that instant.
+    pub senders_paused: u32,
+}
+
+/// Samples over the analytical duration of the burst: enough to draw it, few enough to
+/// keep `--json` small.
+const SERIES_POINTS: u64 = 200;
 
 /// The scenario `--prove` simulates: hosts 1..=N and receiver 0 on one leaf; the shared
 /// pool of the leaf equals S (the simulator subtracts reserved and headroom from `total`).
@@ -66,6 +84,9 @@ links = [
 {links}]
 
 {sections}
+[output]
+sample_period = "{period}ps"
+
 [[traffic]]
 kind = "incast"
 receiver = 0
@@ -91,14 +112,39 @@ dscp = {dscp}
         .sections(),
         senders = senders.join(", "),
         size = i.burst.0,
+        period = sample_period_ps(p),
     )
+}
+
+/// The sampling period of the proof: the analytical last byte over `SERIES_POINTS`, in
+/// whole nanoseconds, at least 1 ns.
+fn sample_period_ps(p: &BurstPlan) -> u64 {
+    (p.last_byte_out_ps / SERIES_POINTS / 1000).max(1) * 1000
+}
+
+/// The simulated series: the leaf's port towards the receiver (h0) and the senders' NIC
+/// ports, read from the sampler.
+fn series(w: &scenario::World, st: &fabric::stats::Stats) -> Vec<SimSample> {
+    let t = &w.topo;
+    let name = |pid: usize| t.node(t.ports[pid].node).name.as_str();
+    let to_receiver = (0..t.ports.len()).find(|&pid| name(pid) == "leaf" && t.ports[pid].peer.is_some_and(|q| name(q.index()) == "h0"));
+    let senders: Vec<usize> = (0..t.ports.len()).filter(|&pid| !matches!(name(pid), "leaf" | "h0")).collect();
+    let Some(rx) = to_receiver else { return vec![] };
+    st.samples
+        .iter()
+        .map(|smp| SimSample {
+            t_ps: smp.t,
+            queue_frame_bytes: smp.queue[rx],
+            senders_paused: senders.iter().filter(|&&pid| smp.paused[pid] & (1 << 3) != 0).count() as u32,
+        })
+        .collect()
 }
 
 /// Simulates the burst (`--prove`).
 pub fn simulate(i: &BurstInput, p: &BurstPlan) -> Result<Simulated, String> {
     let src = scenario(i, p);
     let world = scenario::load_str("burst-prove.toml", &src).map_err(|e| format!("--prove: the generated scenario: {e}"))?;
-    let (_sim, r) = report::run_watched(&world, false, &mut crate::progress::CancelOnly);
+    let (sim, r) = report::run_watched(&world, true, &mut crate::progress::CancelOnly);
     if r.incomplete.is_some() {
         return Err("--prove: cancelled (Ctrl-C)".into());
     }
@@ -118,6 +164,7 @@ pub fn simulate(i: &BurstInput, p: &BurstPlan) -> Result<Simulated, String> {
         drop_bytes: r.ports.iter().map(|pt| pt.drops.iter().map(|d| d.1).sum::<u64>()).sum(),
         pfc_frames: r.totals.pfc_frames,
         paused_per_sender_ps: paused / n.max(1),
+        series: series(&world, &sim.stats),
         scenario: src,
     })
 }

@@ -99,4 +99,20 @@ fn prove_lossless_beyond_pauses_as_analysed() {
     assert!(close(ana, sim, 0.01), "last byte {ana} analytical vs {sim} simulated");
     let (ana, sim) = (p["beyond"]["paused_per_sender_ps"].as_f64().unwrap(), s["paused_per_sender_ps"].as_f64().unwrap());
     assert!(close(ana, sim, 0.05), "paused per sender {ana} analytical vs {sim} simulated");
+    // The sampled series the planner page draws: evenly spaced over the burst, the queue
+    // never above the simulated peak and close to it at its top, every sender paused at
+    // some point while the queue is high, none once it has drained.
+    let series = s["series"].as_array().unwrap();
+    let t: Vec<u64> = series.iter().map(|x| x["t_ps"].as_u64().unwrap()).collect();
+    assert!(t.len() >= 200 && t[0] == 0, "{} samples from {}", t.len(), t[0]);
+    assert!(t.windows(2).all(|w| w[1] - w[0] == t[1]), "evenly spaced");
+    let q: Vec<u64> = series.iter().map(|x| x["queue_frame_bytes"].as_u64().unwrap()).collect();
+    let peak = s["peak_queue_frame_bytes"].as_u64().unwrap();
+    let top = *q.iter().max().unwrap();
+    assert!(top <= peak && peak - top <= peak / 20, "sampled top {top} vs peak {peak}");
+    let paused: Vec<u64> = series.iter().map(|x| x["senders_paused"].as_u64().unwrap()).collect();
+    assert_eq!(paused.iter().max(), Some(&16));
+    assert_eq!(*paused.last().unwrap(), 0);
+    let first_pause = paused.iter().position(|&n| n > 0).unwrap();
+    assert!(q[first_pause] > top / 2, "paused while the queue is only {} of {top}", q[first_pause]);
 }

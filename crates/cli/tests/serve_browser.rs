@@ -173,9 +173,16 @@ async fn planners(c: &Client, base: &str) {
     shot(c, "design").await;
     c.goto(&format!("{base}/burst")).await.unwrap();
     until(c, "document.querySelector('#occupancy polyline') && document.getElementById('pause')", Duration::from_secs(20)).await;
-    // Prove it: the simulated peak drawn on the same axes.
     c.find(Locator::Id("prove")).await.unwrap().click().await.unwrap();
-    until(c, "document.getElementById('simulated')", Duration::from_secs(120)).await;
+    // Prove it: the simulated queue over time drawn on the same axes, with the pause.
+    let points = until(
+        c,
+        "document.getElementById('simulated') && document.getElementById('simulated').getAttribute('points').trim().split(' ').length",
+        Duration::from_secs(120),
+    )
+    .await;
+    assert!(points.as_u64().unwrap() > 100, "{points} simulated samples drawn");
+    until(c, "document.getElementById('simulated-pause')", Duration::from_secs(5)).await;
     shot(c, "burst").await;
 }
 

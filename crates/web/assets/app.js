@@ -203,12 +203,18 @@ const fabriclab = (() => {
     s += `<line x1="${L}" y1="${H - B}" x2="${W - 10}" y2="${H - B}" stroke="#333"/><line x1="${L}" y1="10" x2="${L}" y2="${H - B}" stroke="#333"/>`;
     s += `<text x="${L}" y="${H - 8}">0</text><text x="${W - 90}" y="${H - 8}">${us(tMax)}</text><text x="2" y="${y(peak) + 4}">${fmt(peak / 1024, 0)} KiB</text>`;
     if (sim) {
-      // The simulation's peak egress queue and the time its last flow finished (--prove).
-      const sp = sim.peak_queue_frame_bytes, st = sim.last_flow_done_ps;
-      s += `<line id="simulated" x1="${L}" y1="${y(sp)}" x2="${x(st)}" y2="${y(sp)}" stroke="#c45a00" stroke-width="2" stroke-dasharray="6 4"/>`;
+      // The simulation (--prove): its sampled egress queue on the same axes, the senders it
+      // paused as a band along the bottom (height: the share of senders paused), its peak
+      // and the time its last flow finished.
+      const sp = sim.peak_queue_frame_bytes, st = sim.last_flow_done_ps, ser = sim.series || [];
+      const n = Math.max(1, ...ser.map((p) => p.senders_paused));
+      const band = (H - B - 10) / 6;
+      const paused = ser.map((p) => `${x(p.t_ps)},${H - B - band * p.senders_paused / n}`).join(" ");
+      if (ser.length) s += `<polyline id="simulated-pause" fill="none" stroke="#c45a00" stroke-width="1" stroke-dasharray="2 2" points="${x(0)},${H - B} ${paused}"/>`;
+      s += `<polyline id="simulated" fill="none" stroke="#c45a00" stroke-width="2" points="${ser.map((p) => `${x(p.t_ps)},${y(p.queue_frame_bytes)}`).join(" ")}"/>`;
       s += `<circle cx="${x(st)}" cy="${H - B}" r="4" fill="#c45a00"/><text x="${W - 12}" y="${y(sp) + 30}" text-anchor="end" fill="#c45a00">simulated peak ${fmt(sp / 1024, 0)} KiB; last flow done ${us(st)}</text>`;
     }
-    return s + `</svg><p class="muted">Egress queue (frame bytes) over time: analytical (plan::burst, blue)${sim ? ", simulated peak and end (--prove, orange)" : ""}.</p>`;
+    return s + `</svg><p class="muted">Egress queue (frame bytes) over time: analytical (plan::burst, blue)${sim ? "; simulated (--prove, orange), with the share of senders paused along the bottom (dotted). The simulated queue rises above the analytical limit by what lands in headroom after each XOFF, which the fluid model leaves out" : ""}.</p>`;
   }
 
   let burstSim = null;
