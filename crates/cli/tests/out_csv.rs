@@ -35,3 +35,25 @@ fn qp_rate_columns_are_qps() {
     assert!(rows > 1);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Asking for the time series (`--out`, `--html`) samples the run; the sampler's events
+/// are not the simulation's, so `run --json` prints the same bytes with them.
+#[test]
+fn sampling_changes_no_number() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/roce-incast.toml");
+    let dir = std::env::temp_dir().join(format!("fabriclab-sampling-{}", std::process::id()));
+    let run = |extra: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_fabriclab")).args(["run", "--json", example.to_str().unwrap()]).args(extra).output().expect("runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    };
+    let plain = run(&[]);
+    let html = dir.join("r.html");
+    let charted = run(&["--out", dir.join("out").to_str().unwrap(), "--html", html.to_str().unwrap()]);
+    assert!(std::fs::metadata(&html).is_ok_and(|m| m.len() > 0), "the report was written");
+    let (plain, charted) = (String::from_utf8_lossy(&plain), String::from_utf8_lossy(&charted));
+    let first_difference = plain.lines().zip(charted.lines()).find(|(a, b)| a != b);
+    assert_eq!(first_difference, None);
+    assert_eq!(plain, charted);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -171,6 +171,8 @@ pub struct Stats {
     pub samples: Vec<Sample>,
     pub switch_peak_cells: Vec<(NodeId, u64)>,
     pub end: u64,
+    /// Events the simulation dispatched, not counting the sampler's (so `--html` and
+    /// `--out`, which sample, report the same number as a run that does not).
     pub events: u64,
     pub frames_in_flight_at_end: u64,
     pub buffer_cells_at_end: u64,

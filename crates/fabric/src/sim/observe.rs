@@ -17,6 +17,9 @@ pub const MAX_SAMPLES: usize = 1 << 16;
 pub(super) struct Observer {
     pub(super) first_block: Vec<bool>,
     sample_period: Option<SimDuration>,
+    /// Samples taken (kept or decimated): the sampler's own events, which
+    /// `Stats::events` leaves out so that asking for charts changes no number.
+    samples_taken: u64,
 }
 
 impl Observer {
@@ -24,7 +27,7 @@ impl Observer {
         if sample_period.is_some_and(|sp| sp.ps() > 0) {
             q.schedule(SimTime::ZERO, Ev::Sample);
         }
-        Observer { first_block: vec![false; np], sample_period }
+        Observer { first_block: vec![false; np], sample_period, samples_taken: 0 }
     }
 }
 
@@ -33,6 +36,7 @@ impl Sim {
     /// the samples at odd positions go and the period doubles: the kept ones are
     /// `2 × period` apart, and the next comes `2 × period` after the last kept.
     pub(super) fn on_sample(&mut self, now: SimTime) {
+        self.observe.samples_taken += 1;
         self.sample(now);
         let mut sp = self.observe.sample_period.expect("sampling");
         let mut next = now + sp;
@@ -114,7 +118,7 @@ impl Sim {
         self.stats.unrecovered = self.hosts.lost.iter().enumerate().filter(|(_, l)| l.0 != NEVER).map(|(q, l)| (QpId(q as u32), l.0.ps())).collect();
         let in_flight: u64 = self.port_ids().map(|port| self.on_link(port).count() as u64).sum();
         self.stats.end = end.ps();
-        self.stats.events = self.q.popped();
+        self.stats.events = self.q.popped() - self.observe.samples_taken;
         self.stats.frames_in_flight_at_end = in_flight;
         self.stats.buffer_cells_at_end = self.mmu.cells_in_use();
         for port in self.port_ids() {
