@@ -4,38 +4,15 @@
 
 use std::process::{Command, Output};
 
+mod common;
+use common::{without, ROCE_100G, SONIC_SPECTRUM3_400G};
+
 fn plan(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fabriclab")).args(["plan", "roce"]).args(args).output().expect("runs")
 }
 
-/// 100G leaf-spine, 3 m host cables, 100 m leaf-spine cables, 8:1 incast.
-const BASE: &[&str] = &[
-    "--mtu",
-    "4096B",
-    "--incast",
-    "8",
-    "--leaves",
-    "4",
-    "--spines",
-    "2",
-    "--hosts-per-leaf",
-    "8",
-    "--host-leaf-speed",
-    "100Gbps",
-    "--host-leaf-cable",
-    "3m",
-    "--leaf-spine-speed",
-    "100Gbps",
-    "--leaf-spine-cable",
-    "100m",
-    "--buffer-total",
-    "16MiB",
-    "--cell",
-    "256B",
-];
-
 fn with(extra: &[&str]) -> Vec<String> {
-    BASE.iter().chain(extra).map(|s| s.to_string()).collect()
+    ROCE_100G.iter().chain(extra).map(|s| s.to_string()).collect()
 }
 
 fn run(args: &[String]) -> (String, String, Option<i32>) {
@@ -236,7 +213,7 @@ fn prove_sonic_reports_a_margin() {
     assert!(err.contains("--cell") && err.contains("144"), "{err}");
     // SONiC takes the ASIC's cell (144 B on Spectrum-3): the base's --cell 256B goes.
     let sonic = |extra: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = BASE[..BASE.len() - 2].iter().map(|s| s.to_string()).collect();
+        let mut v: Vec<String> = without(ROCE_100G, "--cell").iter().map(|s| s.to_string()).collect();
         v.extend(["--model", "sonic", "--asic", "spectrum-3"].iter().chain(extra).map(|s| s.to_string()));
         v
     };
@@ -253,41 +230,8 @@ fn prove_sonic_reports_a_margin() {
     assert!(out.contains("SONiC margin over the simulated need"), "{out}");
 }
 
-/// Spectrum-3, 2 leaves x 2 spines, 4 hosts per leaf, 400G on 8-lane ports (5 m to hosts,
-/// 40 m to spines), PGs 3-4 lossless, a 4:1 incast.
-const SHP_BASE: &[&str] = &[
-    "--model",
-    "sonic",
-    "--asic",
-    "spectrum-3",
-    "--mtu",
-    "4096B",
-    "--incast",
-    "4",
-    "--leaves",
-    "2",
-    "--spines",
-    "2",
-    "--hosts-per-leaf",
-    "4",
-    "--host-leaf-speed",
-    "400Gbps",
-    "--host-leaf-cable",
-    "5m",
-    "--leaf-spine-speed",
-    "400Gbps",
-    "--leaf-spine-cable",
-    "40m",
-    "--buffer-total",
-    "40MiB",
-    "--lossless-priorities",
-    "2",
-    "--lanes",
-    "8",
-];
-
 fn shp(extra: &[&str]) -> Vec<String> {
-    SHP_BASE.iter().chain(extra).map(|s| s.to_string()).collect()
+    SONIC_SPECTRUM3_400G.iter().chain(extra).map(|s| s.to_string()).collect()
 }
 
 /// The values are SONiC's own Lua's on these inputs (the commands are in
@@ -345,8 +289,8 @@ fn lanes_and_pool_errors_name_the_flag() {
         (vec!["--over-subscribe-ratio", "0"], "--over-subscribe-ratio: 0"),
         (vec!["--shared-headroom-pool-xoff", "many"], "--shared-headroom-pool-xoff"),
     ] {
-        // SHP_BASE without its `--lanes 8`, so the case's own flags are the only ones.
-        let args: Vec<String> = SHP_BASE[..SHP_BASE.len() - 2].iter().chain(&extra).map(|s| s.to_string()).collect();
+        // Without the base's `--lanes 8`, so the case's own flags are the only ones.
+        let args: Vec<String> = without(SONIC_SPECTRUM3_400G, "--lanes").iter().chain(&extra).map(|s| s.to_string()).collect();
         let (_, err, code) = run(&args);
         assert_eq!(code, Some(2), "{extra:?}: {err}");
         assert!(err.contains(want), "{extra:?}: {err}");

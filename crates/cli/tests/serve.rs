@@ -13,6 +13,9 @@ use axum::body::Body;
 use axum::http::Request;
 use tower::ServiceExt;
 
+mod common;
+use common::{ROCE_100G, SONIC_SPECTRUM3_400G};
+
 const BIN: &str = env!("CARGO_BIN_EXE_fabriclab");
 const PORT: u16 = 8080;
 
@@ -130,75 +133,19 @@ fn as_json(args: &[&str]) -> String {
     serde_json::Value::Object(m).to_string()
 }
 
-const ROCE: &[&str] = &[
-    "--mtu",
-    "4096B",
-    "--incast",
-    "8",
-    "--leaves",
-    "4",
-    "--spines",
-    "2",
-    "--hosts-per-leaf",
-    "8",
-    "--host-leaf-speed",
-    "100Gbps",
-    "--host-leaf-cable",
-    "3m",
-    "--leaf-spine-speed",
-    "100Gbps",
-    "--leaf-spine-cable",
-    "100m",
-    "--buffer-total",
-    "16MiB",
-    "--cell",
-    "256B",
-];
-const SONIC: &[&str] = &[
-    "--model",
-    "sonic",
-    "--asic",
-    "spectrum-3",
-    "--mtu",
-    "4096B",
-    "--incast",
-    "4",
-    "--leaves",
-    "2",
-    "--spines",
-    "2",
-    "--hosts-per-leaf",
-    "4",
-    "--host-leaf-speed",
-    "400Gbps",
-    "--host-leaf-cable",
-    "5m",
-    "--leaf-spine-speed",
-    "400Gbps",
-    "--leaf-spine-cable",
-    "40m",
-    "--buffer-total",
-    "40MiB",
-    "--lossless-priorities",
-    "2",
-    "--lanes",
-    "8",
-    "--over-subscribe-ratio",
-    "2",
-];
 const BURST: &[&str] = &["--senders", "4", "--burst", "64KB", "--in-speed", "100Gbps", "--out-speed", "100Gbps", "--buffer", "16MiB"];
 
 /// (API path, CLI subcommand words, inputs).
 fn cases() -> Vec<(&'static str, Vec<&'static str>, Vec<&'static str>)> {
     let with = |base: &[&'static str], extra: &[&'static str]| base.iter().chain(extra).copied().collect::<Vec<_>>();
     vec![
-        ("/api/plan/roce", vec!["plan", "roce"], ROCE.to_vec()),
+        ("/api/plan/roce", vec!["plan", "roce"], ROCE_100G.to_vec()),
         (
             "/api/plan/roce",
             vec!["plan", "roce"],
-            with(ROCE, &["--explain", "--pfc-watchdog", "off", "--ecn-kmin", "100KB", "--ecn-kmax", "400KB", "--ecn-pmax", "0.2"]),
+            with(ROCE_100G, &["--explain", "--pfc-watchdog", "off", "--ecn-kmin", "100KB", "--ecn-kmax", "400KB", "--ecn-pmax", "0.2"]),
         ),
-        ("/api/plan/roce", vec!["plan", "roce"], with(SONIC, &["--explain"])),
+        ("/api/plan/roce", vec!["plan", "roce"], with(SONIC_SPECTRUM3_400G, &["--over-subscribe-ratio", "2", "--explain"])),
         ("/api/design", vec!["design"], vec!["--superpod", "h100", "--sus", "4"]),
         ("/api/design", vec!["design"], vec!["--superpod", "b200", "--sus", "16", "--oversubscription", "1.5"]),
         (
@@ -266,8 +213,8 @@ fn errors_carry_the_clis_message() {
         ("/api/burst", vec!["burst"], vec!["--senders", "4", "--burst", "64KB", "--in-speed", "100", "--out-speed", "100Gbps", "--buffer", "1MiB"]),
         ("/api/burst", vec!["burst"], BURST.iter().chain(&["--class", "best-effort"]).copied().collect()),
         ("/api/plan/roce", vec!["plan", "roce"], vec!["--mtu", "4096B"]),
-        ("/api/plan/roce", vec!["plan", "roce"], ROCE.iter().chain(&["--model", "cisco"]).copied().collect()),
-        ("/api/plan/roce", vec!["plan", "roce"], ROCE.iter().chain(&["--ecn-kmin", "100KB"]).copied().collect()),
+        ("/api/plan/roce", vec!["plan", "roce"], ROCE_100G.iter().chain(&["--model", "cisco"]).copied().collect()),
+        ("/api/plan/roce", vec!["plan", "roce"], ROCE_100G.iter().chain(&["--ecn-kmin", "100KB"]).copied().collect()),
     ];
     for (path, cmd, args) in bad {
         let full: Vec<&str> = cmd.iter().chain(&args).chain(&["--json"]).copied().collect();

@@ -17,6 +17,9 @@ use std::time::{Duration, Instant};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{json, Value};
 
+mod common;
+use common::{without, ROCE_100G};
+
 const BIN: &str = env!("CARGO_BIN_EXE_fabriclab");
 
 /// The named program on PATH.
@@ -108,27 +111,6 @@ async fn shot(c: &Client, name: &str) {
     }
 }
 
-const BASE: &[&str] = &[
-    "--mtu",
-    "4096B",
-    "--incast",
-    "8",
-    "--leaves",
-    "4",
-    "--spines",
-    "2",
-    "--hosts-per-leaf",
-    "8",
-    "--leaf-spine-speed",
-    "100Gbps",
-    "--leaf-spine-cable",
-    "100m",
-    "--buffer-total",
-    "16MiB",
-    "--cell",
-    "256B",
-];
-
 /// Sets a form input as a person would: clear it, type.
 async fn type_into(c: &Client, name: &str, text: &str) {
     let e = c.find(Locator::Id(&format!("in-{name}"))).await.unwrap();
@@ -141,8 +123,13 @@ async fn planners(c: &Client, base: &str) {
     c.goto(&format!("{base}/roce")).await.unwrap();
     let shown =
         until(c, "document.getElementById('headroom-host-leaf') && document.getElementById('headroom-host-leaf').textContent", Duration::from_secs(20)).await;
-    let flags =
-        |speed: &str, cable: &str| BASE.iter().chain(&["--host-leaf-speed", speed, "--host-leaf-cable", cable]).map(|s| s.to_string()).collect::<Vec<String>>();
+    let flags = |speed: &str, cable: &str| {
+        without(ROCE_100G, "--host-leaf")
+            .iter()
+            .chain(&["--host-leaf-speed", speed, "--host-leaf-cable", cable])
+            .map(|s| s.to_string())
+            .collect::<Vec<String>>()
+    };
     let with = |cable: &str| flags("100Gbps", cable);
     assert_eq!(shown.as_str().unwrap().parse::<u64>().unwrap(), cli_headroom(&with("3m")));
     shot(c, "roce").await;
