@@ -60,20 +60,6 @@ impl ArGroups {
     }
 }
 
-/// The VLs of the paths from source switch `s` to `lid` (every VL the split may use), as
-/// [`cdg::build`] counts them; bit 0 without an SL table.
-fn source_vls(f: &Fabric, s: usize, lid: usize, sl: Option<&SlTable>) -> u16 {
-    match sl {
-        _ if f.sw_eps[s].is_empty() => 0,
-        None => 1,
-        Some(table) => {
-            let v = table.vl[s * table.nlid + lid] as usize;
-            let k = table.split.get(v).copied().unwrap_or(1).max(1) as usize;
-            (((1u32 << k) - 1) << v) as u16
-        }
-    }
-}
-
 /// The candidate members at every switch for one LID delivered by switch `dsw`: the LFT's
 /// port, then the minimum-hop ports to other switches, in port order.
 fn candidates(f: &Fabric, t: &Tables, dist: &[u8], dsw: usize, lid: usize) -> Vec<Vec<u8>> {
@@ -110,7 +96,7 @@ fn peer_switch(f: &Fabric, s: usize, p: u8) -> Option<(usize, u8)> {
 /// (a fixpoint over the groups: masks only grow, 16 bits each).
 fn vl_masks(f: &Fabric, kept: &[Vec<u8>], lid: usize, sl: Option<&SlTable>) -> Vec<u16> {
     let n = f.nsw();
-    let mut mask: Vec<u16> = (0..n).map(|s| if kept[s].is_empty() { 0 } else { source_vls(f, s, lid, sl) }).collect();
+    let mut mask: Vec<u16> = (0..n).map(|s| if kept[s].is_empty() { 0 } else { cdg::source_vls(f, s, lid, sl) }).collect();
     let mut work: Vec<usize> = (0..n).filter(|&s| mask[s] != 0).collect();
     while let Some(s) = work.pop() {
         for &p in &kept[s] {
@@ -337,7 +323,7 @@ mod tests {
                 continue;
             }
             for src in 0..f.nsw() {
-                let vls = source_vls(f, src, lid, sl);
+                let vls = cdg::source_vls(f, src, lid, sl);
                 // (switch, port entered by or 0 at the source, hops so far)
                 let mut stack = vec![(src, 0u8, 0u32)];
                 while let Some((s, q, hops)) = stack.pop() {

@@ -180,6 +180,21 @@ impl DepGraph {
     }
 }
 
+/// The VLs of the paths from source switch `s` to `lid` as a bit mask: every VL the
+/// split may use for that source; bit 0 without an SL table, none for a switch without
+/// endpoints (no path starts there).
+pub(super) fn source_vls(f: &Fabric, s: usize, lid: usize, sl: Option<&SlTable>) -> u16 {
+    match sl {
+        _ if f.sw_eps[s].is_empty() => 0,
+        None => 1,
+        Some(table) => {
+            let v = table.vl[s * table.nlid + lid] as usize;
+            let k = table.split.get(v).copied().unwrap_or(1).max(1) as usize;
+            (((1u32 << k) - 1) << v) as u16
+        }
+    }
+}
+
 /// Builds the dependency graph of the tables, one per VL when `sl` is given (VL = the
 /// path's SL, SL2VL being the identity).
 pub fn build(f: &Fabric, t: &Tables, sl: Option<&SlTable>) -> Vec<DepGraph> {
@@ -197,16 +212,7 @@ pub fn build(f: &Fabric, t: &Tables, sl: Option<&SlTable>) -> Vec<DepGraph> {
         tree.build_col(f, &cols[lid * n..(lid + 1) * n], Some(e));
         for &s in &tree.far_first {
             let s = s as usize;
-            mask[s] = match sl {
-                _ if f.sw_eps[s].is_empty() => 0,
-                None => 1,
-                Some(table) => {
-                    // Every VL the split may use for this source.
-                    let v = table.vl[s * table.nlid + lid] as usize;
-                    let k = table.split.get(v).copied().unwrap_or(1).max(1) as usize;
-                    (((1u32 << k) - 1) << v) as u16
-                }
-            };
+            mask[s] = source_vls(f, s, lid, sl);
         }
         for &s in &tree.far_first {
             let s = s as usize;
