@@ -39,6 +39,19 @@ host_link = { speed = "100Gbps", cable = "3m" }
 fabric_link = { speed = "100Gbps", cable = "20m" }
 "#;
 
+/// 16 ranks on 4 leaves × 2 spines: 4 hosts of 100 Gb/s per leaf over 2 uplinks of
+/// 100 Gb/s (one per spine), 2:1. The load-balancing tests of both fabrics run their
+/// all-to-all on it.
+pub const LEAF_SPINE_2TO1: &str = r#"
+[topology]
+kind = "leaf-spine"
+leaves = 4
+spines = 2
+hosts_per_leaf = 4
+host_link = { speed = "100Gbps", cable = "3m" }
+fabric_link = { speed = "100Gbps", cable = "20m" }
+"#;
+
 pub const BUFFER: &str = r#"
 [buffer]
 total = "16MiB"

@@ -8,19 +8,6 @@ mod common;
 
 use common::*;
 
-/// 16 ranks on 4 leaves × 2 spines: 4 hosts of 100 Gb/s (EDR) per leaf over 2 uplinks of
-/// 100 Gb/s, 2:1.
-const LEAF_SPINE_2TO1: &str = r#"
-[topology]
-kind = "leaf-spine"
-leaves = 4
-spines = 2
-hosts_per_leaf = 4
-oversubscription = 2.0
-host_link = { speed = "100Gbps", cable = "3m" }
-fabric_link = { speed = "100Gbps", cable = "20m" }
-"#;
-
 fn ib(topology: &str, extra: &[(&str, &str)], traffic: &str) -> report::Report {
     let mut o = vec![("routing", "\"ftree\""), ("forwarding", "\"store-and-forward\"")];
     o.extend_from_slice(extra);

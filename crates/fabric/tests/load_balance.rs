@@ -10,18 +10,6 @@ use common::*;
 use model::frame::{roce_frame, segments, wire, write_wire_bytes, Encap, Transport};
 use units::Bytes;
 
-/// 16 ranks on 4 leaves × 2 spines: 4 hosts of 100 Gb/s per leaf over 2 uplinks of
-/// 100 Gb/s, 2:1.
-const LEAF_SPINE_2TO1: &str = r#"
-[topology]
-kind = "leaf-spine"
-leaves = 4
-spines = 2
-hosts_per_leaf = 4
-host_link = { speed = "100Gbps", cable = "3m" }
-fabric_link = { speed = "100Gbps", cable = "20m" }
-"#;
-
 /// PFC only (no DCQCN, no ECN), store-and-forward, and the load-balancing lines.
 fn roce_extra(lb: &str) -> String {
     format!("forwarding = \"store-and-forward\"\ndcqcn = {{ preset = \"off\" }}\n{lb}")
