@@ -12,6 +12,8 @@ use plan::args::burst::{json_value, planned};
 use plan::burst::{self as b, Beyond, BurstInput, BurstPlan, Class};
 use units::{BitRate, SimDuration};
 
+use crate::prove::LOSSLESS_TC;
+
 /// What the simulation of the burst showed.
 #[derive(serde::Serialize, Debug, Clone)]
 pub struct Simulated {
@@ -35,7 +37,7 @@ pub struct SimSample {
     pub t_ps: u64,
     /// Frame bytes queued at the leaf's port towards the receiver.
     pub queue_frame_bytes: u64,
-    /// Senders whose NIC is paused on the burst's priority (TC 3) at that instant.
+    /// Senders whose NIC is paused on the burst's priority (`LOSSLESS_TC`) at that instant.
     pub senders_paused: u32,
 }
 
@@ -135,7 +137,7 @@ fn series(w: &scenario::World, st: &fabric::stats::Stats) -> Vec<SimSample> {
         .map(|smp| SimSample {
             t_ps: smp.t,
             queue_frame_bytes: smp.queue[rx],
-            senders_paused: senders.iter().filter(|&&pid| smp.paused[pid] & (1 << 3) != 0).count() as u32,
+            senders_paused: senders.iter().filter(|&&pid| smp.paused[pid] & (1 << LOSSLESS_TC) != 0).count() as u32,
         })
         .collect()
 }
@@ -156,7 +158,7 @@ pub fn simulate(i: &BurstInput, p: &BurstPlan) -> Result<Simulated, String> {
         .ok_or("--prove: no leaf port towards the receiver")?;
     let last = r.flow_records.iter().filter_map(|f| f.fct_ps.map(|t| f.start_ps + t)).max().unwrap_or(r.end_ps);
     let n = i.senders as u64;
-    let paused: u64 = r.ports.iter().filter(|pt| pt.node != "leaf" && pt.node != "h0" && pt.node.starts_with('h')).map(|pt| pt.paused_ps[3]).sum();
+    let paused: u64 = r.ports.iter().filter(|pt| pt.node != "leaf" && pt.node != "h0" && pt.node.starts_with('h')).map(|pt| pt.paused_ps[LOSSLESS_TC]).sum();
     Ok(Simulated {
         peak_queue_frame_bytes: rx_port.max_queue_bytes,
         last_flow_done_ps: last,

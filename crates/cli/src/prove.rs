@@ -1,7 +1,11 @@
 //! What the planners' `--prove` scenarios share: the `[roce]` and `[buffer]` sections of a
 //! PFC-only RoCEv2 fabric.
 
-/// One lossless priority (DSCP 26 → TC 3), CNPs on DSCP 48, store-and-forward switches
+/// The traffic class (and PFC priority) the proofs' lossless data rides on: DSCP 26 maps
+/// to it in [`PfcOnly`]'s sections; reports index their per-class counters with it.
+pub const LOSSLESS_TC: usize = 3;
+
+/// One lossless priority (DSCP 26 → TC [`LOSSLESS_TC`]), CNPs on DSCP 48, store-and-forward switches
 /// without pipeline latency, PFC with the IEEE 802.3 response times, ECN and DCQCN off, and
 /// the given buffer (all sizes in bytes).
 pub struct PfcOnly<'a> {
@@ -25,8 +29,8 @@ impl PfcOnly<'_> {
         format!(
             r#"[roce]
 mtu = "{mtu}B"
-lossless_priorities = [3]
-dscp_to_tc = {{ 26 = 3, 48 = 6 }}
+lossless_priorities = [{tc}]
+dscp_to_tc = {{ 26 = {tc}, 48 = 6 }}
 cnp_dscp = 48
 timeout = {timeout}
 retry_cnt = 7{ack}
@@ -45,6 +49,7 @@ xoff = "{xoff}"
 xon_offset = "{xon}B"
 "#,
             mtu = self.mtu,
+            tc = LOSSLESS_TC,
             timeout = self.timeout,
             ack = self.ack_every.map_or(String::new(), |a| format!("\nack_every = {a}")),
             total = self.total,

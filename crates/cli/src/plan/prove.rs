@@ -6,6 +6,7 @@
 //!
 //! Left out: ECN and DCQCN (the scenario runs PFC alone) and multi-switch paths.
 
+use crate::prove::LOSSLESS_TC;
 use plan::roce::{self as r, HeadroomModel, RoceInput, RocePlan, TierPlan};
 
 /// What one simulated run showed at the pausing port.
@@ -267,8 +268,8 @@ pub(crate) fn simulate(src: &str) -> Result<Run, String> {
         lossless_drops: rep.totals.lossless_drops,
         headroom_overflow_drops: rep.totals.drops_by_cause.iter().find(|(c, _)| c == "headroom-overflow").map_or(0, |c| c.1),
         peak_headroom_cells: s0_h0.peak_headroom_cells,
-        pfc_frames_to_peer: s0_h0.pfc_tx[3],
-        peer_paused_ps: h0.paused_ps[3],
+        pfc_frames_to_peer: s0_h0.pfc_tx[LOSSLESS_TC],
+        peer_paused_ps: h0.paused_ps[LOSSLESS_TC],
         pfc_frames_total: rep.totals.pfc_frames,
         end_ps: rep.end_ps,
     })
