@@ -44,8 +44,9 @@ pub fn write_csv(dir: &std::path::Path, w: &World, st: &Stats, r: &Report) -> st
     // Streamed: a collective's per-flow files run to hundreds of megabytes.
     let mut rates = csv_file(dir, "qp_rate_bps.csv")?;
     rates.write_all(b"time_ps")?;
-    for (q, (src, dst)) in qp_endpoints(st).into_iter().enumerate() {
-        write!(rates, ",qp{q}_{src}_{dst}")?;
+    // One column per QP (its rows are `Sample::qp_rate`), named by its endpoints.
+    for (q, qp) in st.qp_rx.iter().enumerate() {
+        write!(rates, ",qp{q}_{}_{}", qp.src, qp.dst)?;
     }
     rates.write_all(b"\n")?;
     for smp in &st.samples {
@@ -97,17 +98,4 @@ pub fn write_csv(dir: &std::path::Path, w: &World, st: &Stats, r: &Report) -> st
 /// A file in `dir` to stream rows into.
 fn csv_file(dir: &std::path::Path, name: &str) -> std::io::Result<BufWriter<std::fs::File>> {
     Ok(BufWriter::new(std::fs::File::create(dir.join(name))?))
-}
-
-/// Each QP's (source, destination) endpoints, in QP order: those of the first flow posted
-/// on it (a collective's flows share a few QPs; a SHARP join has none).
-fn qp_endpoints(st: &Stats) -> Vec<(u32, u32)> {
-    let nqps = st.flow_qp.iter().filter(|q| q.0 != u32::MAX).map(|q| q.0 as usize + 1).max().unwrap_or(0);
-    let mut ends = vec![None; nqps];
-    for (f, q) in st.flows.iter().zip(&st.flow_qp) {
-        if let Some(e @ None) = ends.get_mut(q.0 as usize) {
-            *e = Some((f.src, f.dst));
-        }
-    }
-    ends.into_iter().map(|e| e.unwrap_or_default()).collect()
 }
