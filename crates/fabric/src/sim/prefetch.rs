@@ -9,12 +9,12 @@
 //! its QP and class, the QP's addresses the route), so they are requested in stages, the
 //! first furthest ahead:
 //!
-//! | events ahead | arrival | end of a frame, or a re-check, at a switch port |
-//! |---|---|---|
-//! | [`PORT_AHEAD`] | the sending port's line | the port's line |
-//! | [`FRAME_AHEAD`] | the frame at the head of the link | the first non-empty class queue |
-//! | [`ADDR_AHEAD`] | at a switch: the QP's addresses | that queue's head frame |
-//! | [`HOP_AHEAD`] | at a switch: the egress port and class queue (the route computed as `switch_rx` will), the ingress PG | — |
+//! | events ahead | arrival at a switch | arrival at a NIC | end of a frame, or a re-check, at a switch port | at a NIC port |
+//! |---|---|---|---|---|
+//! | [`PORT_AHEAD`] | the sending port's line | the same | the port's line | the same |
+//! | [`FRAME_AHEAD`] | the frame at the head of the link | the same | the first non-empty class queue | the NIC |
+//! | [`ADDR_AHEAD`] | the QP's addresses | the QP (every line of it) | that queue's head frame | the QP next in its round robin (every line) |
+//! | [`HOP_AHEAD`] | the egress port and class queue (the route computed as `switch_rx` will), the ingress PG | — | — | — |
 //!
 //! A prefetch changes no state and no order; it only starts the memory accesses sooner
 //! (PREFETCHT0: "Software Prefetching", Intel 64 and IA-32 Architectures Optimization
@@ -22,8 +22,9 @@
 //! for AMD Family 19h Processors, 56665). The distances were chosen by alternating runs
 //! of the perm8192-pfc bench cut at 100 µs and of perm1024 (docs/speed.md).
 //!
-//! Leaves out: a NIC's own state (its QPs, their messages) when it picks a frame; the
-//! route under load balancing (it depends on the queues when the frame arrives); events
+//! Tried and left out (no gain measured): the frame at the tail of a sending port's link
+//! (the send links the new frame behind it) and the ingress PG a dequeue releases.
+//! Leaves out: a QP's posted messages (a separate buffer); the route under load balancing (it depends on the queues when the frame arrives); events
 //! in the queue's unsorted `soon` heap, which the hint does not see.
 
 use super::*;
@@ -42,12 +43,26 @@ const HOP_AHEAD: usize = 1;
 /// Asks the cache for the line holding `*p`; a no-op on targets without the instruction.
 #[inline(always)]
 fn prefetch<T>(p: &T) {
+    prefetch_at((p as *const T).cast());
+}
+
+/// Asks the cache for every line of `*p` (a struct larger than a line).
+#[inline(always)]
+fn prefetch_all<T>(p: &T) {
+    let base: *const u8 = (p as *const T).cast();
+    for off in (0..std::mem::size_of::<T>()).step_by(64) {
+        prefetch_at(base.wrapping_add(off));
+    }
+}
+
+#[inline(always)]
+fn prefetch_at(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: PREFETCHT0 is a hint; it never faults and writes nothing, and `p` is a valid
-    // reference anyway.
+    // SAFETY: PREFETCHT0 is a hint: it never faults, whatever the address, and writes
+    // nothing.
     unsafe {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((p as *const T).cast());
+        _mm_prefetch::<_MM_HINT_T0>(p.cast());
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
@@ -67,7 +82,10 @@ impl Sim {
                 }
             }
             Some(Ev::TxDone(p) | Ev::Kick(p)) => {
-                if let Some(cq) = self.first_class(p) {
+                let ps = &self.ports[p.index()];
+                if ps.flags & P_SWITCH == 0 {
+                    prefetch(&self.hosts.nics[ps.owner as usize]);
+                } else if let Some(cq) = self.first_class(p) {
                     prefetch(cq);
                 }
             }
@@ -75,12 +93,22 @@ impl Sim {
         }
         match self.q.upcoming(ADDR_AHEAD) {
             Some(Ev::Arrive(p)) => {
-                if let Some(pk) = self.link_head(p).filter(|pk| pk.is_pkt() && self.ports[p.index()].flags & P_PEER_SWITCH != 0) {
-                    prefetch(&self.hosts.qp_addr[pk.qp.index()]);
+                if let Some(pk) = self.link_head(p).filter(|pk| pk.is_pkt()) {
+                    if self.ports[p.index()].flags & P_PEER_SWITCH != 0 {
+                        prefetch(&self.hosts.qp_addr[pk.qp.index()]);
+                    } else if let Some(qp) = self.hosts.qps.get(pk.qp.index()) {
+                        prefetch_all(qp);
+                    }
                 }
             }
             Some(Ev::TxDone(p) | Ev::Kick(p)) => {
-                if let Some(head) = self.first_class(p).map(|cq| cq.head).filter(|&h| h != NONE) {
+                let ps = &self.ports[p.index()];
+                if ps.flags & P_SWITCH == 0 {
+                    let nic = &self.hosts.nics[ps.owner as usize];
+                    if let Some(qp) = nic.active.get(nic.rr % nic.active.len().max(1)) {
+                        prefetch_all(&self.hosts.qps[qp.index()]);
+                    }
+                } else if let Some(head) = self.first_class(p).map(|cq| cq.head).filter(|&h| h != NONE) {
                     prefetch(&self.pkts[head as usize]);
                 }
             }
