@@ -58,9 +58,44 @@ struct Sw {
     tuple: Tuple,
     lid: u16,
     up: Vec<usize>,
+    /// Down and sibling groups while the tree is indexed; routing moves them into
+    /// [`Ft::lower`] ([`Ft::lower_lists`]) and leaves these empty.
     down: Vec<usize>,
     sib: Vec<usize>,
     is_leaf: bool,
+}
+
+/// A down or sibling group as the up-going recursion (`fabric_route_upgoing_by_going_down`)
+/// walks and sorts it: the sort key and the remote switch travel with the group, so the
+/// routing loop and the insertion sort read one record per group, in order.
+#[derive(Clone, Copy, Debug)]
+struct Lower {
+    /// Routes going up through the group (OpenSM's `counter_up`) in the high 32 bits and
+    /// the remote switch's [`Ft::tuple_rank`] in the low ones: OpenSM's
+    /// `port_group_compare_load_up` (fewest up-going routes, then index) as one integer.
+    key: u64,
+    /// The remote switch, or [`CA`].
+    remote: u32,
+    group: u32,
+}
+
+/// Where a switch's [`Lower`] records are: its down groups at `start..start + down`, its
+/// sibling groups right after them, so that routing a LID other than 0 walks one range.
+#[derive(Clone, Copy, Debug, Default)]
+struct LowerRange {
+    start: u32,
+    down: u32,
+    sib: u32,
+}
+
+impl LowerRange {
+    fn down(self) -> std::ops::Range<usize> {
+        self.start as usize..(self.start + self.down) as usize
+    }
+
+    fn sib(self) -> std::ops::Range<usize> {
+        (self.start + self.down) as usize..(self.start + self.down + self.sib) as usize
+    }
 }
 
 /// Working state. `lft` is LID-major (`lid · n + switch`): routing one LID touches every
@@ -79,10 +114,10 @@ struct Ft<'a> {
     /// CA), so that comparing two groups by index is comparing two integers. Set by
     /// [`Ft::index`].
     tuple_rank: Vec<u32>,
-    /// Per group: routes going up through it (OpenSM's `counter_up`) in the high 32 bits
-    /// and [`Ft::tuple_rank`] in the low ones — the key the up sorts compare
-    /// ([`Ft::up_key`]) — apart from `g` for the routing loop and the sorts.
-    up_key: Vec<u64>,
+    /// Every switch's down and sibling groups, at [`Ft::lower_at`], in the order of the
+    /// last up-going sort.
+    lower: Vec<Lower>,
+    lower_at: Vec<LowerRange>,
     /// Per group: routes going down through it (OpenSM's `counter_down`); per switch, the
     /// least of its down groups' (`min_counter_down`, 0 until first recomputed).
     counter_down: Vec<u32>,
@@ -133,13 +168,13 @@ pub fn route(f: &Fabric, roots: &[usize], lmc: u8) -> Result<(Tables, Vec<usize>
     }
     ft.index(leaf_rank)?;
     let leaves = ft.leaf_array(leaf_rank)?;
-    let max_cn = leaves.iter().map(|&s| ft.sw[s].down.iter().filter(|&&g| matches!(ft.g[g].remote, Remote::Ca(_))).count()).max().unwrap_or(0);
+    ft.lower_lists();
+    let cas = |ft: &Ft, s: usize| -> Vec<usize> { ft.lower[ft.lower_at[s].down()].iter().filter(|x| x.remote == CA).map(|x| x.group as usize).collect() };
+    let max_cn = leaves.iter().map(|&s| cas(&ft, s).len()).max().unwrap_or(0);
     // Compute nodes, leaf by leaf.
     for &leaf in &leaves {
         let mut routed = 0;
-        let groups = ft.sw[leaf].down.clone();
-        for g in groups {
-            let Remote::Ca(_) = ft.g[g].remote else { continue };
+        for g in cas(&ft, leaf) {
             let lid = ft.g[g].remote_lid as usize;
             let port = ft.g[g].ports[0].0;
             ft.start_lid();
@@ -256,7 +291,6 @@ impl<'a> Ft<'a> {
         let downs: Vec<(Vec<u32>, Vec<u32>)> = sw.iter().map(|x| (x.down.iter().map(|&k| gr[k]).collect(), x.sib.iter().map(|&k| gr[k]).collect())).collect();
         let (quick, hops) = quick_tables(&downs);
         let tuple_rank = vec![CA; g.len()];
-        let up_key = vec![CA as u64; g.len()];
         let counter_down = vec![0; g.len()];
         let min_counter_down = vec![0; n];
         let mut port_start = vec![0u32];
@@ -275,7 +309,8 @@ impl<'a> Ft<'a> {
             n,
             gr,
             tuple_rank,
-            up_key,
+            lower: vec![],
+            lower_at: vec![],
             counter_down,
             min_counter_down,
             quick,
@@ -388,7 +423,18 @@ impl<'a> Ft<'a> {
         }
         for (gi, r) in self.gr.iter().enumerate() {
             self.tuple_rank[gi] = if *r == CA { CA } else { pos[*r as usize] };
-            self.up_key[gi] = self.up_key[gi] & !(u32::MAX as u64) | self.tuple_rank[gi] as u64;
+        }
+    }
+
+    /// Moves every switch's down and sibling groups, in their indexed order, into
+    /// [`Ft::lower`] with no up-going routes counted yet.
+    fn lower_lists(&mut self) {
+        for s in 0..self.sw.len() {
+            let (down, sib) = (std::mem::take(&mut self.sw[s].down), std::mem::take(&mut self.sw[s].sib));
+            self.lower_at.push(LowerRange { start: self.lower.len() as u32, down: down.len() as u32, sib: sib.len() as u32 });
+            for g in down.into_iter().chain(sib) {
+                self.lower.push(Lower { key: self.tuple_rank[g] as u64, remote: self.gr[g], group: g as u32 });
+            }
         }
     }
 
@@ -446,44 +492,17 @@ impl<'a> Ft<'a> {
         self.tuple_rank[a].cmp(&self.tuple_rank[b])
     }
 
-    /// OpenSM's `port_group_compare_load_up` (fewest up-going routes, then index) as one
-    /// integer: comparing keys is comparing groups.
-    #[inline]
-    fn up_key(&self, g: usize) -> u64 {
-        self.up_key[g]
-    }
-
-    /// Sorts `v` by [`Ft::up_key`], stably. OpenSM bubble-sorts here; any stable sort
-    /// gives the same order, because keys tie only between CA groups (a switch has one
-    /// group per remote switch and tuples are unique), whose relative order no stable
-    /// sort changes. Insertion sort: after one routing pass the list is nearly sorted.
-    fn sort_up(&self, v: &mut [usize]) {
-        for i in 1..v.len() {
-            let x = v[i];
-            let kx = self.up_key(x);
-            let mut j = i;
-            while j > 0 && self.up_key(v[j - 1]) > kx {
-                v[j] = v[j - 1];
-                j -= 1;
-            }
-            v[j] = x;
-        }
-    }
-
     /// OpenSM's sorts on entering `fabric_route_upgoing_by_going_down`: the down groups
     /// when their counters changed, the sibling groups always.
     #[cold]
     fn sort_for_up(&mut self, s: usize) {
+        let at = self.lower_at[s];
         if self.quick[s].flags & SORT_DOWN != 0 {
-            let mut v = std::mem::take(&mut self.sw[s].down);
-            self.sort_up(&mut v);
-            self.sw[s].down = v;
+            sort_up(&mut self.lower[at.down()]);
             self.quick[s].flags &= !SORT_DOWN;
         }
         if self.quick[s].flags & HAS_SIB != 0 {
-            let mut v = std::mem::take(&mut self.sw[s].sib);
-            self.sort_up(&mut v);
-            self.sw[s].sib = v;
+            sort_up(&mut self.lower[at.sib()]);
         }
     }
 
@@ -505,25 +524,6 @@ impl<'a> Ft<'a> {
         self.idx_cmp(a, b)
     }
 
-    /// OpenSM's bubble sorts, which are stable and stop when a pass swaps nothing.
-    fn bubble(&self, v: &mut [usize], cmp: impl Fn(&Self, usize, usize) -> std::cmp::Ordering) {
-        let n = v.len();
-        let mut i = 0;
-        loop {
-            let mut swapped = false;
-            for j in 1..n.saturating_sub(i) {
-                if cmp(self, v[j], v[j - 1]) == std::cmp::Ordering::Less {
-                    v.swap(j, j - 1);
-                    swapped = true;
-                }
-            }
-            i += 1;
-            if !swapped {
-                break;
-            }
-        }
-    }
-
     /// The first of group `g`'s ports with the fewest routes by `counts` (`port_up` or
     /// `port_down`), as a flat port index.
     #[inline]
@@ -540,7 +540,7 @@ impl<'a> Ft<'a> {
     }
 
     fn recalc_min_down(&mut self, s: usize) {
-        self.min_counter_down[s] = self.sw[s].down.iter().map(|&g| self.counter_down[g]).min().unwrap_or(1 << 30);
+        self.min_counter_down[s] = self.lower[self.lower_at[s].down()].iter().map(|x| self.counter_down[x.group as usize]).min().unwrap_or(1 << 30);
     }
 
     /// `fabric_route_upgoing_by_going_down`: sorts as OpenSM does, then routes through
@@ -568,20 +568,21 @@ impl<'a> Ft<'a> {
 
     /// The routing loop of `fabric_route_upgoing_by_going_down`: every down group (and
     /// sibling group, for a LID other than 0) in sorted order, each remote switch without
-    /// a shorter route programmed to come up through this one.
+    /// a shorter route programmed to come up through this one. The recursion below only
+    /// programs switches at more than `hops` hops, so it never enters this switch again
+    /// and the records keep their places until the loop ends.
     #[inline(never)]
     fn route_down_groups(&mut self, s: usize, prev: Option<usize>, lid: usize, hops: u8) -> bool {
+        let at = self.lower_at[s];
+        let end = if lid != 0 { at.sib().end } else { at.down().end };
         let mut created = false;
-        let nd = self.sw[s].down.len();
-        let total = nd + if lid != 0 { self.sw[s].sib.len() } else { 0 };
-        for k in 0..total {
-            let gi = if k < nd { self.sw[s].down[k] } else { self.sw[s].sib[k - nd] };
-            let r = self.gr[gi];
-            if r == CA {
+        for k in at.start as usize..end {
+            let x = self.lower[k];
+            if x.remote == CA {
                 created = true;
                 continue;
             }
-            let r = r as usize;
+            let r = x.remote as usize;
             if prev == Some(r) {
                 continue;
             }
@@ -591,13 +592,14 @@ impl<'a> Ft<'a> {
             if least != NO_PATH && hops as u16 + 1 >= least as u16 {
                 continue;
             }
-            let best = self.least_loaded(gi, &self.port_up);
+            let best = self.least_loaded(x.group as usize, &self.port_up);
             self.set_route(r, lid, self.remote_port[best], hops + 1);
             let routed = self.up_by_down(r, None, lid, hops + 1);
             created |= routed;
             if routed {
+                debug_assert_eq!(self.lower[k].group, x.group, "the recursion re-sorted this switch's groups");
                 self.port_up[best] += 1;
-                self.up_key[gi] += 1 << 32; // counter_up
+                self.lower[k].key += 1 << 32; // counter_up
                 self.quick[s].flags |= SORT_DOWN;
             }
         }
@@ -611,7 +613,7 @@ impl<'a> Ft<'a> {
             return created;
         }
         let mut v = std::mem::take(&mut self.sw[s].up);
-        self.bubble(&mut v, Self::cmp_down);
+        bubble(&mut v, |a, b| self.cmp_down(a, b));
         self.sw[s].up = v;
         let min_g = self.sw[s].up[0];
         if main {
@@ -639,12 +641,13 @@ impl<'a> Ft<'a> {
             self.set_route(r, lid, self.remote_port[bp], hops + 1);
             created |= self.down_by_up(r, Some(s), lid, false, hops + 1);
         }
-        if !self.sw[s].sib.is_empty() {
-            let mut v = std::mem::take(&mut self.sw[s].sib);
-            self.bubble(&mut v, Self::cmp_down);
-            self.sw[s].sib = v;
-            for k in 0..self.sw[s].sib.len() {
-                let gi = self.sw[s].sib[k];
+        let sib = self.lower_at[s].sib();
+        if !sib.is_empty() {
+            let mut v = self.lower[sib.clone()].to_vec();
+            bubble(&mut v, |a, b| self.cmp_down(a.group as usize, b.group as usize));
+            self.lower[sib.clone()].copy_from_slice(&v);
+            for k in sib {
+                let gi = self.lower[k].group as usize;
                 let Remote::Switch(r) = self.g[gi].remote else { continue };
                 if self.entry(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r) as u16 {
                     continue;
@@ -659,6 +662,41 @@ impl<'a> Ft<'a> {
             }
         }
         created
+    }
+}
+
+/// Sorts `v` by [`Lower::key`], stably. OpenSM bubble-sorts here; any stable sort gives
+/// the same order, because keys tie only between CA groups (a switch has one group per
+/// remote switch and tuples are unique), whose relative order no stable sort changes.
+/// Insertion sort: after one routing pass the list is nearly sorted.
+fn sort_up(v: &mut [Lower]) {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1].key > x.key {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
+}
+
+/// OpenSM's bubble sorts, which are stable and stop when a pass swaps nothing.
+fn bubble<T: Copy>(v: &mut [T], cmp: impl Fn(T, T) -> std::cmp::Ordering) {
+    let n = v.len();
+    let mut i = 0;
+    loop {
+        let mut swapped = false;
+        for j in 1..n.saturating_sub(i) {
+            if cmp(v[j], v[j - 1]) == std::cmp::Ordering::Less {
+                v.swap(j, j - 1);
+                swapped = true;
+            }
+        }
+        i += 1;
+        if !swapped {
+            break;
+        }
     }
 }
 
