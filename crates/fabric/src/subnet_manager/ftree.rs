@@ -77,6 +77,10 @@ struct Lower {
     /// The remote switch, or [`CA`].
     remote: u32,
     group: u32,
+    /// The group's ports, `first_port..end_port` in the flat port arrays
+    /// ([`Ft::port_start`]).
+    first_port: u32,
+    end_port: u32,
 }
 
 /// Where a switch's [`Lower`] records are: its down groups at `start..start + down`, its
@@ -118,11 +122,15 @@ struct Ft<'a> {
     /// last up-going sort.
     lower: Vec<Lower>,
     lower_at: Vec<LowerRange>,
+    /// Reused by [`Ft::sort_up_groups`].
+    sort_buf: Vec<DownLoad>,
     /// Per group: routes going down through it (OpenSM's `counter_down`); per switch, the
     /// least of its down groups' (`min_counter_down`, 0 until first recomputed).
     counter_down: Vec<u32>,
     min_counter_down: Vec<u32>,
-    /// Per switch, what the entry of [`Ft::up_by_down`] reads.
+    /// Per switch, what the entry of [`Ft::up_by_down`] reads: flags first, then, if they
+    /// leave it open, the quick test.
+    flags: Vec<u8>,
     quick: Vec<Quick>,
     /// The groups' ports flattened: group `g`'s are `port_start[g]..port_start[g + 1]`,
     /// each with its remote port number and its up- and down-going route counts.
@@ -289,7 +297,7 @@ impl<'a> Ft<'a> {
         let nlid = f.nlid;
         let gr: Vec<u32> = g.iter().map(|x| if let Remote::Switch(r) = x.remote { r as u32 } else { CA }).collect();
         let downs: Vec<(Vec<u32>, Vec<u32>)> = sw.iter().map(|x| (x.down.iter().map(|&k| gr[k]).collect(), x.sib.iter().map(|&k| gr[k]).collect())).collect();
-        let (quick, hops) = quick_tables(&downs);
+        let (quick, flags, hops) = quick_tables(&downs);
         let tuple_rank = vec![CA; g.len()];
         let counter_down = vec![0; g.len()];
         let min_counter_down = vec![0; n];
@@ -311,8 +319,10 @@ impl<'a> Ft<'a> {
             tuple_rank,
             lower: vec![],
             lower_at: vec![],
+            sort_buf: vec![],
             counter_down,
             min_counter_down,
+            flags,
             quick,
             port_start,
             remote_port,
@@ -433,7 +443,8 @@ impl<'a> Ft<'a> {
             let (down, sib) = (std::mem::take(&mut self.sw[s].down), std::mem::take(&mut self.sw[s].sib));
             self.lower_at.push(LowerRange { start: self.lower.len() as u32, down: down.len() as u32, sib: sib.len() as u32 });
             for g in down.into_iter().chain(sib) {
-                self.lower.push(Lower { key: self.tuple_rank[g] as u64, remote: self.gr[g], group: g as u32 });
+                let (first_port, end_port) = (self.port_start[g], self.port_start[g + 1]);
+                self.lower.push(Lower { key: self.tuple_rank[g] as u64, remote: self.gr[g], group: g as u32, first_port, end_port });
             }
         }
     }
@@ -487,56 +498,59 @@ impl<'a> Ft<'a> {
         self.hops.set(s, hops);
     }
 
-    /// Index order of two groups' remote switches.
-    fn idx_cmp(&self, a: usize, b: usize) -> std::cmp::Ordering {
-        self.tuple_rank[a].cmp(&self.tuple_rank[b])
-    }
-
     /// OpenSM's sorts on entering `fabric_route_upgoing_by_going_down`: the down groups
     /// when their counters changed, the sibling groups always.
     #[cold]
     fn sort_for_up(&mut self, s: usize) {
         let at = self.lower_at[s];
-        if self.quick[s].flags & SORT_DOWN != 0 {
+        if self.flags[s] & SORT_DOWN != 0 {
             sort_up(&mut self.lower[at.down()]);
-            self.quick[s].flags &= !SORT_DOWN;
+            self.flags[s] &= !SORT_DOWN;
         }
-        if self.quick[s].flags & HAS_SIB != 0 {
+        if self.flags[s] & HAS_SIB != 0 {
             sort_up(&mut self.lower[at.sib()]);
         }
     }
 
-    fn cmp_down(&self, a: usize, b: usize) -> std::cmp::Ordering {
-        use std::cmp::Ordering::*;
-        match self.counter_down[a].cmp(&self.counter_down[b]) {
-            Equal => {}
-            o => return o,
-        }
-        let load = |g: usize| match self.gr[g] {
+    /// What `port_group_compare_load_down` reads of group `g`; `item` is where the caller
+    /// finds the group again after sorting.
+    fn down_load(&self, g: usize, item: usize) -> DownLoad {
+        let remote_load = match self.gr[g] {
             CA => 0,
             r => self.min_counter_down[r as usize],
         };
-        // OpenSM only prefers the less loaded remote when it is strictly less loaded
-        // from the left operand's side (`port_group_compare_load_down`).
-        if load(a) > load(b) {
-            return Greater;
+        DownLoad { counter: self.counter_down[g], remote_load, index: self.tuple_rank[g], item: item as u32 }
+    }
+
+    /// OpenSM's bubble sort of `s`'s up groups by `port_group_compare_load_down`, on
+    /// copies of what it compares (nothing changes them during the sort).
+    fn sort_up_groups(&mut self, s: usize) {
+        let mut v = std::mem::take(&mut self.sort_buf);
+        v.clear();
+        v.extend(self.sw[s].up.iter().map(|&g| self.down_load(g, g)));
+        bubble(&mut v, DownLoad::before);
+        for (dst, x) in self.sw[s].up.iter_mut().zip(&v) {
+            *dst = x.item as usize;
         }
-        self.idx_cmp(a, b)
+        self.sort_buf = v;
+    }
+
+    /// The same sort of `s`'s sibling groups.
+    fn sort_sib_groups(&mut self, s: usize) {
+        let sib = self.lower_at[s].sib();
+        let old = self.lower[sib.clone()].to_vec();
+        let mut v: Vec<DownLoad> = old.iter().enumerate().map(|(k, x)| self.down_load(x.group as usize, k)).collect();
+        bubble(&mut v, DownLoad::before);
+        for (dst, x) in self.lower[sib].iter_mut().zip(&v) {
+            *dst = old[x.item as usize];
+        }
     }
 
     /// The first of group `g`'s ports with the fewest routes by `counts` (`port_up` or
     /// `port_down`), as a flat port index.
     #[inline]
     fn least_loaded(&self, g: usize, counts: &[u32]) -> usize {
-        let (a, b) = (self.port_start[g] as usize, self.port_start[g + 1] as usize);
-        let (mut best, mut load) = (a, u32::MAX);
-        for (j, &c) in counts[a..b].iter().enumerate() {
-            if c < load {
-                best = a + j;
-                load = c;
-            }
-        }
-        best
+        least_loaded(counts, self.port_start[g], self.port_start[g + 1])
     }
 
     fn recalc_min_down(&mut self, s: usize) {
@@ -550,18 +564,21 @@ impl<'a> Ft<'a> {
     /// callers.
     #[inline(always)]
     fn up_by_down(&mut self, s: usize, prev: Option<usize>, lid: usize, hops: u8) -> bool {
-        let q = self.quick[s];
-        if q.flags & HAS_DOWN == 0 {
-            return false;
-        }
-        if q.flags & (SORT_DOWN | HAS_SIB) != 0 {
-            self.sort_for_up(s);
-        }
-        if q.flags & ONLY_CA != 0 {
+        let flags = self.flags[s];
+        // A switch whose down groups all lead to CAs (a leaf) routes nothing here, and
+        // OpenSM's sort would not change their order: no up-going route is ever counted on
+        // a CA group, so their keys tie, and the sort is stable.
+        if flags & ONLY_CA != 0 {
             return true;
         }
-        if !self.hops.any_to_route(&q, prev, lid != 0, hops) {
-            return q.flags & HAS_CA != 0;
+        if flags & HAS_DOWN == 0 {
+            return false;
+        }
+        if flags & (SORT_DOWN | HAS_SIB) != 0 {
+            self.sort_for_up(s);
+        }
+        if !self.hops.any_to_route(&self.quick[s], prev, lid != 0, hops) {
+            return flags & HAS_CA != 0;
         }
         self.route_down_groups(s, prev, lid, hops)
     }
@@ -575,33 +592,40 @@ impl<'a> Ft<'a> {
     fn route_down_groups(&mut self, s: usize, prev: Option<usize>, lid: usize, hops: u8) -> bool {
         let at = self.lower_at[s];
         let end = if lid != 0 { at.sib().end } else { at.down().end };
-        let mut created = false;
+        // A CA group is noted before this is compared, so CA stands for no switch.
+        let prev = prev.map_or(CA, |p| p as u32);
+        let row = lid * self.n;
+        let (mut created, mut counted) = (false, false);
         for k in at.start as usize..end {
             let x = self.lower[k];
             if x.remote == CA {
                 created = true;
                 continue;
             }
-            let r = x.remote as usize;
-            if prev == Some(r) {
+            if x.remote == prev {
                 continue;
             }
+            let r = x.remote as usize;
             // OpenSM picks the least loaded port first; checking the hop count first
             // gives the same result without touching the ports of skipped groups.
             let least = self.hop(r);
             if least != NO_PATH && hops as u16 + 1 >= least as u16 {
                 continue;
             }
-            let best = self.least_loaded(x.group as usize, &self.port_up);
-            self.set_route(r, lid, self.remote_port[best], hops + 1);
-            let routed = self.up_by_down(r, None, lid, hops + 1);
-            created |= routed;
-            if routed {
+            let best = least_loaded(&self.port_up, x.first_port, x.end_port);
+            self.lft[row + r] = self.remote_port[best];
+            // `least` is NO_PATH, the largest count, or more than `hops + 1`.
+            self.hops.lower(r, hops + 1);
+            if self.up_by_down(r, None, lid, hops + 1) {
                 debug_assert_eq!(self.lower[k].group, x.group, "the recursion re-sorted this switch's groups");
+                created = true;
+                counted = true;
                 self.port_up[best] += 1;
                 self.lower[k].key += 1 << 32; // counter_up
-                self.quick[s].flags |= SORT_DOWN;
             }
+        }
+        if counted {
+            self.flags[s] |= SORT_DOWN;
         }
         created
     }
@@ -612,9 +636,7 @@ impl<'a> Ft<'a> {
         if self.sw[s].rank == 0 || self.sw[s].up.is_empty() {
             return created;
         }
-        let mut v = std::mem::take(&mut self.sw[s].up);
-        bubble(&mut v, |a, b| self.cmp_down(a, b));
-        self.sw[s].up = v;
+        self.sort_up_groups(s);
         let min_g = self.sw[s].up[0];
         if main {
             let bp = self.least_loaded(min_g, &self.port_down);
@@ -643,9 +665,7 @@ impl<'a> Ft<'a> {
         }
         let sib = self.lower_at[s].sib();
         if !sib.is_empty() {
-            let mut v = self.lower[sib.clone()].to_vec();
-            bubble(&mut v, |a, b| self.cmp_down(a.group as usize, b.group as usize));
-            self.lower[sib.clone()].copy_from_slice(&v);
+            self.sort_sib_groups(s);
             for k in sib {
                 let gi = self.lower[k].group as usize;
                 let Remote::Switch(r) = self.g[gi].remote else { continue };
@@ -681,14 +701,55 @@ fn sort_up(v: &mut [Lower]) {
     }
 }
 
+/// The first of the ports `first..end` (flat port indices) with the fewest routes by
+/// `counts` (`port_up` or `port_down`).
+#[inline]
+fn least_loaded(counts: &[u32], first: u32, end: u32) -> usize {
+    let (a, b) = (first as usize, end as usize);
+    if b == a + 1 {
+        return a;
+    }
+    let (mut best, mut load) = (a, u32::MAX);
+    for (j, &c) in counts[a..b].iter().enumerate() {
+        if c < load {
+            best = a + j;
+            load = c;
+        }
+    }
+    best
+}
+
+/// What OpenSM's `port_group_compare_load_down` compares of a group, copied out for one
+/// sort.
+#[derive(Clone, Copy, Debug)]
+struct DownLoad {
+    /// Routes going down through the group (`counter_down`).
+    counter: u32,
+    /// The remote switch's least loaded down group (`min_counter_down`; 0 for a CA).
+    remote_load: u32,
+    /// The remote switch's [`Ft::tuple_rank`].
+    index: u32,
+    item: u32,
+}
+
+impl DownLoad {
+    /// Whether `a` sorts before `b`: fewer down-going routes, then the lower index, but
+    /// OpenSM only prefers the less loaded remote when it is strictly less loaded from the
+    /// left operand's side, so this is not a consistent order and only OpenSM's own
+    /// bubble sort gives its result.
+    fn before(a: DownLoad, b: DownLoad) -> bool {
+        a.counter < b.counter || (a.counter == b.counter && a.remote_load <= b.remote_load && a.index < b.index)
+    }
+}
+
 /// OpenSM's bubble sorts, which are stable and stop when a pass swaps nothing.
-fn bubble<T: Copy>(v: &mut [T], cmp: impl Fn(T, T) -> std::cmp::Ordering) {
+fn bubble<T: Copy>(v: &mut [T], before: impl Fn(T, T) -> bool) {
     let n = v.len();
     let mut i = 0;
     loop {
         let mut swapped = false;
         for j in 1..n.saturating_sub(i) {
-            if cmp(v[j], v[j - 1]) == std::cmp::Ordering::Less {
+            if before(v[j], v[j - 1]) {
                 v.swap(j, j - 1);
                 swapped = true;
             }

@@ -37,10 +37,11 @@ pub(super) struct Quick {
     /// sibling groups together.
     set_down: u32,
     set_all: u32,
-    pub flags: u8,
 }
 
-/// [`Quick::flags`]: the switch has down groups.
+/// Per switch, what the down-going recursion tests before anything else (a byte per
+/// switch, apart from [`Quick`], which it reads only when these leave the answer open):
+/// the switch has down groups.
 pub(super) const HAS_DOWN: u8 = 1;
 /// Has sibling groups.
 pub(super) const HAS_SIB: u8 = 2;
@@ -76,6 +77,14 @@ impl HopColumn {
         if hops > self.hops[s] {
             self.epoch += 1;
         }
+        self.hops[s] = hops;
+    }
+
+    /// [`HopColumn::set`] where the caller knows that `hops` is no larger than the count
+    /// it replaces, so every bound stays valid.
+    #[inline]
+    pub fn lower(&mut self, s: usize, hops: u8) {
+        debug_assert!(hops <= self.hops[s]);
         self.hops[s] = hops;
     }
 
@@ -119,12 +128,14 @@ impl HopColumn {
     }
 }
 
-/// Each switch's [`Quick`] and the hop column with the remote switches they list, from
+/// Each switch's [`Quick`] and flags ([`HAS_DOWN`]…) and the hop column with the remote
+/// switches they list, from
 /// every switch's (down groups, sibling groups) as remote switch indices (`u32::MAX`: a
 /// CA). Indices must be below [`MAX_SWITCHES`].
-pub(super) fn quick_tables(groups: &[(Vec<u32>, Vec<u32>)]) -> (Vec<Quick>, HopColumn) {
+pub(super) fn quick_tables(groups: &[(Vec<u32>, Vec<u32>)]) -> (Vec<Quick>, Vec<u8>, HopColumn) {
     const CA: u32 = u32::MAX;
     let mut quick = Vec::with_capacity(groups.len());
+    let mut all_flags = Vec::with_capacity(groups.len());
     let mut remotes = vec![];
     let mut sets: HashMap<Vec<u16>, u32> = HashMap::new();
     let mut set_of = |list: &[u16]| {
@@ -152,8 +163,9 @@ pub(super) fn quick_tables(groups: &[(Vec<u32>, Vec<u32>)]) -> (Vec<Quick>, HopC
         }
         let set_down = set_of(&remotes[start as usize..down_end as usize]);
         let set_all = set_of(&remotes[start as usize..sib_end as usize]);
-        quick.push(Quick { start, down_end, sib_end, set_down, set_all, flags });
+        quick.push(Quick { start, down_end, sib_end, set_down, set_all });
+        all_flags.push(flags);
     }
     let nsets = sets.len();
-    (quick, HopColumn { hops: Box::new([NO_PATH; MAX_SWITCHES]), remotes, set_max: vec![(0, NO_PATH); nsets], epoch: 0 })
+    (quick, all_flags, HopColumn { hops: Box::new([NO_PATH; MAX_SWITCHES]), remotes, set_max: vec![(0, NO_PATH); nsets], epoch: 0 })
 }
