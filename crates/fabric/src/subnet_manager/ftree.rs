@@ -630,23 +630,51 @@ impl<'a> Ft<'a> {
         created
     }
 
-    /// `fabric_route_downgoing_by_going_up` (no reverse hops).
+    /// `fabric_route_downgoing_by_going_up` (no reverse hops): the down-going part
+    /// ([`Ft::up_by_down`]), then, unless `s` is a root or has no up groups (on the k=32
+    /// fat tree 256 of the 273 calls per LID are at a root), the up-going part
+    /// ([`Ft::route_up_groups`]). Inlined into the callers, so that most calls make none.
+    #[inline(always)]
     fn down_by_up(&mut self, s: usize, prev: Option<usize>, lid: usize, main: bool, hops: u8) -> bool {
-        let mut created = self.up_by_down(s, prev, lid, hops);
+        let created = self.up_by_down(s, prev, lid, hops);
         if self.sw[s].rank == 0 || self.sw[s].up.is_empty() {
             return created;
         }
+        self.route_up_groups(s, lid, main, hops) | created
+    }
+
+    /// Whether switch `r` has a route to `lid` yet. For a LID other than 0 the hop count
+    /// says so: both are written together and LID 0 is the only one routed more than once.
+    /// For LID 0 (the dummy targets) the leaf's own hop count is set without an entry, so
+    /// the entry is read.
+    #[inline(always)]
+    fn has_route(&self, r: usize, lid: usize) -> bool {
+        if lid == 0 {
+            self.entry(r, 0) != NO_PATH
+        } else {
+            self.hop(r) != NO_PATH
+        }
+    }
+
+    /// The up-going part of `fabric_route_downgoing_by_going_up`: `s`'s up groups sorted
+    /// by load, the least loaded one (on the main path) counted and programmed to come
+    /// down through `s`, then every up group and sibling group whose switch has no shorter
+    /// route.
+    #[inline(never)]
+    fn route_up_groups(&mut self, s: usize, lid: usize, main: bool, hops: u8) -> bool {
+        let mut created = false;
         self.sort_up_groups(s);
         let min_g = self.sw[s].up[0];
         if main {
             let bp = self.least_loaded(min_g, &self.port_down);
-            let Remote::Switch(r) = self.g[min_g].remote else { unreachable!("up groups lead to switches") };
+            let r = self.gr[min_g] as usize;
+            debug_assert!(self.gr[min_g] != CA, "up groups lead to switches");
             self.counter_down[min_g] += 1;
             self.port_down[bp] += 1;
             if self.counter_down[min_g] == self.min_counter_down[r] + 1 {
                 self.recalc_min_down(r);
             }
-            if self.entry(r, lid) == NO_PATH || (hops as u16 + 1) < self.hop(r) as u16 {
+            if !self.has_route(r, lid) || (hops as u16 + 1) < self.hop(r) as u16 {
                 self.set_route(r, lid, self.remote_port[bp], hops + 1);
             }
             created |= self.down_by_up(r, Some(s), lid, main, hops + 1);
@@ -655,8 +683,12 @@ impl<'a> Ft<'a> {
         // `s`'s own up groups, so they can be walked by index.
         for k in usize::from(main)..self.sw[s].up.len() {
             let gi = self.sw[s].up[k];
-            let Remote::Switch(r) = self.g[gi].remote else { continue };
-            if self.entry(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r) as u16 {
+            let r = self.gr[gi];
+            if r == CA {
+                continue;
+            }
+            let r = r as usize;
+            if self.has_route(r, lid) && hops as u16 + 1 >= self.hop(r) as u16 {
                 continue;
             }
             let bp = self.least_loaded(gi, &self.port_down);
@@ -668,8 +700,12 @@ impl<'a> Ft<'a> {
             self.sort_sib_groups(s);
             for k in sib {
                 let gi = self.lower[k].group as usize;
-                let Remote::Switch(r) = self.g[gi].remote else { continue };
-                if self.entry(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r) as u16 {
+                let r = self.gr[gi];
+                if r == CA {
+                    continue;
+                }
+                let r = r as usize;
+                if self.has_route(r, lid) && hops as u16 + 1 >= self.hop(r) as u16 {
                     continue;
                 }
                 let bp = self.least_loaded(gi, &self.port_down);
@@ -691,6 +727,9 @@ impl<'a> Ft<'a> {
 /// Insertion sort: after one routing pass the list is nearly sorted.
 fn sort_up(v: &mut [Lower]) {
     for i in 1..v.len() {
+        if v[i - 1].key <= v[i].key {
+            continue; // in place already: most are
+        }
         let x = v[i];
         let mut j = i;
         while j > 0 && v[j - 1].key > x.key {
