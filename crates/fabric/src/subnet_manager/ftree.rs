@@ -580,7 +580,10 @@ impl<'a> Ft<'a> {
         if !self.hops.any_to_route(&self.quick[s], prev, lid != 0, hops) {
             return flags & HAS_CA != 0;
         }
-        self.route_down_groups(s, prev, lid, hops)
+        let epoch = self.hops.epoch();
+        let created = self.route_down_groups(s, prev, lid, hops);
+        self.hops.note_routed(&self.quick[s], prev, lid != 0, hops, epoch);
+        created
     }
 
     /// The routing loop of `fabric_route_upgoing_by_going_down`: every down group (and
