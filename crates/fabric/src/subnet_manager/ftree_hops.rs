@@ -12,12 +12,12 @@
 //! its own checks whenever the answer is yes.
 //!
 //! The remembered answer is an upper bound on the largest hop count of the set: the
-//! largest count a scan that found nothing to route saw, or, after a routing loop, `hops
-//! + 1` (every remote switch other than the one the recursion came from now has at most
-//! that) with that one's count. A scan that finds a switch to route stops there. Hop counts
-//! only fall while one LID is routed, except when ftree re-routes a leaf on its dummy LID
-//! 0 through a sibling link; that, and every new LID, starts a new epoch, which forgets
-//! every bound.
+//! largest count a scan that found nothing to route saw, or, after a routing loop,
+//! `hops + 1` (every remote switch other than the one the recursion came from now has at
+//! most that) with that one's count. A scan that finds a switch to route stops there. Hop
+//! counts only fall while one LID is routed, except when ftree re-routes a leaf on its
+//! dummy LID 0 through a sibling link; that, and every new LID, starts a new epoch, which
+//! forgets every bound.
 
 use std::collections::HashMap;
 
