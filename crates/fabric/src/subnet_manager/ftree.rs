@@ -512,8 +512,8 @@ impl<'a> Ft<'a> {
         }
     }
 
-    /// What `port_group_compare_load_down` reads of group `g`; `item` is where the caller
-    /// finds the group again after sorting.
+    /// What `port_group_compare_load_down` reads of group `g`, with the caller's `item`
+    /// ([`DownLoad::item`]).
     fn down_load(&self, g: usize, item: usize) -> DownLoad {
         let remote_load = match self.gr[g] {
             CA => 0,
@@ -771,6 +771,8 @@ struct DownLoad {
     remote_load: u32,
     /// The remote switch's [`Ft::tuple_rank`].
     index: u32,
+    /// What the caller puts back in sorted order: the group (up groups) or its position
+    /// before the sort (sibling records).
     item: u32,
 }
 
