@@ -66,25 +66,25 @@ fn flow_records(w: &World, st: &Stats) -> Vec<FlowReport> {
     let t = &w.topo;
     let names: Vec<EndpointName> = t.endpoints.iter().map(|&n| EndpointName::new(&t.node(n).name)).collect();
     let name = |ep: u32| names[ep as usize].clone();
-    let mut flow_records = Vec::with_capacity(st.flows.iter().filter(|f| !f.join).count());
+    let mut flow_records = Vec::with_capacity(st.flows.iter().filter(|f| !f.join()).count());
     for (fi, f) in st.flows.iter().enumerate() {
-        if f.join {
+        if f.join() {
             continue;
         }
         // Slowdown's reference: the message alone on the path its first packet took.
-        let ideal = st.flow_path(fi as u32).map_or(0, |path| timing::ideal_fct(&w.topo, &w.params, path, Bytes(f.size)).ps());
-        let fct = f.finish.map(|e| e - f.start);
+        let ideal = st.flow_path(fi as u32).map_or(0, |path| timing::ideal_fct(&w.topo, &w.params, path, Bytes(f.size())).ps());
+        let fct = f.finish().map(|e| e - f.start);
         let sd = fct.map(|x| if ideal > 0 { x as f64 / ideal as f64 } else { 0.0 });
         flow_records.push(FlowReport {
             flow: fi as u32,
             src: name(f.src),
             dst: name(f.dst),
-            size_bytes: f.size,
+            size_bytes: f.size(),
             start_ps: f.start,
             fct_ps: fct,
             ideal_ps: ideal,
             slowdown: sd,
-            failed: f.failed,
+            failed: f.failed(),
         });
     }
     flow_records
@@ -108,9 +108,9 @@ fn flow_summary(st: &Stats, records: &[FlowReport]) -> FlowSummary {
     fcts.sort_unstable();
     slow.sort_by(|a, b| a.total_cmp(b));
     FlowSummary {
-        count: st.flows.iter().filter(|f| !f.join).count(),
+        count: st.flows.iter().filter(|f| !f.join()).count(),
         completed: fcts.len(),
-        failed: st.flows.iter().filter(|f| f.failed && !f.join).count(),
+        failed: st.flows.iter().filter(|f| f.failed() && !f.join()).count(),
         fct_p50_ps: pct(&fcts, 0.5),
         fct_p99_ps: pct(&fcts, 0.99),
         fct_max_ps: fcts.last().copied().unwrap_or(0),
@@ -127,7 +127,7 @@ fn groups(w: &World, records: &[FlowReport]) -> Vec<GroupSummary> {
         .iter()
         .enumerate()
         .map(|(g, kind)| {
-            let mine: Vec<&FlowReport> = records.iter().filter(|r| w.flows[r.flow as usize].group == g as u32).collect();
+            let mine: Vec<&FlowReport> = records.iter().filter(|r| w.flows.group_of(r.flow) == g as u32).collect();
             let mut f: Vec<u64> = mine.iter().filter_map(|r| r.fct_ps).collect();
             let mut sd: Vec<f64> = mine.iter().filter_map(|r| r.slowdown).collect();
             f.sort_unstable();
@@ -375,7 +375,7 @@ fn collectives(w: &World, st: &Stats) -> Vec<CollectiveReport> {
                 .iteration_ends
                 .iter()
                 .map(|&e| {
-                    let end = st.flows[e as usize].delivered;
+                    let end = st.flows[e as usize].delivered();
                     let t = match (from, end) {
                         (Some(a), Some(b)) => Some(b - a),
                         _ => None,
