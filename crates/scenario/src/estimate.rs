@@ -48,11 +48,11 @@ pub const MAX_MESSAGE: u64 = 1 << 31;
 /// whose binary is larger and unoptimised).
 const PROCESS_BASELINE: u128 = if cfg!(debug_assertions) { 14 << 20 } else { 6 << 20 };
 
-/// The report's memory per flow: its `FlowReport` (two shared endpoint names and a dozen
-/// figures, 96 B, in a vector of exactly the flows' length) and the per-flow vectors its
-/// summaries sort while it is built (completion times and slowdowns, overall and per
-/// traffic entry: 40 B). `report`'s tests hold `FlowReport` to this.
-pub const REPORT_BYTES_PER_FLOW: u128 = 144;
+/// The report's memory per flow: its record (`report::FlowRecords`, 40 B in a vector of
+/// exactly the flows' length) and the two per-flow vectors its summaries sort while it
+/// is built (completion times and slowdowns, overall and then per traffic entry: 16 B).
+/// `report`'s tests hold the record to this.
+pub const REPORT_BYTES_PER_FLOW: u128 = 56;
 
 /// How many events the simulator runs per second on the machine the default limit was
 /// set on (`docs/speed.md`: 5–15 M/s); used only to say how long a refused run would take.
