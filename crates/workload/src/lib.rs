@@ -8,6 +8,12 @@
 //! peer and channel for the life of a communicator). This crate knows nothing of the
 //! fabric: a driver maps ranks to NICs and nodes to the simulator's flows.
 //!
+//! A collective is described by its [`Spec`] (op, algorithm, ranks, size, chunking) and
+//! its graph is *generated*: [`generate`] hands the nodes to a sink one by one, in the
+//! order [`build`] would store them, keeping per node only the current iteration's
+//! "has a dependent" flag (for the join that closes it). A driver that needs the nodes
+//! again generates them again instead of holding millions of them.
+//!
 //! The collectives follow NCCL's algorithms (NCCL source `src/device/all_reduce.h` and
 //! friends, and the nccl-tests `doc/PERFORMANCE.md` arithmetic), at the granularity of
 //! the transfers NCCL's network proxy posts:
