@@ -155,3 +155,47 @@ impl FlowSource for FlowList {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use workload::{Algorithm, Collective, Node, Spec};
+
+    /// A message, then a double-tree all-reduce and a two-iteration ring all-gather: each
+    /// job's flows read back as its built graph's nodes on its endpoints, numbered after
+    /// the flows before it, on connections after the previous job's, in its entry.
+    #[test]
+    fn jobs_read_back_as_their_built_graphs() {
+        let mut list = FlowList::default();
+        let msg = FlowSpec::new(1, 2, Bytes(100), SimTime(5), 26, 0, 0);
+        list.push_specs(0, vec![msg.clone()]);
+        let mut gather = Spec::new(Collective::AllGather, Algorithm::Ring, 4, 1 << 20);
+        (gather.chunk, gather.iterations) = (1 << 16, 2);
+        let mut expect = vec![msg];
+        let mut conn_base = 0;
+        for (g, spec) in [Spec::new(Collective::AllReduce, Algorithm::Tree, 5, 3 << 20), gather].into_iter().enumerate() {
+            let group = g as u32 + 1;
+            let eps: Vec<u32> = (0..spec.ranks).map(|r| 10 + 2 * r).collect();
+            let dag = workload::build(&spec).unwrap();
+            let shape = workload::generate(&spec, &mut |_| {}).unwrap();
+            let first = list.push_collective(group, spec, eps.clone(), SimTime(7), (26, 3), &shape);
+            assert_eq!(first as usize, expect.len());
+            for n in &dag.nodes {
+                let mut f = FlowSpec::new(0, 0, Bytes(0), SimTime(7), 26, 3, group);
+                f.after = n.after().iter().map(|a| a + first).collect();
+                match *n {
+                    Node::Send { src, dst, bytes, conn, .. } => {
+                        (f.src, f.dst, f.size, f.conn) = (eps[src as usize], eps[dst as usize], Bytes(bytes), Some(conn_base + conn));
+                    }
+                    Node::Join { .. } => f.join = true,
+                }
+                expect.push(f);
+            }
+            conn_base += dag.conns;
+        }
+        assert_eq!(list.len(), expect.len());
+        assert_eq!(format!("{:?}", list.to_vec()), format!("{expect:?}"));
+        let groups: Vec<u32> = (0..expect.len() as u32).map(|f| list.group_of(f)).collect();
+        assert_eq!(groups, expect.iter().map(|f| f.group).collect::<Vec<_>>());
+    }
+}
