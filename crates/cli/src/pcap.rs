@@ -137,7 +137,12 @@ pub fn plan(args: &PcapArgs, world: &World, file: &str) -> Result<Option<Plan>, 
 
 /// The NIC ports of the first traffic entry's receivers, in endpoint order.
 fn receivers(world: &World) -> Vec<PortId> {
-    let eps: BTreeSet<u32> = world.flows.iter().filter(|f| f.group == 0).map(|f| f.dst).collect();
+    let mut eps = BTreeSet::new();
+    fabric::params::FlowSource::for_each(&*world.flows, &mut |f| {
+        if f.group == 0 {
+            eps.insert(f.dst);
+        }
+    });
     eps.into_iter().map(|e| world.topo.ep_port(e)).collect()
 }
 

@@ -476,7 +476,7 @@ fn ib_capture_carries_the_subnet_managers_lids() {
     let mgr = scenario::ib::sm_bring_up(&w.topo, w.layout.as_ref(), sm, w.params.ib.as_ref().unwrap().data_vls);
     let lids: Vec<u16> = (0..w.topo.endpoints.len() as u32).map(|e| mgr.ep_lid(e)).collect();
     assert!(lids.iter().all(|&l| l > 0), "{lids:?}");
-    ib_capture_matches_the_run(&file, "ib-sm", w.flows[0].dst, &|e| lids[e as usize]);
+    ib_capture_matches_the_run(&file, "ib-sm", w.flows.to_vec()[0].dst, &|e| lids[e as usize]);
 }
 
 /// Snap length, window, byte limit and `hottest` on InfiniBand.

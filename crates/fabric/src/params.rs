@@ -265,10 +265,9 @@ pub struct FlowSpec {
     pub group: u32,
     /// Flows (indices into the same list) whose data must all have been delivered to their
     /// receivers before this one is posted: a workload's dependency graph. The flow is
-    /// posted at `max(start, last delivery + delay)`.
+    /// posted at `max(start, last delivery)` (a reduction between a receive and the send
+    /// that forwards it takes no time, as in `workload`).
     pub after: Vec<u32>,
-    /// Time between the last of `after` being delivered and the post (e.g. a reduction).
-    pub delay: units::SimDuration,
     /// Flows with the same `conn` share one RC queue pair (same source, destination and
     /// class; messages go out in posting order, as on one QP of a real NIC). `None`: a QP
     /// of its own.
@@ -281,7 +280,32 @@ pub struct FlowSpec {
 impl FlowSpec {
     /// A flow with no dependencies on a QP of its own.
     pub fn new(src: u32, dst: u32, size: Bytes, start: SimTime, dscp: u8, sl: u8, group: u32) -> FlowSpec {
-        FlowSpec { src, dst, size, start, dscp, sl, group, after: vec![], delay: units::SimDuration::ZERO, conn: None, join: false }
+        FlowSpec { src, dst, size, start, dscp, sl, group, after: vec![], conn: None, join: false }
+    }
+}
+
+/// The flows a simulator runs, in flow order (flow `i` is the `i`-th handed out). The
+/// simulator reads them twice while it is built and keeps only what it needs, so a
+/// source may generate them each time instead of holding them: a collective's millions
+/// of transfers are a few numbers and a generator (`scenario`'s flow list) until then.
+pub trait FlowSource: Send + Sync {
+    /// How many flows there are.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Hands every flow to `f`, in flow order. The reference lives for one call only (a
+    /// generator reuses one spec).
+    fn for_each(&self, f: &mut dyn FnMut(&FlowSpec));
+}
+
+/// Flows held as specs.
+impl FlowSource for Vec<FlowSpec> {
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+    fn for_each(&self, f: &mut dyn FnMut(&FlowSpec)) {
+        self.iter().for_each(f);
     }
 }
 

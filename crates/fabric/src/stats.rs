@@ -136,20 +136,68 @@ pub struct QpRx {
     pub late: u64,
 }
 
-#[derive(Clone, Debug, Default)]
+/// One flow's outcome, in 40 bytes: a collective has millions of flows, so times not
+/// reached yet are a sentinel instead of an `Option` (16 bytes each) and the flags share
+/// a byte. Read it through its methods.
+#[derive(Clone, Debug)]
 pub struct FlowRecord {
     pub src: u32,
     pub dst: u32,
-    pub size: u64,
-    /// When it was posted (for a dependent flow: when its dependencies allowed it).
+    /// Bytes: an RDMA message is at most 2^31 (IBTA Vol. 1 §9.4, the largest DMA length).
+    size: u32,
+    flags: u8,
+    /// When it was posted (for a dependent flow: when its dependencies allowed it; before
+    /// then, the earliest it may be).
     pub start: u64,
+    /// When the requester saw the last ACK (the send completion); [`NOT_YET`] before.
+    finish: u64,
+    /// When the responder had received all of it in order (what a dependent waits for);
+    /// [`NOT_YET`] before.
+    delivered: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<FlowRecord>() == 40);
+
+/// A flow time not reached (yet): no run reaches the last picosecond there is.
+const NOT_YET: u64 = u64::MAX;
+const FAILED: u8 = 1;
+const JOIN: u8 = 2;
+
+impl FlowRecord {
+    /// A flow not posted yet: `start` is the earliest it may be. `join`: a workload
+    /// barrier, not a transfer (left out of completion-time statistics).
+    pub fn new(src: u32, dst: u32, size: u64, start: u64, join: bool) -> FlowRecord {
+        let size = u32::try_from(size).expect("an RDMA message is at most 2^31 bytes");
+        FlowRecord { src, dst, size, flags: if join { JOIN } else { 0 }, start, finish: NOT_YET, delivered: NOT_YET }
+    }
+    pub fn size(&self) -> u64 {
+        self.size as u64
+    }
     /// When the requester saw the last ACK (the send completion).
-    pub finish: Option<u64>,
+    pub fn finish(&self) -> Option<u64> {
+        (self.finish != NOT_YET).then_some(self.finish)
+    }
     /// When the responder had received all of it in order (what a dependent waits for).
-    pub delivered: Option<u64>,
-    pub failed: bool,
-    /// A workload barrier, not a transfer (left out of completion-time statistics).
-    pub join: bool,
+    pub fn delivered(&self) -> Option<u64> {
+        (self.delivered != NOT_YET).then_some(self.delivered)
+    }
+    /// Its QP failed (or a flow it depends on did): it never completes.
+    pub fn failed(&self) -> bool {
+        self.flags & FAILED != 0
+    }
+    /// A workload barrier, not a transfer.
+    pub fn join(&self) -> bool {
+        self.flags & JOIN != 0
+    }
+    pub(crate) fn set_finish(&mut self, t: u64) {
+        self.finish = t;
+    }
+    pub(crate) fn set_delivered(&mut self, t: u64) {
+        self.delivered = t;
+    }
+    pub(crate) fn set_failed(&mut self) {
+        self.flags |= FAILED;
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -339,11 +387,12 @@ impl Stats {
         self.qp_paths.get(qp.index())?.as_deref()
     }
 
+    /// Counters at zero; room for `flows` flow records (the simulator adds them).
     pub fn new(t: &Topology, flows: usize) -> Stats {
         Stats {
             ports: vec![PortStats::default(); t.ports.len()],
             nics: vec![NicStats::default(); t.endpoints.len()],
-            flows: vec![FlowRecord::default(); flows],
+            flows: Vec::with_capacity(flows),
             ..Default::default()
         }
     }

@@ -117,7 +117,7 @@ fn storm_capture_matches_the_counters_and_shows_pause_refreshes() {
 fn misconfigured_capture_shows_the_psn_gap_and_the_nak() {
     let w = common::load(&example("examples/roce-misconfigured.toml"));
     // The receivers of the first traffic entry: the flows' destinations.
-    let dst = w.flows[0].dst;
+    let dst = w.flows.to_vec()[0].dst;
     let nic = w.topo.ep_port(dst);
     let (recs, sim) = captured(&w, &[nic]);
     check_bytes(&recs);

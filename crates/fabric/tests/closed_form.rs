@@ -23,7 +23,7 @@ fn one_message(forwarding: &str, size: &str) -> u64 {
     let w = load(&s);
     let (_, r) = report::run(&w, false);
     assert_eq!(r.flows.completed, 1);
-    r.flow_records[0].fct_ps.unwrap()
+    r.flow_records.get(0).unwrap().fct_ps.unwrap()
 }
 
 /// Wire bytes: payload + Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 + preamble/IFG 20.
@@ -72,6 +72,6 @@ fn report_ideal_matches_simulated_on_idle_path() {
         "[[traffic]]\nkind = \"message\"\nsrc = 0\ndst = 8\nsize = \"3MB\"\nat = \"1us\"\ndscp = 26\n",
     );
     let (_, r) = report::run(&load(&s), false);
-    let f = &r.flow_records[0];
+    let f = &r.flow_records.get(0).unwrap();
     assert_eq!(f.fct_ps, Some(f.ideal_ps));
 }

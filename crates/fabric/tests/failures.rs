@@ -79,9 +79,9 @@ fn stuck_nic_storm_spreads_upstream_and_the_watchdog_contains_it() {
     // is stopped for the rest of that time at least.
     let fill_ps = 4 * 1_048_576 * 8 * 10; // 4 MiB at 100 Gb/s (10 ps per bit)
     let stalled = 400_000_000 - fill_ps as u64;
-    let f1 = &r.flow_records[1];
+    let f1 = &r.flow_records.get(1).unwrap();
     assert!(f1.fct_ps.unwrap() >= f1.ideal_ps + stalled, "{:?}", f1);
-    assert!(r.flow_records[2].slowdown.unwrap() < 1.01, "h2 -> h3 is untouched");
+    assert!(r.flow_records.get(2).unwrap().slowdown.unwrap() < 1.01, "h2 -> h3 is untouched");
     assert_eq!(r.flows.completed, 3, "h4 -> h0 recovers by retransmission after the storm");
 }
 
@@ -94,7 +94,7 @@ fn without_a_watchdog_the_victim_waits_out_the_storm() {
     // 4 MiB buffer more gets past the spine: the rest of its 8 MB leaves after 3.05 ms,
     // at 100 Gb/s (80 ps a byte) at best.
     let left: u64 = 8_000_000 - 625_000 - 4 * 1_048_576;
-    assert!(r.flow_records[1].fct_ps.unwrap() >= 3_050_000_000 + left * 80);
+    assert!(r.flow_records.get(1).unwrap().fct_ps.unwrap() >= 3_050_000_000 + left * 80);
 }
 
 /// `BUFFER` with a 2 MiB switch: small enough for these incasts to reach the thresholds.
@@ -122,7 +122,7 @@ fn slow_receiver_pauses_hop_by_hop_and_names_its_victims() {
     assert_eq!(r.totals.lossless_drops, 0, "a slow receiver pauses, it does not drop");
     assert_eq!(r.flows.completed, 4);
     // h0 absorbs 10 Gb/s: 6 MB cannot be in before 4.8 ms.
-    let last = r.flow_records[..3].iter().map(|f| f.fct_ps.unwrap()).max().unwrap();
+    let last = r.flow_records.iter().take(3).map(|f| f.fct_ps.unwrap()).max().unwrap();
     assert!(last >= 6_000_000 * 8 * 100, "{last}");
     // Pause climbs from leaf0's port to h0 along the senders' paths.
     let t = &w.topo;
@@ -135,7 +135,7 @@ fn slow_receiver_pauses_hop_by_hop_and_names_its_victims() {
     // drain at 10 Gb/s would stretch its 4 MB over milliseconds (slowdown ~20, vs a
     // 0.33 ms ideal). Asserted conservatively: at least 2.
     assert_eq!(r.victims.victim_flows, vec![3]);
-    let v = &r.flow_records[3];
+    let v = &r.flow_records.get(3).unwrap();
     assert!(v.slowdown.unwrap() > 2.0, "{v:?}");
 }
 
@@ -290,10 +290,10 @@ fn a_stuck_hca_starves_credits_hop_by_hop_and_vl_stall_contains_it() {
     // The victim h5 -> h1 is released by the stall, long before h0 recovers; without a
     // HOQ lifetime it waits for h0.
     assert_eq!(r.victims.victim_flows, vec![1]);
-    assert!(r.flow_records[1].fct_ps.unwrap() < 3_050_000_000);
+    assert!(r.flow_records.get(1).unwrap().fct_ps.unwrap() < 3_050_000_000);
     let infinite = example("examples/ib-stuck-hca.toml").replace("hoq_lifetime = \"50us\"", "hoq_lifetime = \"infinite\"");
     let (_, r) = report::run(&load(&infinite), false);
-    assert!(r.flow_records[1].fct_ps.unwrap() > 3_050_000_000);
+    assert!(r.flow_records.get(1).unwrap().fct_ps.unwrap() > 3_050_000_000);
     assert_eq!(r.totals.drops, 0);
 }
 
@@ -310,7 +310,7 @@ fn the_forward_action_ignores_the_storm_and_the_stuck_nic_drops() {
     assert!(cause("receiver-stuck") > 0);
     assert_eq!(cause("receiver-stuck"), r.totals.drops);
     assert_eq!(r.victims.victim_flows, vec![1]);
-    assert!(r.flow_records[1].fct_ps.unwrap() < 3_050_000_000, "the victim is released");
+    assert!(r.flow_records.get(1).unwrap().fct_ps.unwrap() < 3_050_000_000, "the victim is released");
 }
 
 #[test]
@@ -361,7 +361,7 @@ fn opensm_sets_a_shorter_hoq_lifetime_on_ports_that_drive_a_ca() {
     let (_, r) = report::run(&load(&leaf_only), false);
     let stalled: BTreeSet<&str> = r.incidents.timeline.iter().filter(|e| e.event == "vl-stalled").map(|e| e.port.as_deref().unwrap()).collect();
     assert_eq!(stalled, BTreeSet::from(["leaf0:0"]));
-    assert!(r.flow_records[1].fct_ps.unwrap() < 3_050_000_000, "the victim is released as before");
+    assert!(r.flow_records.get(1).unwrap().fct_ps.unwrap() < 3_050_000_000, "the victim is released as before");
 }
 
 /// The two wrong routes of examples/routing-loop.toml make leaf0 -> spine0 -> leaf0 a
@@ -396,7 +396,7 @@ fn looping_packets_run_out_of_ttl_and_the_flow_recovers() {
     assert_eq!(ttl, 16, "every packet of the 64 KB message (16 of 4 KiB) dies in the loop");
     assert!(r.totals.deadlock.is_none());
     assert_eq!(r.flows.completed, 1);
-    assert!(r.flow_records[0].fct_ps.unwrap() > 220_000_000 - 30_000_000, "only after the loop is gone");
+    assert!(r.flow_records.get(0).unwrap().fct_ps.unwrap() > 220_000_000 - 30_000_000, "only after the loop is gone");
 }
 
 /// An InfiniBand HCA that drains slowly returns credits while its receive buffer has room:

@@ -30,7 +30,7 @@ fn one_message(forwarding: &str, size: &str, ack_every: &str) -> (u64, u64) {
     let (_, r) = report::run(&load(&s), false);
     assert_eq!(r.flows.completed, 1);
     assert_eq!(r.totals.drops, 0);
-    (r.flow_records[0].fct_ps.unwrap(), r.flow_records[0].ideal_ps)
+    (r.flow_records.get(0).unwrap().fct_ps.unwrap(), r.flow_records.get(0).unwrap().ideal_ps)
 }
 
 // With one ACK per message, the only flow-control packet in the way is the one h8 sends
@@ -84,7 +84,7 @@ fn long_haul_gbps(cable: &str, vl_buffer: &str) -> f64 {
     let (_, r) = report::run(&load(&s), false);
     assert_eq!(r.flows.completed, 1);
     assert_eq!(r.totals.drops, 0);
-    20e6 * 8.0 / (r.flow_records[0].fct_ps.unwrap() as f64 / 1e12) / 1e9
+    20e6 * 8.0 / (r.flow_records.get(0).unwrap().fct_ps.unwrap() as f64 / 1e12) / 1e9
 }
 
 #[test]
@@ -204,7 +204,7 @@ fn victim(cc: &str) -> (f64, f64) {
     let (_, r) = report::run(&load(&s), false);
     assert_eq!(r.flows.completed, 8);
     assert_eq!(r.totals.drops, 0);
-    let fs = &r.flow_records;
+    let fs: Vec<_> = r.flow_records.iter().collect();
     let hot = fs[..7].iter().map(|f| f.slowdown.unwrap()).fold(0.0, f64::max);
     (hot, fs[7].slowdown.unwrap())
 }
@@ -258,7 +258,7 @@ fn per_port_sl_to_vl_tables_isolate_the_victim_on_its_own_vl() {
         let (_, r) = report::run(&load(&s), false);
         assert_eq!(r.flows.completed, 8);
         assert_eq!(r.totals.drops, 0);
-        let fs = &r.flow_records;
+        let fs: Vec<_> = r.flow_records.iter().collect();
         (fs[..7].iter().map(|f| f.slowdown.unwrap()).fold(0.0, f64::max), fs[7].slowdown.unwrap())
     };
     let (hot, shared) = run("");

@@ -107,7 +107,7 @@ fn ar_on_a_dfsssp_ring_stays_deadlock_free_and_uses_ports_the_lft_does_not() {
     let (_, without) = ring_run(false);
     for (name, sim) in [("AR", &with_ar), ("static", &without)] {
         assert!(sim.stats.deadlock.is_none(), "{name}: deadlock {:?}", sim.stats.deadlock);
-        assert!(sim.stats.flows.iter().all(|f| f.finish.is_some()), "{name}: unfinished flows");
+        assert!(sim.stats.flows.iter().all(|f| f.finish().is_some()), "{name}: unfinished flows");
     }
     let ar = w.ar.as_ref().expect("groups");
     let lft = w.lft.as_ref().expect("lft");

@@ -48,7 +48,7 @@ fn assert_ideal(w: &scenario::World) -> u64 {
     let (_, r) = report::run(w, false);
     assert_eq!(r.flows.completed, 1);
     assert_eq!(r.totals.drops, 0);
-    let f = &r.flow_records[0];
+    let f = &r.flow_records.get(0).unwrap();
     assert_eq!(f.fct_ps, Some(f.ideal_ps), "{f:?}");
     assert_eq!(f.slowdown, Some(1.0), "{f:?}");
     f.ideal_ps

@@ -40,13 +40,13 @@ proptest! {
         sim.finish_now();
         let st = &sim.stats;
         // Everything completed, so the buffers and links are empty.
-        prop_assert_eq!(st.flows.iter().filter(|f| f.finish.is_some()).count(), st.flows.len());
+        prop_assert_eq!(st.flows.iter().filter(|f| f.finish().is_some()).count(), st.flows.len());
         prop_assert_eq!(st.buffer_cells_at_end, 0);
         // Lossless class: nothing dropped; each payload byte delivered exactly once.
         let lossless: u64 = st.ports.iter().map(|p| p.lossless_drops).sum();
         prop_assert_eq!(lossless, 0);
         let (_, delivered, _) = sim.payload_accounting();
-        let posted: u64 = st.flows.iter().map(|f| f.size).sum();
+        let posted: u64 = st.flows.iter().map(|f| f.size()).sum();
         prop_assert_eq!(delivered, posted);
     }
 }
@@ -122,11 +122,11 @@ proptest! {
         sim.finish_now();
         let st = &sim.stats;
         prop_assert!(st.deadlock.is_none());
-        prop_assert_eq!(st.flows.iter().filter(|f| f.finish.is_some()).count(), st.flows.len());
+        prop_assert_eq!(st.flows.iter().filter(|f| f.finish().is_some()).count(), st.flows.len());
         let drops: u64 = st.ports.iter().map(|p| p.drops.iter().sum::<u64>()).sum();
         prop_assert_eq!(drops, 0);
         let (_, delivered, _) = sim.payload_accounting();
-        let posted: u64 = st.flows.iter().map(|f| f.size).sum();
+        let posted: u64 = st.flows.iter().map(|f| f.size()).sum();
         prop_assert_eq!(delivered, posted);
     }
 }

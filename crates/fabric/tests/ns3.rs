@@ -290,7 +290,7 @@ fn pin_paths(w: &scenario::World, sim: &mut fabric::Sim, run: &Ns3Run) {
         }
         out
     };
-    for (i, f) in w.flows.iter().enumerate() {
+    for (i, f) in w.flows.to_vec().iter().enumerate() {
         let (data, ack) = &run.paths[i];
         for (n, p) in hops(data, f.dst) {
             sim.pin_route(i as u32, n, p, true);

@@ -18,6 +18,7 @@ use fabric::timing;
 use fabric::topology::PortId;
 use scenario::World;
 
+use crate::flow_records::{FlowRecords, FlowRow};
 use crate::types::*;
 
 /// Nearest-rank percentile `q` of an ascending slice (zero when empty).
@@ -62,29 +63,25 @@ pub fn build(w: &World, st: &Stats) -> Report {
 
 /// Each flow's completion (barriers left out), against the time it would take alone on
 /// the path its first packet took.
-fn flow_records(w: &World, st: &Stats) -> Vec<FlowReport> {
+fn flow_records(w: &World, st: &Stats) -> FlowRecords {
     let t = &w.topo;
     let names: Vec<EndpointName> = t.endpoints.iter().map(|&n| EndpointName::new(&t.node(n).name)).collect();
-    let name = |ep: u32| names[ep as usize].clone();
-    let mut flow_records = Vec::with_capacity(st.flows.iter().filter(|f| !f.join).count());
+    let mut flow_records = FlowRecords::new(names, st.flows.iter().filter(|f| !f.join()).count());
     for (fi, f) in st.flows.iter().enumerate() {
-        if f.join {
+        if f.join() {
             continue;
         }
         // Slowdown's reference: the message alone on the path its first packet took.
-        let ideal = st.flow_path(fi as u32).map_or(0, |path| timing::ideal_fct(&w.topo, &w.params, path, Bytes(f.size)).ps());
-        let fct = f.finish.map(|e| e - f.start);
-        let sd = fct.map(|x| if ideal > 0 { x as f64 / ideal as f64 } else { 0.0 });
-        flow_records.push(FlowReport {
+        let ideal = st.flow_path(fi as u32).map_or(0, |path| timing::ideal_fct(&w.topo, &w.params, path, Bytes(f.size())).ps());
+        flow_records.push(FlowRow {
             flow: fi as u32,
-            src: name(f.src),
-            dst: name(f.dst),
-            size_bytes: f.size,
+            src: f.src,
+            dst: f.dst,
+            size: f.size(),
             start_ps: f.start,
-            fct_ps: fct,
+            fct_ps: f.finish().map(|e| e - f.start),
             ideal_ps: ideal,
-            slowdown: sd,
-            failed: f.failed,
+            failed: f.failed(),
         });
     }
     flow_records
@@ -92,25 +89,25 @@ fn flow_records(w: &World, st: &Stats) -> Vec<FlowReport> {
 
 /// Completion over all flows; goodput is the payload of the completed flows over the
 /// time from the first one's start to the last one's finish.
-fn flow_summary(st: &Stats, records: &[FlowReport]) -> FlowSummary {
+fn flow_summary(st: &Stats, records: &FlowRecords) -> FlowSummary {
     let mut fcts = vec![];
     let mut slow = vec![];
     let (mut first, mut lastf, mut bytes) = (u64::MAX, 0u64, 0u64);
-    for r in records {
+    for r in records.figures() {
         if let (Some(x), Some(s)) = (r.fct_ps, r.slowdown) {
             fcts.push(x);
             slow.push(s);
             first = first.min(r.start_ps);
             lastf = lastf.max(r.start_ps + x);
-            bytes += r.size_bytes;
+            bytes += r.size;
         }
     }
     fcts.sort_unstable();
     slow.sort_by(|a, b| a.total_cmp(b));
     FlowSummary {
-        count: st.flows.iter().filter(|f| !f.join).count(),
+        count: st.flows.iter().filter(|f| !f.join()).count(),
         completed: fcts.len(),
-        failed: st.flows.iter().filter(|f| f.failed && !f.join).count(),
+        failed: st.flows.iter().filter(|f| f.failed() && !f.join()).count(),
         fct_p50_ps: pct(&fcts, 0.5),
         fct_p99_ps: pct(&fcts, 0.99),
         fct_max_ps: fcts.last().copied().unwrap_or(0),
@@ -122,22 +119,28 @@ fn flow_summary(st: &Stats, records: &[FlowReport]) -> FlowSummary {
 }
 
 /// The same figures for each `[[traffic]]` entry.
-fn groups(w: &World, records: &[FlowReport]) -> Vec<GroupSummary> {
+fn groups(w: &World, records: &FlowRecords) -> Vec<GroupSummary> {
     w.traffic_kinds
         .iter()
         .enumerate()
         .map(|(g, kind)| {
-            let mine: Vec<&FlowReport> = records.iter().filter(|r| w.flows[r.flow as usize].group == g as u32).collect();
-            let mut f: Vec<u64> = mine.iter().filter_map(|r| r.fct_ps).collect();
-            let mut sd: Vec<f64> = mine.iter().filter_map(|r| r.slowdown).collect();
+            let (mut flows, mut failed) = (0, 0);
+            let mut f: Vec<u64> = vec![];
+            let mut sd: Vec<f64> = vec![];
+            for r in records.figures().filter(|r| w.flows.group_of(r.flow) == g as u32) {
+                flows += 1;
+                failed += r.failed as usize;
+                f.extend(r.fct_ps);
+                sd.extend(r.slowdown);
+            }
             f.sort_unstable();
             sd.sort_by(|a, b| a.total_cmp(b));
             GroupSummary {
                 traffic: g,
                 kind: kind.clone(),
-                flows: mine.len(),
+                flows,
                 completed: f.len(),
-                failed: mine.iter().filter(|r| r.failed).count(),
+                failed,
                 fct_p50_ps: pct(&f, 0.5),
                 fct_p99_ps: pct(&f, 0.99),
                 slowdown_p50: pct(&sd, 0.5),
@@ -311,7 +314,7 @@ fn incidents(w: &World, st: &Stats) -> Incidents {
 }
 
 /// Congestion roots, contributors and victims (see [`VictimSummary`]).
-fn victims(w: &World, st: &Stats, records: &[FlowReport]) -> VictimSummary {
+fn victims(w: &World, st: &Stats, records: &FlowRecords) -> VictimSummary {
     let t = &w.topo;
     let blocked: Vec<bool> = st.ports.iter().map(|p| p.paused_ps.iter().any(|&x| x > 0) || p.xmit_wait_ps > 0).collect();
     let max_frame = timing::frame_of(&w.params, Transport::WriteFirst, w.params.mtu).0;
@@ -319,7 +322,7 @@ fn victims(w: &World, st: &Stats, records: &[FlowReport]) -> VictimSummary {
     // change (e.g. a backlog leaving a 400G link into a 100G one) and harms no one else.
     // (Looked up per flow, not collected: flows on one QP share its path.)
     let mut crossing = vec![0u32; st.ports.len()];
-    for p in records.iter().filter_map(|r| st.flow_path(r.flow)) {
+    for p in records.figures().filter_map(|r| st.flow_path(r.flow)) {
         for q in p {
             crossing[q.0 as usize] += 1;
         }
@@ -339,7 +342,7 @@ fn victims(w: &World, st: &Stats, records: &[FlowReport]) -> VictimSummary {
         ..VictimSummary::default()
     };
     let mut slow = vec![];
-    for r in records {
+    for r in records.figures() {
         let Some(path) = st.flow_path(r.flow) else { continue };
         if path.iter().any(|p| root[p.0 as usize]) {
             out.contributors += 1;
@@ -375,7 +378,7 @@ fn collectives(w: &World, st: &Stats) -> Vec<CollectiveReport> {
                 .iteration_ends
                 .iter()
                 .map(|&e| {
-                    let end = st.flows[e as usize].delivered;
+                    let end = st.flows[e as usize].delivered();
                     let t = match (from, end) {
                         (Some(a), Some(b)) => Some(b - a),
                         _ => None,

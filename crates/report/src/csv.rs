@@ -64,7 +64,7 @@ pub fn write_csv(dir: &std::path::Path, w: &World, st: &Stats, r: &Report) -> st
     std::fs::write(dir.join("pause_events.csv"), log)?;
     let mut flows = csv_file(dir, "flows.csv")?;
     flows.write_all(b"src,dst,size_bytes,start_ps,fct_ps,ideal_ps,slowdown\n")?;
-    for f in &r.flow_records {
+    for f in r.flow_records.iter() {
         writeln!(
             flows,
             "{},{},{},{},{},{},{}",

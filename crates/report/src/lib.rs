@@ -7,6 +7,7 @@
 //! |---|---|
 //! | `types` | [`Report`] and its parts: the JSON `run --json` prints |
 //! | `build` | [`build`](fn@build): every figure, from `Stats` and the `World` |
+//! | `flow_records` | [`FlowRecords`]: every flow's record, 40 bytes each, read as `FlowReport`s |
 //! | `balance` | uplink utilisation spread and packet order (load balancing, `ooo`) |
 //! | `text` | [`text`](fn@text): the summary `run` prints |
 //! | `csv` | [`write_csv`]: the `--out` files |
@@ -21,12 +22,14 @@ mod build;
 pub mod compare;
 mod csv;
 pub mod differences;
+mod flow_records;
 pub mod html;
 mod text;
 mod types;
 
 pub use build::{build, payload_efficiency};
 pub use csv::write_csv;
+pub use flow_records::FlowRecords;
 pub use text::text;
 pub use types::*;
 

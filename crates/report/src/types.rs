@@ -22,7 +22,9 @@ pub struct Report {
     pub totals: Totals,
     pub ports: Vec<PortReport>,
     pub nics: Vec<NicReport>,
-    pub flow_records: Vec<FlowReport>,
+    /// Every flow's completion (barriers left out), held compactly and read (and
+    /// printed) as [`FlowReport`]s.
+    pub flow_records: crate::FlowRecords,
     /// Collective jobs, reported as nccl-tests does.
     pub collectives: Vec<CollectiveReport>,
     pub victims: VictimSummary,
@@ -378,11 +380,11 @@ pub struct QpOrderReport {
 mod tests {
     /// The memory estimate counts the report's flow records at a fixed size per flow
     /// (`scenario::estimate::REPORT_BYTES_PER_FLOW`): a record (in a vector of exact
-    /// length, its names shared) and the summaries' sort vectors (two 8-byte figures
-    /// overall, a reference and two figures per traffic entry) must fit in it.
+    /// length, its names shared) and the summaries' sort vectors (two 8-byte figures,
+    /// overall and then per traffic entry) must fit in it.
     #[test]
     fn flow_report_fits_the_estimate() {
-        let per_flow = std::mem::size_of::<super::FlowReport>() as u128 + 5 * 8;
+        let per_flow = crate::flow_records::ROW_BYTES as u128 + 2 * 8;
         assert!(per_flow <= scenario::estimate::REPORT_BYTES_PER_FLOW, "{per_flow} B per flow");
     }
 }

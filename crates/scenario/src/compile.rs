@@ -147,7 +147,7 @@ fn compile(c: &Ctx, cfg: ScenarioFile, limits: &Limits) -> Result<World, ConfigE
         params,
         lft,
         ar,
-        flows: flows.into(),
+        flows: std::sync::Arc::new(flows),
         jobs,
         traffic_kinds: traffic::kinds(&cfg.traffic),
         headroom_cells,

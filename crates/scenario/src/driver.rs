@@ -1,9 +1,9 @@
 //! The driver between workloads and the fabric: places a workload's ranks on NICs and
-//! turns its transfer graph into the simulator's flows (dependencies, shared QPs,
-//! barriers). The workload crate knows nothing of the fabric; the simulator nothing of
+//! turns each node of its transfer graph into a simulator flow (dependencies, shared
+//! QPs, barriers) as the graph is generated. The workload crate knows nothing of the fabric; the simulator nothing of
 //! collectives.
 
-use units::{Bytes, SimTime};
+use units::Bytes;
 use workload::Node;
 
 use fabric::params::FlowSpec;
@@ -77,34 +77,22 @@ pub fn place(topo: &Topology, hosts: &[u32], ranks: u32, placement: Placement, r
     Ok(order)
 }
 
-/// Appends the flows of a DAG's `nodes` to `flows`, vertex v (a rank, or a SHARP
-/// aggregation vertex after the ranks) on endpoint `eps[v]`; the job starts at `start`.
-/// Connection ids are offset by `conn_base` so jobs never share a QP. Takes the nodes by
-/// value so that their dependency lists move into the flows instead of being copied (a
-/// collective has millions). Returns the flow index of the first node (node i is flow
-/// `first + i`).
-#[allow(clippy::too_many_arguments)]
-pub fn append(flows: &mut Vec<FlowSpec>, nodes: Vec<Node>, eps: &[u32], start: SimTime, dscp: u8, sl: u8, group: u32, conn_base: u32) -> u32 {
-    let base = flows.len() as u32;
-    flows.reserve(nodes.len());
-    for n in nodes {
-        let f = match n {
-            Node::Send { src, dst, bytes, conn, after } => FlowSpec {
-                after: offset(after, base),
-                conn: Some(conn_base + conn),
-                ..FlowSpec::new(eps[src as usize], eps[dst as usize], Bytes(bytes), start, dscp, sl, group)
-            },
-            Node::Join { after } => FlowSpec { after: offset(after, base), join: true, ..FlowSpec::new(0, 0, Bytes(0), start, dscp, sl, group) },
-        };
-        flows.push(f);
-    }
-    base
-}
-
-/// Node ids → flow indices.
-fn offset(mut after: Vec<u32>, base: u32) -> Vec<u32> {
-    for a in &mut after {
-        *a += base;
-    }
-    after
+/// Node `n` of a job's graph as a flow, written into `f` (whose start, class and group
+/// are the job's): vertex v (a rank, or a SHARP aggregation vertex after the ranks) is on
+/// endpoint `eps[v]`, node i is flow `first + i`, and connection ids are offset by
+/// `conn_base` so jobs never share a QP. Writes into a reused spec because a job's
+/// flows are generated each time they are read ([`crate::flow_list`]).
+pub fn node_flow(n: &Node, eps: &[u32], first: u32, conn_base: u32, f: &mut FlowSpec) {
+    let after = match n {
+        Node::Send { src, dst, bytes, conn, after } => {
+            (f.src, f.dst, f.size, f.conn, f.join) = (eps[*src as usize], eps[*dst as usize], Bytes(*bytes), Some(conn_base + conn), false);
+            after
+        }
+        Node::Join { after } => {
+            (f.src, f.dst, f.size, f.conn, f.join) = (0, 0, Bytes(0), None, true);
+            after
+        }
+    };
+    f.after.clear();
+    f.after.extend(after.iter().map(|a| a + first));
 }

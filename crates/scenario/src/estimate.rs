@@ -10,11 +10,10 @@
 //! before the forwarding tables, the flows and the simulator are allocated.
 //!
 //! The model:
-//! * memory = the process's own baseline + the topology + the scenario's flow specs +
-//!   the larger of two phases: compiling (a collective's transfer graph while it is
-//!   turned into flows) and running (the simulator's terms from `fabric::sim::footprint`,
-//!   sizes of what it stores, sharing the flow specs; the report's flow records).
-//!   `--json` output is streamed, not held;
+//! * memory = the process's own baseline + the topology + the scenario's flow specs (a
+//!   collective has none: its transfers are generated as the simulator is built,
+//!   `FlowList`) + the simulator's terms from `fabric::sim::footprint` (sizes of what it
+//!   stores) + the report's flow records. `--json` output is streamed, not held;
 //! * events = two per frame per link (its transmission ends, it arrives), for every data
 //!   frame on a path of two links per switch tier and for the ACKs coming back (one per
 //!   `ack_every` frames), plus a handful per flow (post, completion, timers). PFC
@@ -49,11 +48,11 @@ pub const MAX_MESSAGE: u64 = 1 << 31;
 /// whose binary is larger and unoptimised).
 const PROCESS_BASELINE: u128 = if cfg!(debug_assertions) { 14 << 20 } else { 6 << 20 };
 
-/// The report's memory per flow: its `FlowReport` (two shared endpoint names and a dozen
-/// figures, 96 B, in a vector of exactly the flows' length) and the per-flow vectors its
-/// summaries sort while it is built (completion times and slowdowns, overall and per
-/// traffic entry: 40 B). `report`'s tests hold `FlowReport` to this.
-pub const REPORT_BYTES_PER_FLOW: u128 = 144;
+/// The report's memory per flow: its record (`report::FlowRecords`, 40 B in a vector of
+/// exactly the flows' length) and the two per-flow vectors its summaries sort while it
+/// is built (completion times and slowdowns, overall and then per traffic entry: 16 B).
+/// `report`'s tests hold the record to this.
+pub const REPORT_BYTES_PER_FLOW: u128 = 56;
 
 /// How many events the simulator runs per second on the machine the default limit was
 /// set on (`docs/speed.md`: 5–15 M/s); used only to say how long a refused run would take.
@@ -241,7 +240,7 @@ struct Volume {
     dependencies: u128,
     qps: u128,
     bytes: u128,
-    /// Transfers of a collective's graph (held while it becomes flows).
+    /// Transfers of a collective's graph (generated, never held).
     transfers: u128,
     /// Bytes through its busiest host link, and when it starts.
     bottleneck_bytes: u128,
@@ -320,41 +319,25 @@ pub(crate) fn estimate(cfg: &ScenarioFile, topo: &Topology, base: &std::path::Pa
     Estimate { memory_terms, events, events_field, sim_time_ps }
 }
 
-/// The memory terms, in two phases: compiling holds the world's flow specs and a
-/// collective's transfer graph; running holds the specs (shared with the simulator), the
-/// simulator's state, and the report. The peak is the larger.
+/// The memory terms: the world's flow specs (a collective's transfers have none: they
+/// are generated as the simulator is built, `FlowList`), shared with the simulator, its
+/// state, and the report.
 fn memory_terms(volumes: &[Volume], size: &Size, shape: &SimShape) -> Vec<Term> {
     let mut memory_terms = fabric_terms(size, shape, "topology");
     let running = memory_terms.split_off(2);
     let spec = std::mem::size_of::<fabric::params::FlowSpec>() as u128;
     let mut specs = vec![];
-    let mut graphs = vec![];
     for (i, v) in volumes.iter().enumerate() {
-        let field = format!("traffic[{i}]");
-        if v.flows > 0 {
+        if v.flows > 0 && v.transfers == 0 {
             // A flow with dependencies owns a small vector of them.
             let bytes = v.flows * spec + v.dependencies * 4 + v.flows.min(v.dependencies) * HEAP_BLOCK / 2;
-            specs.push(Term { what: format!("traffic[{i}]'s {} flow specs", v.flows), field: field.clone(), bytes });
-        }
-        if v.transfers > 0 {
-            let node = std::mem::size_of::<workload::Node>() as u128 + HEAP_BLOCK / 2 + 8;
-            graphs.push(Term {
-                what: format!("traffic[{i}]'s transfer graph ({} transfers, while compiling)", v.transfers),
-                field: format!("{field}.size"),
-                bytes: v.transfers * node,
-            });
+            specs.push(Term { what: format!("traffic[{i}]'s {} flow specs", v.flows), field: format!("traffic[{i}]"), bytes });
         }
     }
-    let spec_bytes: u128 = specs.iter().map(|t| t.bytes).sum();
     let report = Term { what: "the report's flow records".into(), field: "traffic".into(), bytes: shape.flows * REPORT_BYTES_PER_FLOW };
-    let run_bytes: u128 = running.iter().map(|t| t.bytes).sum::<u128>() + spec_bytes + report.bytes;
     memory_terms.extend(specs);
-    if graphs.iter().map(|t| t.bytes).sum::<u128>() > run_bytes {
-        memory_terms.extend(graphs);
-    } else {
-        memory_terms.extend(running);
-        memory_terms.push(report);
-    }
+    memory_terms.extend(running);
+    memory_terms.push(report);
     memory_terms
 }
 

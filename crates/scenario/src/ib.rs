@@ -13,9 +13,10 @@ use std::collections::HashMap;
 use model::frame::{Encap, Transport, IB_MTUS};
 use units::{Bytes, SimDuration};
 
+use crate::flow_list::FlowList;
 use fabric::ibcc::IbCcParams;
 use fabric::lft::Lft;
-use fabric::params::{Buffer, EcnMarking, FlowSpec, Ib, LoadBalancing, Params, Pfc, Resume, Sched, Tech, Trigger};
+use fabric::params::{Buffer, EcnMarking, Ib, LoadBalancing, Params, Pfc, Resume, Sched, Tech, Trigger};
 use fabric::routing::Routes;
 use fabric::subnet_manager::ar::ArTable;
 use fabric::subnet_manager::layout::IbLayout;
@@ -238,11 +239,9 @@ pub fn sm_bring_up(topo: &Topology, layout: Option<&IbLayout>, cfg: &SmConfig, d
 
 /// dfsssp hands every path its SL (path records): each flow takes the SL the subnet
 /// manager assigned to its (source, destination).
-pub(crate) fn path_sls(topo: &Topology, layout: Option<&IbLayout>, sm: &SmConfig, data_vls: u8, flows: &mut [FlowSpec]) {
+pub(crate) fn path_sls(topo: &Topology, layout: Option<&IbLayout>, sm: &SmConfig, data_vls: u8, flows: &mut FlowList) {
     let mgr = sm_bring_up(topo, layout, sm, data_vls);
-    for f in flows {
-        f.sl = mgr.path_sl(f.src, f.dst);
-    }
+    flows.set_path_sls(&|src, dst| mgr.path_sl(src, dst));
 }
 
 /// The InfiniBand-only settings: SL→VL tables, VL buffers, lifetimes, VL stall, IB CC.

@@ -15,6 +15,7 @@
 //! | `faults` | `[[faults]]`: fault edges against the topology and the technology |
 //! | [`traffic`] | `[[traffic]]`: flows and collective jobs |
 //! | [`driver`] | ranks of a collective placed on hosts' NICs, the job's transfers as flows |
+//! | [`flow_list`] | the flows the simulator reads: specs, and collective jobs generated as they are read |
 //! | [`sharp`] | SHARP aggregation trees over the switches |
 //! | [`topofile`] | `ibnetdiscover` output and ibsim net files, read and written |
 //! | [`variant`] | a file with edits (sweeps), or the other fabric's defaults (`compare`) |
@@ -28,6 +29,7 @@ pub mod driver;
 pub mod error;
 pub mod estimate;
 mod faults;
+pub mod flow_list;
 pub mod ib;
 pub mod roce;
 pub mod schema;
@@ -41,5 +43,6 @@ pub mod world;
 pub use compile::{estimate_str, load, load_str, load_str_at, load_str_limited};
 pub use error::{locate, ConfigError};
 pub use estimate::{Estimate, Limits};
+pub use flow_list::FlowList;
 pub use roce::auto_headroom;
 pub use world::World;

@@ -1,7 +1,7 @@
 //! `[[traffic]]` compiled into flows: incasts, permutations, all-to-all, single messages,
 //! Poisson background from a flow-size CDF, and collective jobs (NCCL's algorithms as
 //! dependency graphs of transfers, placed on hosts by [`crate::driver`], SHARP trees from
-//! [`crate::sharp`]).
+//! [`crate::sharp`], kept as jobs to generate in the [`FlowList`]).
 //!
 //! Owns host numbering (a host's rail-0 NIC), each entry's class (a DSCP on RoCE, an SL
 //! on InfiniBand), the random streams traffic draws from and the label each entry gets in
@@ -10,13 +10,14 @@
 
 use std::collections::BTreeSet;
 
-use fabric::params::{FlowSpec, Tech};
+use fabric::params::{FlowSource, FlowSpec, Tech};
 use fabric::topology::{NodeKind, Topology};
 use units::{Bytes, SimDuration, SimTime};
 use workload::{Algorithm, Collective};
 
 use crate::error::{ConfigError, Ctx};
 use crate::estimate::MAX_MESSAGE;
+use crate::flow_list::FlowList;
 use crate::schema::{CollectiveCfg, ScenarioFile, Traffic};
 
 /// A collective job as compiled: what it is and which flows carry it.
@@ -42,7 +43,7 @@ pub struct Job {
 }
 
 /// Every entry's flows (a flow's `group` is its entry's index) and the collective jobs.
-pub(crate) fn compile(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) -> Result<(Vec<FlowSpec>, Vec<Job>), ConfigError> {
+pub(crate) fn compile(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) -> Result<(FlowList, Vec<Job>), ConfigError> {
     // Rail-0 NIC of each host.
     let mut ep_of_host = vec![u32::MAX; topo.hosts as usize];
     for (ep, &n) in topo.endpoints.iter().enumerate() {
@@ -50,14 +51,16 @@ pub(crate) fn compile(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) 
             ep_of_host[host as usize] = ep as u32;
         }
     }
-    let mut flows = vec![];
+    let mut list = FlowList::default();
     let mut jobs = vec![];
     let mut rng = engine::Rng::new(cfg.scenario.seed, engine::stream::PERMUTATION);
     let mut place_rng = engine::Rng::new(cfg.scenario.seed, engine::stream::PLACEMENT);
     for (g, t) in cfg.traffic.iter().enumerate() {
+        // This entry's flows, when they are held as specs.
+        let mut flows = vec![];
         let e = Entry { c, f: format!("traffic[{g}]"), g: g as u32, tech, topo, ep_of_host: &ep_of_host, seed: cfg.scenario.seed };
         match t {
-            Traffic::Collective(j) => jobs.push(e.collective(j, &mut place_rng, &mut flows)?),
+            Traffic::Collective(j) => jobs.push(e.collective(j, &mut place_rng, &mut list)?),
             Traffic::Background { .. } => e.background(t, &mut flows)?,
             Traffic::Incast { receiver, senders, size, start, stagger, dscp, sl } => {
                 e.message_size(*size)?;
@@ -113,11 +116,14 @@ pub(crate) fn compile(c: &Ctx, cfg: &ScenarioFile, topo: &Topology, tech: Tech) 
                 flows.push(e.flow(e.host(*src, "src")?, e.host(*dst, "dst")?, *size, *at, class));
             }
         }
+        if !matches!(t, Traffic::Collective(_)) {
+            list.push_specs(g as u32, flows);
+        }
     }
-    if flows.is_empty() && cfg.scenario.stop_time.is_none() {
+    if list.is_empty() && cfg.scenario.stop_time.is_none() {
         return Err(c.err("traffic", "no traffic and no scenario.stop_time: nothing would ever happen"));
     }
-    Ok((flows, jobs))
+    Ok((list, jobs))
 }
 
 /// The label of each `[[traffic]]` entry in reports, e.g. "incast", "background".
@@ -240,8 +246,8 @@ impl Entry<'_> {
     }
 
     /// A collective job: its ranks placed on the hosts, its transfers appended to
-    /// `flows`.
-    fn collective(&self, j: &CollectiveCfg, rng: &mut engine::Rng, flows: &mut Vec<FlowSpec>) -> Result<Job, ConfigError> {
+    /// `flows` as a job to generate (generated once here, for its byte counts).
+    fn collective(&self, j: &CollectiveCfg, rng: &mut engine::Rng, flows: &mut FlowList) -> Result<Job, ConfigError> {
         let (c, f, topo, group) = (self.c, self.f.as_str(), self.topo, self.g);
         let (dscp, sl) = self.class(&j.dscp, &j.sl)?;
         let op = Collective::parse(&j.op).ok_or_else(|| {
@@ -277,24 +283,34 @@ impl Entry<'_> {
             spec.tree = Some(jt.tree);
             vertices = jt.endpoints;
         }
-        let mut dag = workload::build(&spec).map_err(|e| c.err(f, e))?;
-        let sent = dag.bytes_sent();
-        let received = dag.bytes_received();
+        // What busbw's "bus" counts: each vertex's bytes sent and received (aggregation
+        // vertices' left out), counted as the graph is generated.
+        let (mut sent, mut received) = (vec![0u64; ranks as usize], vec![0u64; ranks as usize]);
+        let shape = workload::generate(&spec, &mut |n| {
+            if let workload::Node::Send { src, dst, bytes, .. } = *n {
+                if let Some(x) = sent.get_mut(src as usize) {
+                    *x += bytes;
+                }
+                if let Some(x) = received.get_mut(dst as usize) {
+                    *x += bytes;
+                }
+            }
+        })
+        .map_err(|e| c.err(f, e))?;
         let rank_link_bytes = sent.iter().chain(&received).copied().max().unwrap_or(0) / spec.iterations as u64;
         let start = SimTime(j.start.unwrap_or_default().ps());
-        // Jobs get disjoint connection ids: one QP per (job, lane, peer pair).
-        let conn_base = flows.iter().filter_map(|x| x.conn).max().map_or(0, |m| m + 1);
-        let first = crate::driver::append(flows, std::mem::take(&mut dag.nodes), &vertices, start, dscp, sl, group, conn_base);
+        let (size, channels, chunk) = (spec.size, spec.channels, spec.chunk);
+        let first = flows.push_collective(group, spec, vertices, start, (dscp, sl), &shape);
         Ok(Job {
             group,
             op,
             algorithm,
             ranks,
-            size: spec.size,
-            channels: spec.channels,
-            chunk: spec.chunk,
+            size,
+            channels,
+            chunk,
             start,
-            iteration_ends: dag.iteration_ends.iter().map(|&i| first + i).collect(),
+            iteration_ends: shape.iteration_ends.iter().map(|&i| first + i).collect(),
             endpoints: eps,
             rank_link_bytes,
         })

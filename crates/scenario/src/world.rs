@@ -7,7 +7,7 @@
 //! `report`, whose `report::run` runs a world and builds its report).
 
 use fabric::lft::Lft;
-use fabric::params::{FlowSpec, Params, Tech};
+use fabric::params::{Params, Tech};
 use fabric::sim::{self, Fault, Sim};
 use fabric::subnet_manager::ar::ArTable;
 use fabric::subnet_manager::layout::IbLayout;
@@ -16,6 +16,7 @@ use fabric::topology::Topology;
 use model::switch_latency::SwitchLatency;
 use units::{SimDuration, SimTime};
 
+use crate::flow_list::FlowList;
 use crate::ib::sm_bring_up;
 use crate::schema::Auto;
 use crate::traffic::Job;
@@ -38,8 +39,9 @@ pub struct World {
     pub sm: Option<SmConfig>,
     /// Names, GUIDs and port numbers of a fabric read from a topology file.
     pub layout: Option<IbLayout>,
-    /// Shared with the simulators built from this world (they read them once).
-    pub flows: std::sync::Arc<Vec<FlowSpec>>,
+    /// Shared with the simulators built from this world (they read them while they are
+    /// built); collectives' transfers are generated each time ([`FlowList`]).
+    pub flows: std::sync::Arc<FlowList>,
     /// Collective jobs among the flows.
     pub jobs: Vec<Job>,
     /// A label for each `[[traffic]]` entry (the flows' `group`), e.g. "incast", "background".

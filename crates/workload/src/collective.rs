@@ -1,6 +1,6 @@
 //! NCCL's collective algorithms as transfer graphs (see the crate doc for the granularity).
 
-use crate::{split, Builder, Dag};
+use crate::{split, Builder, Dag, Node, Shape};
 
 /// The collective operation, with nccl-tests' meaning of the size `S`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,14 +179,22 @@ impl Spec {
 
 /// Builds the transfer graph of `spec`'s iterations, each closed by a join.
 pub fn build(spec: &Spec) -> Result<Dag, String> {
+    let mut nodes = vec![];
+    let shape = generate(spec, &mut |n: &Node| nodes.push(n.clone()))?;
+    Ok(Dag { ranks: shape.ranks, aggregators: shape.aggregators, nodes, conns: shape.conns, iteration_ends: shape.iteration_ends })
+}
+
+/// Generates the same graph as [`build`], node by node in the same order, handing each
+/// node to `sink` instead of keeping it: a caller that needs the graph more than once
+/// generates it again (allreduce1024's 2.1 M transfers would take 200 MB as a [`Dag`]).
+pub fn generate(spec: &Spec, sink: &mut dyn FnMut(&Node)) -> Result<Shape, String> {
     spec.check()?;
-    let mut b = Builder::new(spec.ranks, spec.window);
+    let mut b = Builder::new(spec.ranks, spec.window, sink);
     if let Some(t) = &spec.tree {
-        b.dag.aggregators = t.parent.len() as u32 - spec.ranks;
+        b.shape.aggregators = t.parent.len() as u32 - spec.ranks;
     }
     let mut gate = None;
     for _ in 0..spec.iterations {
-        let start = b.dag.nodes.len();
         let g: Vec<u32> = gate.into_iter().collect();
         match (spec.op, spec.algorithm) {
             (Collective::AllReduce, Algorithm::Ring) => ring(&mut b, spec, true, true, &g),
@@ -198,19 +206,7 @@ pub fn build(spec: &Spec) -> Result<Dag, String> {
             (Collective::AllToAll, _) => all_to_all(&mut b, spec, &g),
         }
         // The iteration ends when every node without a dependent inside it is done.
-        let end = b.dag.nodes.len();
-        let mut has_dependent = vec![false; end - start];
-        for n in &b.dag.nodes[start..end] {
-            for &a in n.after() {
-                if a as usize >= start {
-                    has_dependent[a as usize - start] = true;
-                }
-            }
-        }
-        let sinks = (start..end).filter(|&i| !has_dependent[i - start]).map(|i| i as u32).collect();
-        let j = b.join(sinks);
-        b.dag.iteration_ends.push(j);
-        gate = Some(j);
+        gate = Some(b.end_iteration());
     }
     Ok(b.finish())
 }
@@ -411,7 +407,6 @@ fn reduce_broadcast(b: &mut Builder, lane: u32, parent: &[Option<u32>], root: u3
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Node;
 
     fn sent(d: &Dag) -> Vec<u64> {
         d.bytes_sent()

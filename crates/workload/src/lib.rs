@@ -8,6 +8,12 @@
 //! peer and channel for the life of a communicator). This crate knows nothing of the
 //! fabric: a driver maps ranks to NICs and nodes to the simulator's flows.
 //!
+//! A collective is described by its [`Spec`] (op, algorithm, ranks, size, chunking) and
+//! its graph is *generated*: [`generate`] hands the nodes to a sink one by one, in the
+//! order [`build`] would store them, keeping per node only the current iteration's
+//! "has a dependent" flag (for the join that closes it). A driver that needs the nodes
+//! again generates them again instead of holding millions of them.
+//!
 //! The collectives follow NCCL's algorithms (NCCL source `src/device/all_reduce.h` and
 //! friends, and the nccl-tests `doc/PERFORMANCE.md` arithmetic), at the granularity of
 //! the transfers NCCL's network proxy posts:
@@ -29,7 +35,7 @@ pub mod flowsize;
 mod nccl;
 mod volume;
 
-pub use collective::{build, AggregationTree, Algorithm, Collective, Spec};
+pub use collective::{build, generate, AggregationTree, Algorithm, Collective, Spec};
 pub use nccl::{bus_factor, parse_nccl_size, size_sweep, NcclRow};
 pub use volume::Volume;
 
@@ -97,27 +103,71 @@ impl Dag {
     }
 }
 
-/// Builds a graph node by node, adding each connection's window dependency.
-pub(crate) struct Builder {
-    pub dag: Dag,
-    window: u32,
-    /// Per connection: its sends in program order.
-    conn_sends: Vec<Vec<u32>>,
-    conn_ids: std::collections::BTreeMap<(u32, u32, u32), u32>,
+/// What a generated workload is besides its nodes: [`generate`](crate::generate) hands
+/// the nodes to its caller one by one and returns this.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Shape {
+    pub ranks: u32,
+    /// Aggregation vertices `ranks .. ranks + aggregators` (SHARP), 0 otherwise.
+    pub aggregators: u32,
+    /// Nodes generated (ids `0..nodes`).
+    pub nodes: u32,
+    /// Connections used (ids `0..conns`).
+    pub conns: u32,
+    /// The join node that closes each iteration.
+    pub iteration_ends: Vec<u32>,
 }
 
-impl Builder {
-    pub fn new(ranks: u32, window: u32) -> Builder {
-        Builder { dag: Dag { ranks, ..Dag::default() }, window, conn_sends: vec![], conn_ids: Default::default() }
+/// Generates a graph node by node, handing each to a sink as it is made (nothing is
+/// kept per node but the current iteration's "has a dependent" flag): adds each
+/// connection's window dependency and closes iterations with a join.
+pub(crate) struct Builder<'a> {
+    pub shape: Shape,
+    window: u32,
+    /// Per connection: its last `window` sends, oldest first.
+    conn_recent: Vec<std::collections::VecDeque<u32>>,
+    conn_ids: std::collections::BTreeMap<(u32, u32, u32), u32>,
+    /// The first node of the iteration being generated, and per node since then whether
+    /// a later node of the iteration depends on it.
+    iteration_start: u32,
+    has_dependent: Vec<bool>,
+    sink: &'a mut dyn FnMut(&Node),
+}
+
+impl<'a> Builder<'a> {
+    pub fn new(ranks: u32, window: u32, sink: &'a mut dyn FnMut(&Node)) -> Builder<'a> {
+        Builder {
+            shape: Shape { ranks, ..Shape::default() },
+            window,
+            conn_recent: vec![],
+            conn_ids: Default::default(),
+            iteration_start: 0,
+            has_dependent: vec![],
+            sink,
+        }
     }
 
     /// The connection of (`lane`, `src`, `dst`): one QP per peer and lane (channel, tree).
     pub fn conn(&mut self, lane: u32, src: u32, dst: u32) -> u32 {
         let next = self.conn_ids.len() as u32;
         let id = *self.conn_ids.entry((lane, src, dst)).or_insert(next);
-        if id as usize == self.conn_sends.len() {
-            self.conn_sends.push(vec![]);
+        if id as usize == self.conn_recent.len() {
+            self.conn_recent.push(Default::default());
         }
+        id
+    }
+
+    /// Hands `node` to the sink as the next id, and returns that id.
+    fn emit(&mut self, node: Node) -> u32 {
+        let id = self.shape.nodes;
+        for &a in node.after() {
+            if a >= self.iteration_start {
+                self.has_dependent[(a - self.iteration_start) as usize] = true;
+            }
+        }
+        self.has_dependent.push(false);
+        (self.sink)(&node);
+        self.shape.nodes += 1;
         id
     }
 
@@ -125,28 +175,38 @@ impl Builder {
     /// connection (a free receive slot). Returns its index.
     pub fn send(&mut self, lane: u32, src: u32, dst: u32, bytes: u64, mut after: Vec<u32>) -> u32 {
         let conn = self.conn(lane, src, dst);
-        let id = self.dag.nodes.len() as u32;
-        let prior = &self.conn_sends[conn as usize];
-        if self.window > 0 && prior.len() >= self.window as usize {
-            let slot = prior[prior.len() - self.window as usize];
+        let recent = &mut self.conn_recent[conn as usize];
+        if self.window > 0 && recent.len() >= self.window as usize {
+            let slot = recent[recent.len() - self.window as usize];
             if !after.contains(&slot) {
                 after.push(slot);
             }
         }
-        self.conn_sends[conn as usize].push(id);
-        self.dag.nodes.push(Node::Send { src, dst, bytes, conn, after });
-        id
+        recent.push_back(self.shape.nodes);
+        if recent.len() > self.window as usize {
+            recent.pop_front();
+        }
+        self.emit(Node::Send { src, dst, bytes, conn, after })
     }
 
-    pub fn join(&mut self, after: Vec<u32>) -> u32 {
-        let id = self.dag.nodes.len() as u32;
-        self.dag.nodes.push(Node::Join { after });
-        id
+    /// Closes the iteration: a join after every node of it that no later node of it
+    /// depends on. Returns the join's index.
+    pub fn end_iteration(&mut self) -> u32 {
+        let start = self.iteration_start;
+        let sinks = self.has_dependent.iter().enumerate().filter(|(_, &d)| !d).map(|(i, _)| start + i as u32).collect();
+        self.has_dependent.clear();
+        // The join itself belongs to no iteration: the next one starts after it.
+        self.iteration_start = u32::MAX;
+        let j = self.emit(Node::Join { after: sinks });
+        self.has_dependent.clear();
+        self.iteration_start = self.shape.nodes;
+        self.shape.iteration_ends.push(j);
+        j
     }
 
-    pub fn finish(mut self) -> Dag {
-        self.dag.conns = self.conn_ids.len() as u32;
-        self.dag
+    pub fn finish(mut self) -> Shape {
+        self.shape.conns = self.conn_ids.len() as u32;
+        self.shape
     }
 }
 

@@ -1,25 +1,20 @@
 //! Flows and their dependencies: a flow is posted when every flow it depends on has
-//! been delivered (plus its delay), and a flow whose QP failed fails every flow that
-//! depends on it, directly or not (collectives are DAGs of flows, `workload`).
+//! been delivered (at its start time if that is later), and a flow whose QP failed fails
+//! every flow that depends on it, directly or not (collectives are DAGs of flows,
+//! `workload`).
+//!
+//! Model: the dependency graph is held once, as a compressed adjacency list built in two
+//! passes over the flows (the [`FlowSource`] may generate them each time); what a post
+//! needs of a flow (size, earliest start) is in its statistics record, so nothing else
+//! is kept per flow. Leaves out any time between a dependency's delivery and the post (a
+//! GPU's reduction, a launch latency).
 
 use super::*;
-
-/// What posting a flow needs of its [`FlowSpec`]: its addresses and class are its QP's,
-/// and its dependencies are in the graph ([`Flows`]). 24 bytes instead of a spec's 72
-/// and its dependency list's heap block: a collective has millions of flows.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct PostSpec {
-    pub(super) size: Bytes,
-    pub(super) start: SimTime,
-    /// Between the last dependency's delivery and the post.
-    pub(super) delay: SimDuration,
-}
 
 /// The flows and their dependency graph: each flow's QP, how many of its dependencies
 /// are not yet delivered, the flows waiting on each flow (a compressed adjacency list:
 /// `dependents[dep_first[f]..dep_first[f + 1]]`), and how many have not ended.
 pub(super) struct Flows {
-    pub(super) specs: Vec<PostSpec>,
     /// The QP each flow is posted on (`NO_QP`: a SHARP join, done when released).
     pub(super) qp: Vec<QpId>,
     waiting: Vec<u32>,
@@ -30,35 +25,41 @@ pub(super) struct Flows {
 }
 
 impl Flows {
-    /// Builds the dependency graph and schedules the post of every flow that waits for
-    /// none.
-    pub(super) fn new(specs: &[FlowSpec], qp: Vec<QpId>, q: &mut Events) -> Flows {
-        let nf = specs.len();
-        let mut waiting = vec![0u32; nf];
+    /// The graph of `flows`, whose QPs are `qp`, and the post of every flow that waits
+    /// for none scheduled (in flow order, at its start). Two passes: count each flow's
+    /// dependents, then place them.
+    pub(super) fn new(flows: &dyn FlowSource, qp: Vec<QpId>, q: &mut Events) -> Flows {
+        let nf = flows.len();
+        let mut waiting = Vec::with_capacity(nf);
         let mut dep_first = vec![0u32; nf + 1];
-        for (fi, f) in specs.iter().enumerate() {
-            waiting[fi] = f.after.len() as u32;
+        flows.for_each(&mut |f| {
+            let fi = waiting.len();
+            waiting.push(f.after.len() as u32);
             for &d in &f.after {
                 assert!((d as usize) < nf && d as usize != fi, "flow {fi} depends on flow {d}, which does not exist");
                 dep_first[d as usize + 1] += 1;
             }
-        }
+        });
         for i in 0..nf {
             dep_first[i + 1] += dep_first[i];
         }
+        // `dep_first[d]` is d's fill cursor until every dependent is placed; it then
+        // holds d + 1's first, and one shift puts each back.
         let mut dependents = vec![0u32; dep_first[nf] as usize];
-        let mut fill = dep_first.clone();
-        for (fi, f) in specs.iter().enumerate() {
+        let mut fi = 0u32;
+        flows.for_each(&mut |f| {
             for &d in &f.after {
-                dependents[fill[d as usize] as usize] = fi as u32;
-                fill[d as usize] += 1;
+                dependents[dep_first[d as usize] as usize] = fi;
+                dep_first[d as usize] += 1;
             }
             if f.after.is_empty() {
-                q.schedule(f.start, Ev::Post(fi as u32));
+                q.schedule(f.start, Ev::Post(fi));
             }
-        }
-        let specs = specs.iter().map(|f| PostSpec { size: f.size, start: f.start, delay: f.delay }).collect();
-        Flows { specs, qp, waiting, dep_first, dependents, remaining: nf }
+            fi += 1;
+        });
+        dep_first.copy_within(0..nf, 1);
+        dep_first[0] = 0;
+        Flows { qp, waiting, dep_first, dependents, remaining: nf }
     }
 
     /// The flows that wait on flow `f`.
@@ -70,14 +71,14 @@ impl Flows {
 impl Sim {
     /// Flow `f`'s data is all at its receiver: release the flows waiting for it.
     pub(super) fn on_delivered(&mut self, now: SimTime, f: u32) {
-        self.stats.flows[f as usize].delivered = Some(now.ps());
+        self.stats.flows[f as usize].set_delivered(now.ps());
         let (a, b) = (self.flows.dep_first[f as usize] as usize, self.flows.dep_first[f as usize + 1] as usize);
         for i in a..b {
             let d = self.flows.dependents[i] as usize;
             self.flows.waiting[d] -= 1;
             if self.flows.waiting[d] == 0 {
-                let fl = &self.flows.specs[d];
-                let at = (now + fl.delay).max(fl.start);
+                // Not posted yet: its record's start is still the earliest it may be.
+                let at = now.max(SimTime(self.stats.flows[d].start));
                 self.q.schedule(at, Ev::Post(d as u32));
             }
         }
@@ -89,10 +90,10 @@ impl Sim {
         let mut stack = failed.to_vec();
         while let Some(f) = stack.pop() {
             let rec = &mut self.stats.flows[f as usize];
-            if rec.failed {
+            if rec.failed() {
                 continue;
             }
-            rec.failed = true;
+            rec.set_failed();
             self.flows.remaining -= 1;
             stack.extend_from_slice(self.flows.dependents_of(f));
         }

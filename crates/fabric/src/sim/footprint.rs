@@ -72,9 +72,9 @@ pub fn footprint(s: &SimShape) -> Vec<Term> {
         // wide), with the build's per-switch distances and group maps.
         s.switches * s.leaf_switches * 2 + s.switches * (4 + HEAP_BLOCK) * 4
     };
-    // The flow specs themselves are the caller's to count (the simulator shares them and
-    // keeps only what posting needs, `flows::PostSpec`).
-    let per_flow = sz(size_of::<FlowRecord>()) + sz(size_of::<PostSpec>())
+    // The flow specs themselves are the caller's to count (the simulator reads them while
+    // it is built; what a post needs is in the flow's record).
+    let per_flow = sz(size_of::<FlowRecord>())
         + 4 * 4 // QP (and its copy in the stats at the end), waiting, dependents index
         + sz(size_of::<Msg>());
     let per_qp = sz(size_of::<Qp>()) + sz(size_of::<QpAddr>()) + 16 + 3 * 16 // lost; RTO, rate and CNP timers in the heap

@@ -61,7 +61,7 @@ mod watch;
 
 use crate::dcqcn::{paced_next_tx, Dcqcn};
 use crate::lft::Lft;
-use crate::params::{EcnMarking, FlowSpec, Params, Resume, Sched, Tech, Trigger};
+use crate::params::{EcnMarking, FlowSource, FlowSpec, Params, Resume, Sched, Tech, Trigger};
 use crate::routing::Routes;
 use crate::stats::{Deadlock, DropCause, FlowRecord, IncidentKind, Stats};
 use crate::subnet_manager::ar::ArTable;
@@ -119,8 +119,8 @@ pub struct SimInput {
     pub topo: Topology,
     pub params: Params,
     /// Shared with the caller (a scenario keeps them for its report): the simulator
-    /// reads them once, when it is built, and keeps only what it needs.
-    pub flows: std::sync::Arc<Vec<FlowSpec>>,
+    /// reads them while it is built and keeps only what it needs.
+    pub flows: std::sync::Arc<dyn FlowSource>,
     /// The scenario's seed: every random stream derives from it (`engine::stream`).
     pub seed: u64,
     /// Headroom cells of each port, from the scenario or the `auto` formula.
@@ -185,13 +185,14 @@ impl Sim {
         let max_frame = frame_of(&p, Transport::WriteFirst, p.mtu).0;
         assert!(max_frame <= u16::MAX as u64, "MTU {} too large for the packet model", p.mtu.0);
         let mut q = Events::new();
-        let (hosts, flow_qp) = Hosts::new(&topo, &p, &flows, seed);
         let mut stats = Stats::new(&topo, flows.len());
+        let mut flow_qp = Vec::with_capacity(flows.len());
+        let hosts = Hosts::new(&topo, &p, &*flows, seed, &mut |f, qp| {
+            flow_qp.push(qp);
+            stats.flows.push(FlowRecord::new(f.src, f.dst, f.size.0, f.start.0, f.join));
+        });
         stats.qp_rx = hosts.qps.iter().map(|q| crate::stats::QpRx { src: q.src, dst: q.dst, ..Default::default() }).collect();
-        for (fi, f) in flows.iter().enumerate() {
-            stats.flows[fi] = FlowRecord { src: f.src, dst: f.dst, size: f.size.0, start: f.start.0, join: f.join, ..Default::default() };
-        }
-        let flows = Flows::new(&flows, flow_qp, &mut q);
+        let flows = Flows::new(&*flows, flow_qp, &mut q);
         let observe = Observer::new(np, sample_period, &mut q);
         let deadlock = DeadlockDetector::new(&p, flows.remaining, &mut q);
         let faults = Faults::new(faults, &mut q);
@@ -250,7 +251,7 @@ impl Sim {
     /// cancelled (`stats.cancelled`). Returns whether it ran to its end.
     pub fn run_watched(&mut self, watch: &mut dyn Watch) -> bool {
         let started = std::time::Instant::now();
-        let total_bytes: u64 = self.flows.specs.iter().map(|f| f.size.0).sum();
+        let total_bytes: u64 = self.stats.flows.iter().map(|f| f.size()).sum();
         while let Some(t) = self.q.peek_time() {
             if let Some(stop) = self.stop {
                 if t > stop {
@@ -287,7 +288,7 @@ impl Sim {
             delivered_bytes: self.hosts.delivered,
             total_bytes,
             flows_left: self.flows.remaining,
-            flows: self.flows.specs.len(),
+            flows: self.stats.flows.len(),
         }
     }
 

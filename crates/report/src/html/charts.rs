@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use fabric::params::FlowSource;
 use fabric::stats::PortStats;
 use scenario::World;
 
@@ -103,7 +104,13 @@ struct RateLines {
 /// (as `Sim::new` assigns them).
 fn qp_endpoints(w: &World) -> Vec<(u32, u32)> {
     let mut seen = std::collections::BTreeSet::new();
-    w.flows.iter().filter(|f| !f.join && f.conn.is_none_or(|c| seen.insert(c))).map(|f| (f.src, f.dst)).collect()
+    let mut ends = vec![];
+    w.flows.for_each(&mut |f| {
+        if !f.join && f.conn.is_none_or(|c| seen.insert(c)) {
+            ends.push((f.src, f.dst));
+        }
+    });
+    ends
 }
 
 /// The QPs whose DCQCN rate dropped below line rate, most throttled first (at most

@@ -116,8 +116,9 @@ pub(super) struct Hosts {
 
 impl Hosts {
     /// A NIC per endpoint and a QP per flow, except flows that share a connection (one QP)
-    /// and SHARP joins (none). Returns the QP of each flow (`NO_QP` for a join).
-    pub(super) fn new(topo: &Topology, p: &Params, flows: &[FlowSpec], seed: u64) -> (Hosts, Vec<QpId>) {
+    /// and SHARP joins (none). One pass over `flows`: `each` sees every flow and its QP
+    /// (`NO_QP` for a join), in flow order.
+    pub(super) fn new(topo: &Topology, p: &Params, flows: &dyn FlowSource, seed: u64, each: &mut dyn FnMut(&FlowSpec, QpId)) -> Hosts {
         let nics = topo
             .endpoints
             .iter()
@@ -127,41 +128,37 @@ impl Hosts {
             })
             .collect();
         // One per connection and per flow without one (a collective's millions of flows
-        // share a few thousand QPs: reserving one per flow would take gigabytes).
-        let conns: std::collections::HashSet<u32> = flows.iter().filter(|f| !f.join).filter_map(|f| f.conn).collect();
-        let nqps = conns.len() + flows.iter().filter(|f| !f.join && f.conn.is_none()).count();
-        let mut qps = Vec::with_capacity(nqps);
-        let mut qp_addr = Vec::with_capacity(nqps);
+        // share a few thousand QPs), grown as flows open them.
+        let mut qps = vec![];
+        let mut qp_addr = vec![];
         let mut qp_rng = Rng::new(seed, engine::stream::QP_SOURCE_PORT);
-        let mut flow_qp = Vec::with_capacity(flows.len());
-        // Lookup only (QP numbers follow flow order): connection id → (QP, its first flow).
-        let mut conn_qp: std::collections::HashMap<u32, (QpId, usize)> = std::collections::HashMap::new();
-        for (fi, f) in flows.iter().enumerate() {
+        // Lookup only (QP numbers follow flow order): connection id → its QP, and the
+        // addresses and class its first flow gave it.
+        let mut conn_qp: std::collections::HashMap<u32, (QpId, [u32; 2], [u8; 2])> = std::collections::HashMap::new();
+        flows.for_each(&mut |f| {
             if f.join {
-                flow_qp.push(NO_QP);
-                continue;
+                each(f, NO_QP);
+                return;
             }
             if let Some(c) = f.conn {
-                if let Some(&(qi, first)) = conn_qp.get(&c) {
-                    let first = &flows[first];
-                    assert!(
-                        first.src == f.src && first.dst == f.dst && first.dscp == f.dscp && first.sl == f.sl,
-                        "flows sharing connection {c} must have one source, destination and class"
-                    );
-                    flow_qp.push(qi);
-                    continue;
+                if let Some(&(qi, ends, class)) = conn_qp.get(&c) {
+                    assert!(ends == [f.src, f.dst] && class == [f.dscp, f.sl], "flows sharing connection {c} must have one source, destination and class");
+                    each(f, qi);
+                    return;
                 }
-                conn_qp.insert(c, (QpId(qps.len() as u32), fi));
+                conn_qp.insert(c, (QpId(qps.len() as u32), [f.src, f.dst], [f.dscp, f.sl]));
             }
-            flow_qp.push(QpId(qps.len() as u32));
+            each(f, QpId(qps.len() as u32));
             // RoCEv2 source ports come from the dynamic range 49152–65535 (Annex A17.5.1.1).
             let sport = 49152 + qp_rng.below(16384) as u16;
             qp_addr.push(QpAddr { src: f.src, dst: f.dst, sport });
             qps.push(Qp::new(topo, p, f, sport));
-        }
+        });
+        qps.shrink_to_fit();
+        qp_addr.shrink_to_fit();
         let lost = vec![(NEVER, 0); qps.len()];
         let reorder = reorder::Reorder::new(p, qps.len());
-        (Hosts { nics, qps, qp_addr, lost, reorder, delivered: 0 }, flow_qp)
+        Hosts { nics, qps, qp_addr, lost, reorder, delivered: 0 }
     }
 }
 

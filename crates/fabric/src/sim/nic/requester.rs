@@ -7,13 +7,14 @@ use super::super::*;
 
 impl Sim {
     pub(in crate::sim) fn on_post(&mut self, now: SimTime, f: u32) {
-        let fl = &self.flows.specs[f as usize];
-        let (n, last) = segments(fl.size, self.p.mtu);
+        let rec = &mut self.stats.flows[f as usize];
+        rec.start = now.ps();
+        let size = rec.size();
+        let (n, last) = segments(Bytes(size), self.p.mtu);
         let qpi = self.flows.qp[f as usize];
-        self.stats.flows[f as usize].start = now.ps();
         if qpi == NO_QP {
             // A barrier: done as soon as it is released.
-            self.stats.flows[f as usize].finish = Some(now.ps());
+            self.stats.flows[f as usize].set_finish(now.ps());
             self.flows.remaining -= 1;
             self.on_delivered(now, f);
             return;
@@ -24,7 +25,7 @@ impl Sim {
             self.fail_flows(&[f]);
             return;
         }
-        qp.msgs.push_back(Msg { flow: f, first_psn: qp.snd_max, npkts: n as u32, size: fl.size.0, last_payload: last.0 as u32 });
+        qp.msgs.push_back(Msg { flow: f, first_psn: qp.snd_max, npkts: n as u32, size, last_payload: last.0 as u32 });
         qp.rx_msgs.push_back(f);
         qp.snd_max += n as u32;
         let ep = qp.src;
@@ -201,8 +202,8 @@ impl Sim {
                 if m.first_psn + m.npkts <= qp.snd_una {
                     let m = qp.msgs.pop_front().expect("front");
                     let rec = &mut self.stats.flows[m.flow as usize];
-                    rec.finish = Some(now.ps());
-                    debug_assert_eq!(rec.size, m.size);
+                    rec.set_finish(now.ps());
+                    debug_assert_eq!(rec.size(), m.size);
                     self.flows.remaining -= 1;
                 } else {
                     break;
