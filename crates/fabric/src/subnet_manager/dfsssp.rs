@@ -168,7 +168,7 @@ fn charge(g: &mut Graph, l: &mut Layers, t: &mut Tree, col: &mut [u8], mut vl0: 
             sub[p].1 += cas;
             if p != 0 && cas != 0 {
                 let out = g.port[l.entry(choice[p] as usize)];
-                vl0.deps.set(order[p] as usize, g.up[k], out);
+                vl0.deps.set_in_row(g.dep_row[k] as usize, out);
             }
         }
     }
@@ -179,7 +179,7 @@ fn charge(g: &mut Graph, l: &mut Layers, t: &mut Tree, col: &mut [u8], mut vl0: 
 /// The switch-to-switch links as a [`Graph`] with no load yet; `p2` its base weight.
 fn switch_graph(f: &Fabric, p2: u64) -> Graph {
     let n = f.nsw();
-    let mut g = Graph { n, nbr_start: vec![0], nb: vec![], port: vec![], up: vec![], rev: vec![], key: vec![], p2 };
+    let mut g = Graph { n, nbr_start: vec![0], nb: vec![], port: vec![], up: vec![], rev: vec![], dep_row: vec![], key: vec![], p2 };
     // Flat (switch, port) → entry, for the opposite links.
     let mut port_base = vec![0usize; n + 1];
     for s in 0..n {
@@ -197,9 +197,11 @@ fn switch_graph(f: &Fabric, p2: u64) -> Graph {
         }
         g.nbr_start.push(g.nb.len() as u32);
     }
+    let deps = DepGraph::new(f);
     for k in 0..g.nb.len() {
         let (u, pu) = (g.nb[k] as usize, g.up[k]);
         g.rev.push(entry_at[port_base[u] + pu as usize]);
+        g.dep_row.push(deps.row(u, pu) as u32);
     }
     g
 }

@@ -43,6 +43,9 @@ pub(super) struct Graph {
     pub up: Vec<u8>,
     /// Per entry: the entry of `v` in `u`'s row (the opposite link), for [`heap_dijkstra`].
     pub rev: Vec<u32>,
+    /// Per entry: the [`DepGraph::row`](crate::subnet_manager::cdg::DepGraph::row) of the channel `v → u` as it enters `u` (on
+    /// `u`'s port `up`), where a path that goes on from `u` marks its dependency.
+    pub dep_row: Vec<u32>,
     /// Per entry: the accumulated load of the link `u → v` shifted left by 8, with the
     /// entry's index in `v`'s row in the low byte (a switch has at most 255 switch ports).
     /// The least of `accumulated load + key` over a row is then the least load at the
@@ -194,7 +197,8 @@ impl Layers {
         // per neighbour. The columns span every entry (a switch's candidates are some of
         // its entries), so the writes stay in bounds; only `start` says where a row ends.
         // A neighbour is one hop nearer exactly when its position comes before the
-        // switch's layer (breadth-first: a neighbour is at most one layer away).
+        // switch's layer (breadth-first: a neighbour is at most one layer away). The
+        // columns span every entry (a switch's candidates are some of its entries).
         let total = g.nb.len();
         let (parent, key, entry, pos) = (&mut self.parent[..total], &mut self.key[..total], &mut self.entry[..total], &self.pos[..]);
         self.start.push(0);
@@ -206,10 +210,12 @@ impl Layers {
                 let r = g.row(v as usize);
                 for (k, (&u, &gk)) in r.clone().zip(g.nb[r.clone()].iter().zip(&g.key[r])) {
                     let pu = pos[u as usize];
-                    parent[len] = pu as u16;
-                    key[len] = gk & !0xFF | (len - first) as u64;
-                    entry[len] = k as u32;
-                    len += (pu < nearer) as usize;
+                    if pu < nearer {
+                        parent[len] = pu as u16;
+                        key[len] = gk & !0xFF | (len - first) as u64;
+                        entry[len] = k as u32;
+                        len += 1;
+                    }
                 }
                 self.start.push(len as u32);
             }
