@@ -151,24 +151,29 @@ fn charge(g: &mut Graph, l: &mut Layers, t: &mut Tree, col: &mut [u8], mut vl0: 
     let mut max_key = 0;
     // `t.sub` holds what a position's children have passed up so far; taking it leaves
     // it zero for the next destination.
-    // Per-position columns cut to one length, so that indexing them by `i` needs no check.
+    // Columns cut to one length each (per position, per candidate, per entry), so that an
+    // index is checked once for all the columns it reads.
     let len = l.order.len();
     let (order, own, choice, sub) = (&l.order[..len], &l.own[..len], &t.choice[..len], &mut t.sub[..len]);
+    let m = l.parent.len();
+    let (parent, entry, lkey) = (&l.parent[..m], &l.entry[..m], &mut l.key[..m]);
+    let e = g.nb.len();
+    let (port, gkey, dep_row) = (&g.port[..e], &mut g.key[..e], &g.dep_row[..e]);
     for i in (1..len).rev() {
         let c = choice[i] as usize;
-        let (k, p) = (l.entry(c), l.parent(c));
-        col[order[i] as usize] = g.port[k];
+        let (k, p) = (entry[c] as usize, parent[c] as usize);
+        col[order[i] as usize] = port[k];
         let (from_children, own) = (std::mem::take(&mut sub[i]), own[i]);
         let (lids, cas) = (own.0 + from_children.0, own.1 + from_children.1);
-        l.key[c] += lids << 8;
-        g.key[k] += lids << 8;
-        max_key = max_key.max(g.key[k]);
+        lkey[c] += lids << 8;
+        gkey[k] += lids << 8;
+        max_key = max_key.max(gkey[k]);
         sub[p].0 += lids;
         if let Some(vl0) = vl0.as_deref_mut() {
             sub[p].1 += cas;
             if p != 0 && cas != 0 {
-                let out = g.port[l.entry(choice[p] as usize)];
-                vl0.deps.set_in_row(g.dep_row[k] as usize, out);
+                let out = port[entry[choice[p] as usize] as usize];
+                vl0.deps.set_in_row(dep_row[k] as usize, out);
             }
         }
     }

@@ -91,10 +91,10 @@ pub(super) struct Layers {
     /// [`MAX_SWITCHES`]), and [`Graph::key`] of its link with the candidate's rank among
     /// the child's (port order) in the low byte instead — the two columns the layered
     /// pass reads; the caller keeps `key` current as it charges loads while the layers are reused.
-    parent: Vec<u16>,
+    pub parent: Vec<u16>,
     pub key: Vec<u64>,
     /// Per candidate: its [`Graph`] entry, which gives the ports and the link.
-    entry: Vec<u32>,
+    pub entry: Vec<u32>,
 }
 
 /// Positions are 16-bit, so there can be at most this many switches (a subnet has fewer
@@ -143,18 +143,6 @@ impl Layers {
             key: vec![0; most],
             entry: vec![0; most],
         }
-    }
-
-    /// Candidate `c`'s position (an index from [`Tree::choice`]).
-    #[inline]
-    pub fn parent(&self, c: usize) -> usize {
-        self.parent[c] as usize
-    }
-
-    /// Candidate `c`'s [`Graph`] entry: its ports and its link.
-    #[inline]
-    pub fn entry(&self, c: usize) -> usize {
-        self.entry[c] as usize
     }
 
     /// Positions from destination switch `d`, whose row of the distance matrix is `row`:
@@ -244,16 +232,24 @@ fn least(index: &[u16], key: &[u64], acc: &[u64; MAX_SWITCHES]) -> u64 {
 /// the lowest port.
 #[inline(never)] // once per destination; kept apart in profiles
 pub(super) fn layered(l: &Layers, t: &mut Tree) {
-    t.acc[0] = 0;
-    debug_assert!(l.order.len() <= MAX_SWITCHES);
+    let n = l.order.len();
+    debug_assert!((1..=MAX_SWITCHES).contains(&n));
+    let acc = &mut *t.acc;
+    acc[0] = 0;
+    // Both candidate columns cut to one length, so that a row's bounds are checked once.
+    let m = l.parent.len();
+    let (parent, key) = (&l.parent[..m], &l.key[..m]);
     // Accumulated loads stay under the diameter times the largest load, which the caller
     // keeps below P² ≤ 2^32 (P ≤ 2^16 LIDs): the shifted sums cannot overflow.
-    for (i, w) in l.start.windows(2).enumerate().skip(1) {
-        let (s, e) = (w[0] as usize, w[1] as usize);
+    let mut s = l.start[1] as usize;
+    for (i, (&e, choice)) in l.start[2..=n].iter().zip(&mut t.choice[1..n]).enumerate() {
+        let e = e as usize;
         debug_assert!(s < e && e - s <= 256, "a reachable switch has 1 to 255 candidates");
-        let best = least(&l.parent[s..e], &l.key[s..e], &t.acc);
-        t.acc[i as u16 as usize] = best & !0xFF;
-        t.choice[i] = (s + (best & 0xFF) as usize) as u32;
+        let best = least(&parent[s..e], &key[s..e], acc);
+        // Position i + 1 < n ≤ MAX_SWITCHES: the mask only spares the bounds check.
+        acc[(i + 1) % MAX_SWITCHES] = best & !0xFF;
+        *choice = (s + (best & 0xFF) as usize) as u32;
+        s = e;
     }
 }
 
@@ -269,18 +265,21 @@ pub(super) fn scan(g: &Graph, d: usize, row: &[u8], own: &[(u64, u64)], l: &mut 
     let acc_sw = &mut *t.acc_by_switch;
     acc_sw[..g.n].fill(UNREACHED);
     acc_sw[d] = 0;
+    l.start.reserve(l.order.len() + 1);
     l.start.extend([0, 0]);
+    // Both entry columns cut to one length, so that a row's bounds are checked once.
+    let (nb, key) = (&g.nb[..g.nb.len()], &g.key[..g.nb.len()]);
     for layer in l.layer_start.windows(2).skip(1) {
         let (first, end) = (layer[0] as usize, layer[1] as usize);
         for i in first..end {
             let v = l.order[i] as usize;
             let r = g.row(v);
-            let best = least(&g.nb[r.clone()], &g.key[r.clone()], acc_sw);
+            let best = least(&nb[r.clone()], &key[r.clone()], acc_sw);
             debug_assert!(best < UNREACHED, "a reachable switch has a neighbour one hop nearer");
             let k = r.start + (best & 0xFF) as usize;
             t.acc[i] = best & !0xFF;
             // One candidate, the one chosen (its key is not read: the layers are not reused).
-            l.parent[i - 1] = l.pos[g.nb[k] as usize] as u16;
+            l.parent[i - 1] = l.pos[nb[k] as usize] as u16;
             l.entry[i - 1] = k as u32;
             l.start.push(i as u32);
             t.choice[i] = i as u32 - 1;
