@@ -151,24 +151,25 @@ impl Layers {
     /// layer before, and the caller only sums over the tree. Clears the candidates.
     fn position(&mut self, d: usize, row: &[u8], own: &[(u64, u64)]) {
         let mut at = [0u32; 257];
-        for &x in row.iter().filter(|&&x| x != u8::MAX) {
+        for &x in row {
             at[x as usize + 1] += 1;
         }
         for x in 1..257 {
             at[x] += at[x - 1];
         }
-        let reached = at[255];
-        let layers = at.iter().rposition(|&a| a < reached).map_or(0, |x| x + 1);
+        // Unreachable switches (`u8::MAX`) sort last and are cut off.
+        let reached = at[255] as usize;
+        let layers = at.iter().rposition(|&a| (a as usize) < reached).map_or(0, |x| x + 1);
         self.layer_start.clear();
         self.layer_start.extend_from_slice(&at[..=layers]);
-        self.order.clear();
-        self.order.resize(at[255] as usize, 0);
-        self.pos.fill(NONE);
-        for (v, &x) in row.iter().enumerate().filter(|(_, &x)| x != u8::MAX) {
-            self.order[at[x as usize] as usize] = v as u32;
-            self.pos[v] = at[x as usize];
-            at[x as usize] += 1;
+        self.order.resize(row.len(), 0);
+        for (v, &x) in row.iter().enumerate() {
+            let a = &mut at[x as usize];
+            self.order[*a as usize] = v as u32;
+            self.pos[v] = *a;
+            *a += 1;
         }
+        self.order.truncate(reached);
         debug_assert_eq!(self.order.first(), Some(&(d as u32)));
         self.own.clear();
         self.own.extend(self.order.iter().map(|&v| own[v as usize]));
@@ -181,9 +182,6 @@ impl Layers {
     pub fn build(&mut self, g: &Graph, d: usize, row: &[u8], own: &[(u64, u64)]) {
         self.position(d, row, own);
         self.start.reserve(self.order.len() + 1);
-        // Every entry is written and the candidates' count advances by 0 or 1: no branch
-        // per neighbour. The columns span every entry (a switch's candidates are some of
-        // its entries), so the writes stay in bounds; only `start` says where a row ends.
         // A neighbour is one hop nearer exactly when its position comes before the
         // switch's layer (breadth-first: a neighbour is at most one layer away). The
         // columns span every entry (a switch's candidates are some of its entries).
