@@ -285,6 +285,14 @@ impl<E: Packed> EventQueue<E> {
         Some((self.now, E::unpack(k as u32)))
     }
 
+    /// The entry `n` places after the next one in the current bucket's sorted order, if
+    /// the bucket holds it: a hint for prefetching what that event will touch, not a
+    /// promise (an entry scheduled into the current bucket later may run before it).
+    #[inline]
+    pub fn upcoming(&self, n: usize) -> Option<E> {
+        self.current.get(self.head + n).map(|&k| E::unpack(k as u32))
+    }
+
     /// Time of the earliest pending event. It may move the queue to its next bucket (no
     /// entry moves past another), hence `&mut`.
     #[inline]
@@ -319,6 +327,24 @@ mod tests {
         assert_eq!(order, vec![1, 2, 3, 4]);
         assert_eq!(q.now(), SimTime(5));
         assert_eq!(q.popped(), 4);
+    }
+
+    /// `upcoming(n)` names the event popped n pops after the next one, within the sorted
+    /// current bucket, and nothing past that bucket.
+    #[test]
+    fn upcoming_is_the_pop_order_within_the_bucket() {
+        let mut q = EventQueue::new();
+        // A later bucket than the first (entries for the current one wait in `soon`).
+        let b = 5 << BUCKET_SHIFT;
+        for (t, e) in [(b + 3, 10u32), (b + 1, 11), (b + 3, 12), (b + 2, 13), (b << 10, 14)] {
+            q.schedule(SimTime(t), e);
+        }
+        assert_eq!(q.pop().map(|(_, e)| e), Some(11));
+        let ahead: Vec<Option<u32>> = (0..4).map(|n| q.upcoming(n)).collect();
+        assert_eq!(ahead, vec![Some(13), Some(10), Some(12), None]);
+        let popped: Vec<u32> = (0..3).filter_map(|_| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(popped, vec![13, 10, 12]);
+        assert_eq!(q.upcoming(0), None, "the far event is not in the current bucket yet");
     }
 
     /// Times around the structure's edges: inside the current bucket, the ring's last

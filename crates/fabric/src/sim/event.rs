@@ -134,6 +134,20 @@ impl Events {
         Some((t, ev))
     }
 
+    /// The per-packet event `n` places after the next one in the current bucket, if it
+    /// is one (a hint for prefetching: see `prefetch.rs`); slab events are not decoded.
+    #[inline(always)]
+    pub(super) fn upcoming(&self, n: usize) -> Option<Ev> {
+        let code = self.q.upcoming(n)?;
+        let id = code & ID_MASK;
+        match code >> ID_BITS {
+            0 => Some(Ev::Arrive(PortId(id))),
+            1 => Some(Ev::TxDone(PortId(id))),
+            2 => Some(Ev::Kick(PortId(id))),
+            _ => None,
+        }
+    }
+
     pub(super) fn peek_time(&mut self) -> Option<SimTime> {
         self.q.peek_time()
     }

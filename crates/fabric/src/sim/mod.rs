@@ -55,6 +55,7 @@ mod observe;
 mod packet;
 mod pfc;
 mod pfc_watchdog;
+mod prefetch;
 mod sched;
 mod watch;
 
@@ -260,6 +261,7 @@ impl Sim {
                 break;
             }
             let (now, ev) = self.q.pop().expect("peeked");
+            self.prefetch_ahead();
             self.dispatch(now, ev);
             if self.q.popped() & (CHECK_EVERY - 1) == 0 && !watch.check(&self.progress(started, total_bytes)) {
                 self.stats.cancelled = Some(self.q.now().0);

@@ -58,9 +58,48 @@ struct Sw {
     tuple: Tuple,
     lid: u16,
     up: Vec<usize>,
+    /// Down and sibling groups while the tree is indexed; routing moves them into
+    /// [`Ft::lower`] ([`Ft::lower_lists`]) and leaves these empty.
     down: Vec<usize>,
     sib: Vec<usize>,
     is_leaf: bool,
+}
+
+/// A down or sibling group as the up-going recursion (`fabric_route_upgoing_by_going_down`)
+/// walks and sorts it: the sort key and the remote switch travel with the group, so the
+/// routing loop and the insertion sort read one record per group, in order.
+#[derive(Clone, Copy, Debug)]
+struct Lower {
+    /// Routes going up through the group (OpenSM's `counter_up`) in the high 32 bits and
+    /// the remote switch's [`Ft::tuple_rank`] in the low ones: OpenSM's
+    /// `port_group_compare_load_up` (fewest up-going routes, then index) as one integer.
+    key: u64,
+    /// The remote switch, or [`CA`].
+    remote: u32,
+    group: u32,
+    /// The group's ports, `first_port..end_port` in the flat port arrays
+    /// ([`Ft::port_start`]).
+    first_port: u32,
+    end_port: u32,
+}
+
+/// Where a switch's [`Lower`] records are: its down groups at `start..start + down`, its
+/// sibling groups right after them, so that routing a LID other than 0 walks one range.
+#[derive(Clone, Copy, Debug, Default)]
+struct LowerRange {
+    start: u32,
+    down: u32,
+    sib: u32,
+}
+
+impl LowerRange {
+    fn down(self) -> std::ops::Range<usize> {
+        self.start as usize..(self.start + self.down) as usize
+    }
+
+    fn sib(self) -> std::ops::Range<usize> {
+        (self.start + self.down) as usize..(self.start + self.down + self.sib) as usize
+    }
 }
 
 /// Working state. `lft` is LID-major (`lid · n + switch`): routing one LID touches every
@@ -79,15 +118,19 @@ struct Ft<'a> {
     /// CA), so that comparing two groups by index is comparing two integers. Set by
     /// [`Ft::index`].
     tuple_rank: Vec<u32>,
-    /// Per group: routes going up through it (OpenSM's `counter_up`) in the high 32 bits
-    /// and [`Ft::tuple_rank`] in the low ones — the key the up sorts compare
-    /// ([`Ft::up_key`]) — apart from `g` for the routing loop and the sorts.
-    up_key: Vec<u64>,
+    /// Every switch's down and sibling groups, at [`Ft::lower_at`], in the order of the
+    /// last up-going sort.
+    lower: Vec<Lower>,
+    lower_at: Vec<LowerRange>,
+    /// Reused by [`Ft::sort_up_groups`].
+    sort_buf: Vec<DownLoad>,
     /// Per group: routes going down through it (OpenSM's `counter_down`); per switch, the
     /// least of its down groups' (`min_counter_down`, 0 until first recomputed).
     counter_down: Vec<u32>,
     min_counter_down: Vec<u32>,
-    /// Per switch, what the entry of [`Ft::up_by_down`] reads.
+    /// Per switch, what the entry of [`Ft::up_by_down`] reads: flags first, then, if they
+    /// leave it open, the quick test.
+    flags: Vec<u8>,
     quick: Vec<Quick>,
     /// The groups' ports flattened: group `g`'s are `port_start[g]..port_start[g + 1]`,
     /// each with its remote port number and its up- and down-going route counts.
@@ -133,13 +176,13 @@ pub fn route(f: &Fabric, roots: &[usize], lmc: u8) -> Result<(Tables, Vec<usize>
     }
     ft.index(leaf_rank)?;
     let leaves = ft.leaf_array(leaf_rank)?;
-    let max_cn = leaves.iter().map(|&s| ft.sw[s].down.iter().filter(|&&g| matches!(ft.g[g].remote, Remote::Ca(_))).count()).max().unwrap_or(0);
+    ft.lower_lists();
+    let cas = |ft: &Ft, s: usize| -> Vec<usize> { ft.lower[ft.lower_at[s].down()].iter().filter(|x| x.remote == CA).map(|x| x.group as usize).collect() };
+    let max_cn = leaves.iter().map(|&s| cas(&ft, s).len()).max().unwrap_or(0);
     // Compute nodes, leaf by leaf.
     for &leaf in &leaves {
         let mut routed = 0;
-        let groups = ft.sw[leaf].down.clone();
-        for g in groups {
-            let Remote::Ca(_) = ft.g[g].remote else { continue };
+        for g in cas(&ft, leaf) {
             let lid = ft.g[g].remote_lid as usize;
             let port = ft.g[g].ports[0].0;
             ft.start_lid();
@@ -254,9 +297,8 @@ impl<'a> Ft<'a> {
         let nlid = f.nlid;
         let gr: Vec<u32> = g.iter().map(|x| if let Remote::Switch(r) = x.remote { r as u32 } else { CA }).collect();
         let downs: Vec<(Vec<u32>, Vec<u32>)> = sw.iter().map(|x| (x.down.iter().map(|&k| gr[k]).collect(), x.sib.iter().map(|&k| gr[k]).collect())).collect();
-        let (quick, hops) = quick_tables(&downs);
+        let (quick, flags, hops) = quick_tables(&downs);
         let tuple_rank = vec![CA; g.len()];
-        let up_key = vec![CA as u64; g.len()];
         let counter_down = vec![0; g.len()];
         let min_counter_down = vec![0; n];
         let mut port_start = vec![0u32];
@@ -275,9 +317,12 @@ impl<'a> Ft<'a> {
             n,
             gr,
             tuple_rank,
-            up_key,
+            lower: vec![],
+            lower_at: vec![],
+            sort_buf: vec![],
             counter_down,
             min_counter_down,
+            flags,
             quick,
             port_start,
             remote_port,
@@ -388,7 +433,19 @@ impl<'a> Ft<'a> {
         }
         for (gi, r) in self.gr.iter().enumerate() {
             self.tuple_rank[gi] = if *r == CA { CA } else { pos[*r as usize] };
-            self.up_key[gi] = self.up_key[gi] & !(u32::MAX as u64) | self.tuple_rank[gi] as u64;
+        }
+    }
+
+    /// Moves every switch's down and sibling groups, in their indexed order, into
+    /// [`Ft::lower`] with no up-going routes counted yet.
+    fn lower_lists(&mut self) {
+        for s in 0..self.sw.len() {
+            let (down, sib) = (std::mem::take(&mut self.sw[s].down), std::mem::take(&mut self.sw[s].sib));
+            self.lower_at.push(LowerRange { start: self.lower.len() as u32, down: down.len() as u32, sib: sib.len() as u32 });
+            for g in down.into_iter().chain(sib) {
+                let (first_port, end_port) = (self.port_start[g], self.port_start[g + 1]);
+                self.lower.push(Lower { key: self.tuple_rank[g] as u64, remote: self.gr[g], group: g as u32, first_port, end_port });
+            }
         }
     }
 
@@ -441,86 +498,51 @@ impl<'a> Ft<'a> {
         self.hops.set(s, hops);
     }
 
-    /// Index order of two groups' remote switches.
-    fn idx_cmp(&self, a: usize, b: usize) -> std::cmp::Ordering {
-        self.tuple_rank[a].cmp(&self.tuple_rank[b])
-    }
-
-    /// OpenSM's `port_group_compare_load_up` (fewest up-going routes, then index) as one
-    /// integer: comparing keys is comparing groups.
-    #[inline]
-    fn up_key(&self, g: usize) -> u64 {
-        self.up_key[g]
-    }
-
-    /// Sorts `v` by [`Ft::up_key`], stably. OpenSM bubble-sorts here; any stable sort
-    /// gives the same order, because keys tie only between CA groups (a switch has one
-    /// group per remote switch and tuples are unique), whose relative order no stable
-    /// sort changes. Insertion sort: after one routing pass the list is nearly sorted.
-    fn sort_up(&self, v: &mut [usize]) {
-        for i in 1..v.len() {
-            let x = v[i];
-            let kx = self.up_key(x);
-            let mut j = i;
-            while j > 0 && self.up_key(v[j - 1]) > kx {
-                v[j] = v[j - 1];
-                j -= 1;
-            }
-            v[j] = x;
-        }
-    }
-
     /// OpenSM's sorts on entering `fabric_route_upgoing_by_going_down`: the down groups
     /// when their counters changed, the sibling groups always.
     #[cold]
     fn sort_for_up(&mut self, s: usize) {
-        if self.quick[s].flags & SORT_DOWN != 0 {
-            let mut v = std::mem::take(&mut self.sw[s].down);
-            self.sort_up(&mut v);
-            self.sw[s].down = v;
-            self.quick[s].flags &= !SORT_DOWN;
+        let at = self.lower_at[s];
+        if self.flags[s] & SORT_DOWN != 0 {
+            sort_up(&mut self.lower[at.down()]);
+            self.flags[s] &= !SORT_DOWN;
         }
-        if self.quick[s].flags & HAS_SIB != 0 {
-            let mut v = std::mem::take(&mut self.sw[s].sib);
-            self.sort_up(&mut v);
-            self.sw[s].sib = v;
+        if self.flags[s] & HAS_SIB != 0 {
+            sort_up(&mut self.lower[at.sib()]);
         }
     }
 
-    fn cmp_down(&self, a: usize, b: usize) -> std::cmp::Ordering {
-        use std::cmp::Ordering::*;
-        match self.counter_down[a].cmp(&self.counter_down[b]) {
-            Equal => {}
-            o => return o,
-        }
-        let load = |g: usize| match self.gr[g] {
+    /// What `port_group_compare_load_down` reads of group `g`, with the caller's `item`
+    /// ([`DownLoad::item`]).
+    fn down_load(&self, g: usize, item: usize) -> DownLoad {
+        let remote_load = match self.gr[g] {
             CA => 0,
             r => self.min_counter_down[r as usize],
         };
-        // OpenSM only prefers the less loaded remote when it is strictly less loaded
-        // from the left operand's side (`port_group_compare_load_down`).
-        if load(a) > load(b) {
-            return Greater;
-        }
-        self.idx_cmp(a, b)
+        DownLoad { counter: self.counter_down[g], remote_load, index: self.tuple_rank[g], item: item as u32 }
     }
 
-    /// OpenSM's bubble sorts, which are stable and stop when a pass swaps nothing.
-    fn bubble(&self, v: &mut [usize], cmp: impl Fn(&Self, usize, usize) -> std::cmp::Ordering) {
-        let n = v.len();
-        let mut i = 0;
-        loop {
-            let mut swapped = false;
-            for j in 1..n.saturating_sub(i) {
-                if cmp(self, v[j], v[j - 1]) == std::cmp::Ordering::Less {
-                    v.swap(j, j - 1);
-                    swapped = true;
-                }
-            }
-            i += 1;
-            if !swapped {
-                break;
-            }
+    /// OpenSM's bubble sort of `s`'s up groups by `port_group_compare_load_down`, on
+    /// copies of what it compares (nothing changes them during the sort).
+    fn sort_up_groups(&mut self, s: usize) {
+        let mut v = std::mem::take(&mut self.sort_buf);
+        v.clear();
+        v.extend(self.sw[s].up.iter().map(|&g| self.down_load(g, g)));
+        bubble(&mut v, DownLoad::before);
+        for (dst, x) in self.sw[s].up.iter_mut().zip(&v) {
+            *dst = x.item as usize;
+        }
+        self.sort_buf = v;
+    }
+
+    /// The same sort of `s`'s sibling groups.
+    fn sort_sib_groups(&mut self, s: usize) {
+        let sib = self.lower_at[s].sib();
+        let old = self.lower[sib.clone()].to_vec();
+        let mut v: Vec<DownLoad> = old.iter().enumerate().map(|(k, x)| self.down_load(x.group as usize, k)).collect();
+        bubble(&mut v, DownLoad::before);
+        for (dst, x) in self.lower[sib].iter_mut().zip(&v) {
+            *dst = old[x.item as usize];
         }
     }
 
@@ -528,19 +550,11 @@ impl<'a> Ft<'a> {
     /// `port_down`), as a flat port index.
     #[inline]
     fn least_loaded(&self, g: usize, counts: &[u32]) -> usize {
-        let (a, b) = (self.port_start[g] as usize, self.port_start[g + 1] as usize);
-        let (mut best, mut load) = (a, u32::MAX);
-        for (j, &c) in counts[a..b].iter().enumerate() {
-            if c < load {
-                best = a + j;
-                load = c;
-            }
-        }
-        best
+        least_loaded(counts, self.port_start[g], self.port_start[g + 1])
     }
 
     fn recalc_min_down(&mut self, s: usize) {
-        self.min_counter_down[s] = self.sw[s].down.iter().map(|&g| self.counter_down[g]).min().unwrap_or(1 << 30);
+        self.min_counter_down[s] = self.lower[self.lower_at[s].down()].iter().map(|x| self.counter_down[x.group as usize]).min().unwrap_or(1 << 30);
     }
 
     /// `fabric_route_upgoing_by_going_down`: sorts as OpenSM does, then routes through
@@ -550,79 +564,120 @@ impl<'a> Ft<'a> {
     /// callers.
     #[inline(always)]
     fn up_by_down(&mut self, s: usize, prev: Option<usize>, lid: usize, hops: u8) -> bool {
-        let q = self.quick[s];
-        if q.flags & HAS_DOWN == 0 {
-            return false;
-        }
-        if q.flags & (SORT_DOWN | HAS_SIB) != 0 {
-            self.sort_for_up(s);
-        }
-        if q.flags & ONLY_CA != 0 {
+        let flags = self.flags[s];
+        // A switch whose down groups all lead to CAs (a leaf) routes nothing here, and
+        // OpenSM's sort would not change their order: no up-going route is ever counted on
+        // a CA group, so their keys tie, and the sort is stable.
+        if flags & ONLY_CA != 0 {
             return true;
         }
-        if !self.hops.any_to_route(&q, prev, lid != 0, hops) {
-            return q.flags & HAS_CA != 0;
+        if flags & HAS_DOWN == 0 {
+            return false;
         }
-        self.route_down_groups(s, prev, lid, hops)
+        if flags & (SORT_DOWN | HAS_SIB) != 0 {
+            self.sort_for_up(s);
+        }
+        if !self.hops.any_to_route(&self.quick[s], prev, lid != 0, hops) {
+            return flags & HAS_CA != 0;
+        }
+        let epoch = self.hops.epoch();
+        let created = self.route_down_groups(s, prev, lid, hops);
+        self.hops.note_routed(&self.quick[s], prev, lid != 0, hops, epoch);
+        created
     }
 
     /// The routing loop of `fabric_route_upgoing_by_going_down`: every down group (and
     /// sibling group, for a LID other than 0) in sorted order, each remote switch without
-    /// a shorter route programmed to come up through this one.
+    /// a shorter route programmed to come up through this one. The recursion below only
+    /// programs switches at more than `hops` hops, so it never enters this switch again
+    /// and the records keep their places until the loop ends.
     #[inline(never)]
     fn route_down_groups(&mut self, s: usize, prev: Option<usize>, lid: usize, hops: u8) -> bool {
-        let mut created = false;
-        let nd = self.sw[s].down.len();
-        let total = nd + if lid != 0 { self.sw[s].sib.len() } else { 0 };
-        for k in 0..total {
-            let gi = if k < nd { self.sw[s].down[k] } else { self.sw[s].sib[k - nd] };
-            let r = self.gr[gi];
-            if r == CA {
+        let at = self.lower_at[s];
+        let end = if lid != 0 { at.sib().end } else { at.down().end };
+        // A CA group is noted before this is compared, so CA stands for no switch.
+        let prev = prev.map_or(CA, |p| p as u32);
+        let row = lid * self.n;
+        let (mut created, mut counted) = (false, false);
+        for k in at.start as usize..end {
+            let x = self.lower[k];
+            if x.remote == CA {
                 created = true;
                 continue;
             }
-            let r = r as usize;
-            if prev == Some(r) {
+            if x.remote == prev {
                 continue;
             }
+            let r = x.remote as usize;
             // OpenSM picks the least loaded port first; checking the hop count first
             // gives the same result without touching the ports of skipped groups.
             let least = self.hop(r);
             if least != NO_PATH && hops as u16 + 1 >= least as u16 {
                 continue;
             }
-            let best = self.least_loaded(gi, &self.port_up);
-            self.set_route(r, lid, self.remote_port[best], hops + 1);
-            let routed = self.up_by_down(r, None, lid, hops + 1);
-            created |= routed;
-            if routed {
+            let best = least_loaded(&self.port_up, x.first_port, x.end_port);
+            self.lft[row + r] = self.remote_port[best];
+            // `least` is NO_PATH, the largest count, or more than `hops + 1`.
+            self.hops.lower(r, hops + 1);
+            if self.up_by_down(r, None, lid, hops + 1) {
+                debug_assert_eq!(self.lower[k].group, x.group, "the recursion re-sorted this switch's groups");
+                created = true;
+                counted = true;
                 self.port_up[best] += 1;
-                self.up_key[gi] += 1 << 32; // counter_up
-                self.quick[s].flags |= SORT_DOWN;
+                self.lower[k].key += 1 << 32; // counter_up
             }
+        }
+        if counted {
+            self.flags[s] |= SORT_DOWN;
         }
         created
     }
 
-    /// `fabric_route_downgoing_by_going_up` (no reverse hops).
+    /// `fabric_route_downgoing_by_going_up` (no reverse hops): the down-going part
+    /// ([`Ft::up_by_down`]), then, unless `s` is a root or has no up groups (on the k=32
+    /// fat tree 256 of the 273 calls per LID are at a root), the up-going part
+    /// ([`Ft::route_up_groups`]). Inlined into the callers, so that most calls make none.
+    #[inline(always)]
     fn down_by_up(&mut self, s: usize, prev: Option<usize>, lid: usize, main: bool, hops: u8) -> bool {
-        let mut created = self.up_by_down(s, prev, lid, hops);
+        let created = self.up_by_down(s, prev, lid, hops);
         if self.sw[s].rank == 0 || self.sw[s].up.is_empty() {
             return created;
         }
-        let mut v = std::mem::take(&mut self.sw[s].up);
-        self.bubble(&mut v, Self::cmp_down);
-        self.sw[s].up = v;
+        self.route_up_groups(s, lid, main, hops) | created
+    }
+
+    /// Whether switch `r` has a route to `lid` yet. For a LID other than 0 the hop count
+    /// says so: both are written together and LID 0 is the only one routed more than once.
+    /// For LID 0 (the dummy targets) the leaf's own hop count is set without an entry, so
+    /// the entry is read.
+    #[inline(always)]
+    fn has_route(&self, r: usize, lid: usize) -> bool {
+        if lid == 0 {
+            self.entry(r, 0) != NO_PATH
+        } else {
+            self.hop(r) != NO_PATH
+        }
+    }
+
+    /// The up-going part of `fabric_route_downgoing_by_going_up`: `s`'s up groups sorted
+    /// by load, the least loaded one (on the main path) counted and programmed to come
+    /// down through `s`, then every up group and sibling group whose switch has no shorter
+    /// route.
+    #[inline(never)]
+    fn route_up_groups(&mut self, s: usize, lid: usize, main: bool, hops: u8) -> bool {
+        let mut created = false;
+        self.sort_up_groups(s);
         let min_g = self.sw[s].up[0];
         if main {
             let bp = self.least_loaded(min_g, &self.port_down);
-            let Remote::Switch(r) = self.g[min_g].remote else { unreachable!("up groups lead to switches") };
+            let r = self.gr[min_g] as usize;
+            debug_assert!(self.gr[min_g] != CA, "up groups lead to switches");
             self.counter_down[min_g] += 1;
             self.port_down[bp] += 1;
             if self.counter_down[min_g] == self.min_counter_down[r] + 1 {
                 self.recalc_min_down(r);
             }
-            if self.entry(r, lid) == NO_PATH || (hops as u16 + 1) < self.hop(r) as u16 {
+            if !self.has_route(r, lid) || (hops as u16 + 1) < self.hop(r) as u16 {
                 self.set_route(r, lid, self.remote_port[bp], hops + 1);
             }
             created |= self.down_by_up(r, Some(s), lid, main, hops + 1);
@@ -631,22 +686,29 @@ impl<'a> Ft<'a> {
         // `s`'s own up groups, so they can be walked by index.
         for k in usize::from(main)..self.sw[s].up.len() {
             let gi = self.sw[s].up[k];
-            let Remote::Switch(r) = self.g[gi].remote else { continue };
-            if self.entry(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r) as u16 {
+            let r = self.gr[gi];
+            if r == CA {
+                continue;
+            }
+            let r = r as usize;
+            if self.has_route(r, lid) && hops as u16 + 1 >= self.hop(r) as u16 {
                 continue;
             }
             let bp = self.least_loaded(gi, &self.port_down);
             self.set_route(r, lid, self.remote_port[bp], hops + 1);
             created |= self.down_by_up(r, Some(s), lid, false, hops + 1);
         }
-        if !self.sw[s].sib.is_empty() {
-            let mut v = std::mem::take(&mut self.sw[s].sib);
-            self.bubble(&mut v, Self::cmp_down);
-            self.sw[s].sib = v;
-            for k in 0..self.sw[s].sib.len() {
-                let gi = self.sw[s].sib[k];
-                let Remote::Switch(r) = self.g[gi].remote else { continue };
-                if self.entry(r, lid) != NO_PATH && hops as u16 + 1 >= self.hop(r) as u16 {
+        let sib = self.lower_at[s].sib();
+        if !sib.is_empty() {
+            self.sort_sib_groups(s);
+            for k in sib {
+                let gi = self.lower[k].group as usize;
+                let r = self.gr[gi];
+                if r == CA {
+                    continue;
+                }
+                let r = r as usize;
+                if self.has_route(r, lid) && hops as u16 + 1 >= self.hop(r) as u16 {
                     continue;
                 }
                 let bp = self.least_loaded(gi, &self.port_down);
@@ -659,6 +721,87 @@ impl<'a> Ft<'a> {
             }
         }
         created
+    }
+}
+
+/// Sorts `v` by [`Lower::key`], stably. OpenSM bubble-sorts here; any stable sort gives
+/// the same order, because keys tie only between CA groups (a switch has one group per
+/// remote switch and tuples are unique), whose relative order no stable sort changes.
+/// Insertion sort: after one routing pass the list is nearly sorted.
+fn sort_up(v: &mut [Lower]) {
+    for i in 1..v.len() {
+        if v[i - 1].key <= v[i].key {
+            continue; // in place already: most are
+        }
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1].key > x.key {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
+}
+
+/// The first of the ports `first..end` (flat port indices) with the fewest routes by
+/// `counts` (`port_up` or `port_down`).
+#[inline]
+fn least_loaded(counts: &[u32], first: u32, end: u32) -> usize {
+    let (a, b) = (first as usize, end as usize);
+    if b == a + 1 {
+        return a;
+    }
+    let (mut best, mut load) = (a, u32::MAX);
+    for (j, &c) in counts[a..b].iter().enumerate() {
+        if c < load {
+            best = a + j;
+            load = c;
+        }
+    }
+    best
+}
+
+/// What OpenSM's `port_group_compare_load_down` compares of a group, copied out for one
+/// sort.
+#[derive(Clone, Copy, Debug)]
+struct DownLoad {
+    /// Routes going down through the group (`counter_down`).
+    counter: u32,
+    /// The remote switch's least loaded down group (`min_counter_down`; 0 for a CA).
+    remote_load: u32,
+    /// The remote switch's [`Ft::tuple_rank`].
+    index: u32,
+    /// What the caller puts back in sorted order: the group (up groups) or its position
+    /// before the sort (sibling records).
+    item: u32,
+}
+
+impl DownLoad {
+    /// Whether `a` sorts before `b`: fewer down-going routes, then the lower index, but
+    /// OpenSM only prefers the less loaded remote when it is strictly less loaded from the
+    /// left operand's side, so this is not a consistent order and only OpenSM's own
+    /// bubble sort gives its result.
+    fn before(a: DownLoad, b: DownLoad) -> bool {
+        a.counter < b.counter || (a.counter == b.counter && a.remote_load <= b.remote_load && a.index < b.index)
+    }
+}
+
+/// OpenSM's bubble sorts, which are stable and stop when a pass swaps nothing.
+fn bubble<T: Copy>(v: &mut [T], before: impl Fn(T, T) -> bool) {
+    let n = v.len();
+    let mut i = 0;
+    loop {
+        let mut swapped = false;
+        for j in 1..n.saturating_sub(i) {
+            if before(v[j], v[j - 1]) {
+                v.swap(j, j - 1);
+                swapped = true;
+            }
+        }
+        i += 1;
+        if !swapped {
+            break;
+        }
     }
 }
 

@@ -11,10 +11,13 @@
 //! work without changing a result: the test has no side effects, and the loop still makes
 //! its own checks whenever the answer is yes.
 //!
-//! The remembered answer is an upper bound on the largest hop count of the set. Hop counts
-//! only fall while one LID is routed, except when ftree re-routes a leaf on its dummy LID
-//! 0 through a sibling link; that, and every new LID, starts a new epoch, which forgets
-//! every bound.
+//! The remembered answer is an upper bound on the largest hop count of the set: the
+//! largest count a scan that found nothing to route saw, or, after a routing loop,
+//! `hops + 1` (every remote switch other than the one the recursion came from now has at
+//! most that) with that one's count. A scan that finds a switch to route stops there. Hop
+//! counts only fall while one LID is routed, except when ftree re-routes a leaf on its
+//! dummy LID 0 through a sibling link; that, and every new LID, starts a new epoch, which
+//! forgets every bound.
 
 use std::collections::HashMap;
 
@@ -37,10 +40,11 @@ pub(super) struct Quick {
     /// sibling groups together.
     set_down: u32,
     set_all: u32,
-    pub flags: u8,
 }
 
-/// [`Quick::flags`]: the switch has down groups.
+/// Per switch, what the down-going recursion tests before anything else (a byte per
+/// switch, apart from [`Quick`], which it reads only when these leave the answer open):
+/// the switch has down groups.
 pub(super) const HAS_DOWN: u8 = 1;
 /// Has sibling groups.
 pub(super) const HAS_SIB: u8 = 2;
@@ -79,6 +83,14 @@ impl HopColumn {
         self.hops[s] = hops;
     }
 
+    /// [`HopColumn::set`] where the caller knows that `hops` is no larger than the count
+    /// it replaces, so every bound stays valid.
+    #[inline]
+    pub fn lower(&mut self, s: usize, hops: u8) {
+        debug_assert!(hops <= self.hops[s]);
+        self.hops[s] = hops;
+    }
+
     /// Forgets the hop counts of the LID routed before (switches `0..n`).
     pub fn start_lid(&mut self, n: usize) {
         self.hops[..n].fill(NO_PATH);
@@ -88,7 +100,10 @@ impl HopColumn {
     /// Whether the down-going recursion at a switch (`q`), reached from `prev` with
     /// `hops`, routes anything: some down group's (and with `siblings`, for a LID other
     /// than 0, sibling group's) remote switch other than `prev` has no route yet
-    /// ([`NO_PATH`], the largest hop count) or a longer one than `hops + 1`.
+    /// ([`NO_PATH`], the largest hop count) or a longer one than `hops + 1`. The scan
+    /// stops at the first such switch (the routing loop then runs and
+    /// [`HopColumn::note_routed`] bounds the set); a scan that finds none remembers the
+    /// largest count it saw.
     #[inline(always)]
     pub fn any_to_route(&mut self, q: &Quick, prev: Option<usize>, siblings: bool, hops: u8) -> bool {
         let (end, set) = if siblings { (q.sib_end, q.set_all) } else { (q.down_end, q.set_down) };
@@ -98,33 +113,50 @@ impl HopColumn {
             return false;
         }
         let col = &*self.hops;
-        let remotes = &self.remotes[q.start as usize..end as usize];
-        // Four running maxima, so that the loads do not wait on one another.
-        let mut m = [0u8; 4];
-        let mut chunks = remotes.chunks_exact(4);
-        for c in &mut chunks {
-            for i in 0..4 {
-                m[i] = m[i].max(col[c[i] as usize]);
+        let prev = prev.map_or(u32::MAX, |p| p as u32);
+        let mut most = 0u8;
+        for &r in &self.remotes[q.start as usize..end as usize] {
+            let h = col[r as usize];
+            if h as u16 > limit && r as u32 != prev {
+                return true;
             }
+            most = most.max(h);
         }
-        let most = chunks.remainder().iter().fold(m[0].max(m[1]).max(m[2]).max(m[3]), |m, &r| m.max(col[r as usize]));
         self.set_max[set as usize] = (self.epoch, most);
-        if most as u16 <= limit {
-            return false;
+        false
+    }
+
+    /// The current epoch, for [`HopColumn::note_routed`].
+    #[inline]
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// After the routing loop at a switch (`q`), reached from `prev` with `hops`, that
+    /// started in `epoch` ([`HopColumn::any_to_route`] said yes): every remote switch of
+    /// the set other than `prev` now has a route of at most `hops + 1` hops (it had one,
+    /// or the loop gave it one), so that bounds the set together with `prev`'s count. Only
+    /// while no count has risen since the loop started (the loop's recursion only lowers
+    /// counts; the epoch check does not rely on it).
+    #[inline]
+    pub fn note_routed(&mut self, q: &Quick, prev: Option<usize>, siblings: bool, hops: u8, epoch: u64) {
+        if self.epoch != epoch {
+            return;
         }
-        match prev {
-            None => true,
-            Some(p) => remotes.iter().any(|&r| r as usize != p && col[r as usize] as u16 > limit),
-        }
+        let set = if siblings { q.set_all } else { q.set_down };
+        let bound = prev.map_or(hops + 1, |p| self.hops[p].max(hops + 1));
+        self.set_max[set as usize] = (epoch, bound);
     }
 }
 
-/// Each switch's [`Quick`] and the hop column with the remote switches they list, from
+/// Each switch's [`Quick`] and flags ([`HAS_DOWN`]…) and the hop column with the remote
+/// switches they list, from
 /// every switch's (down groups, sibling groups) as remote switch indices (`u32::MAX`: a
 /// CA). Indices must be below [`MAX_SWITCHES`].
-pub(super) fn quick_tables(groups: &[(Vec<u32>, Vec<u32>)]) -> (Vec<Quick>, HopColumn) {
+pub(super) fn quick_tables(groups: &[(Vec<u32>, Vec<u32>)]) -> (Vec<Quick>, Vec<u8>, HopColumn) {
     const CA: u32 = u32::MAX;
     let mut quick = Vec::with_capacity(groups.len());
+    let mut all_flags = Vec::with_capacity(groups.len());
     let mut remotes = vec![];
     let mut sets: HashMap<Vec<u16>, u32> = HashMap::new();
     let mut set_of = |list: &[u16]| {
@@ -152,8 +184,9 @@ pub(super) fn quick_tables(groups: &[(Vec<u32>, Vec<u32>)]) -> (Vec<Quick>, HopC
         }
         let set_down = set_of(&remotes[start as usize..down_end as usize]);
         let set_all = set_of(&remotes[start as usize..sib_end as usize]);
-        quick.push(Quick { start, down_end, sib_end, set_down, set_all, flags });
+        quick.push(Quick { start, down_end, sib_end, set_down, set_all });
+        all_flags.push(flags);
     }
     let nsets = sets.len();
-    (quick, HopColumn { hops: Box::new([NO_PATH; MAX_SWITCHES]), remotes, set_max: vec![(0, NO_PATH); nsets], epoch: 0 })
+    (quick, all_flags, HopColumn { hops: Box::new([NO_PATH; MAX_SWITCHES]), remotes, set_max: vec![(0, NO_PATH); nsets], epoch: 0 })
 }
