@@ -155,6 +155,16 @@ impl DepGraph {
         let i = self.off[n] + q as usize * self.words[n] + r as usize / 64;
         self.bits[i] |= 1 << (r % 64);
     }
+    /// The first word of channel (into `n` on port `q`)'s row, for [`DepGraph::set_in_row`]:
+    /// a caller marking many dependencies of one channel looks it up once.
+    pub fn row(&self, n: usize, q: u8) -> usize {
+        self.off[n] + q as usize * self.words[n]
+    }
+    /// [`DepGraph::set`] on the row of [`DepGraph::row`].
+    #[inline]
+    pub fn set_in_row(&mut self, row: usize, r: u8) {
+        self.bits[row + r as usize / 64] |= 1 << (r % 64);
+    }
     #[inline]
     pub fn get(&self, n: usize, q: u8, r: u8) -> bool {
         let i = self.off[n] + q as usize * self.words[n] + r as usize / 64;

@@ -59,10 +59,6 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
     if n > tree::MAX_SWITCHES {
         return Err(format!("dfsssp: {n} switches; switch positions are 16-bit here"));
     }
-    let mut base = vec![0usize; n + 1];
-    for s in 0..n {
-        base[s + 1] = base[s] + f.nports[s] as usize + 1;
-    }
     let total_lids: u64 = f.eps.iter().map(|e| 1u64 << e.lmc).sum::<u64>() + n as u64;
     // Per switch: the LIDs it and its CAs own (OpenSM `num_hca`), and its CAs' LIDs.
     let own: Vec<(u64, u64)> = (0..n)
@@ -71,8 +67,7 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
             (1 + cas, cas)
         })
         .collect();
-    let (nbr_start, nbr) = switch_neighbours(f);
-    let mut g = Graph { n, load: vec![0; base[n]], base, nbr_start, nbr, p2: total_lids * total_lids };
+    let mut g = switch_graph(f, total_lids * total_lids);
 
     // Connectivity (OpenSM's dry run from the SM): every switch must be reachable.
     let dist = f.switch_distances();
@@ -100,19 +95,26 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
 
     // The tables are filled LID-major (one destination = one column) and transposed once.
     let mut cols = vec![NO_PATH; n * f.nlid];
-    let mut layers = Layers::new(n);
+    let mut layers = Layers::new(&g);
     let mut tree = Tree::new(n);
     let mut max_load = 0u64;
     let mut vl0 = Vl0::new(f, &own);
-    for d in &dsts {
+    for (x, d) in dsts.iter().enumerate() {
         if d.lid == 0 || d.lid >= f.nlid {
             continue;
         }
+        let row = &dist[d.sw * n..(d.sw + 1) * n];
         if diameter * max_load < g.p2 {
-            if layers.src != d.sw {
-                layers.build(&g, d.sw, &dist[d.sw * n..(d.sw + 1) * n], &own);
+            // Layers pay off for a destination switch with several LIDs in a row (its CA
+            // LIDs); a switch's own LID is scanned. Either gives the same tree.
+            if layers.src == d.sw {
+                tree::layered(&layers, &mut tree);
+            } else if dsts.get(x + 1).is_some_and(|next| next.sw == d.sw) {
+                layers.build(&g, d.sw, row, &own);
+                tree::layered(&layers, &mut tree);
+            } else {
+                tree::scan(&g, d.sw, row, &own, &mut layers, &mut tree);
             }
-            tree::layered(&layers, &mut tree);
         } else {
             tree::heap_dijkstra(&g, d.sw, &own, &mut layers, &mut tree);
         }
@@ -146,43 +148,67 @@ fn ca_lids(f: &Fabric, lid: usize) -> u64 {
 /// the subtree holds CA LIDs (paths from them use it). Returns the largest load charged.
 #[inline(never)] // once per destination; kept apart in profiles
 fn charge(g: &mut Graph, l: &mut Layers, t: &mut Tree, col: &mut [u8], mut vl0: Option<&mut Vl0>) -> u64 {
-    let mut max_load = 0;
+    let mut max_key = 0;
     // `t.sub` holds what a position's children have passed up so far; taking it leaves
     // it zero for the next destination.
-    for i in (1..l.order.len()).rev() {
-        let c = t.choice[i];
-        let (port, up_port, link) = l.link(g, i, c);
-        col[l.order[i] as usize] = port;
-        let p = l.parent(c);
-        let (from_children, own) = (std::mem::take(&mut t.sub[i]), l.own[i]);
+    // Columns cut to one length each (per position, per candidate, per entry), so that an
+    // index is checked once for all the columns it reads.
+    let len = l.order.len();
+    let (order, own, choice, sub) = (&l.order[..len], &l.own[..len], &t.choice[..len], &mut t.sub[..len]);
+    let m = l.parent.len();
+    let (parent, entry, lkey) = (&l.parent[..m], &l.entry[..m], &mut l.key[..m]);
+    let e = g.nb.len();
+    let (port, gkey, dep_row) = (&g.port[..e], &mut g.key[..e], &g.dep_row[..e]);
+    for i in (1..len).rev() {
+        let c = choice[i] as usize;
+        let (k, p) = (entry[c] as usize, parent[c] as usize);
+        col[order[i] as usize] = port[k];
+        let (from_children, own) = (std::mem::take(&mut sub[i]), own[i]);
         let (lids, cas) = (own.0 + from_children.0, own.1 + from_children.1);
-        max_load = max_load.max(l.charge(g, c, link, lids));
-        t.sub[p].0 += lids;
+        lkey[c] += lids << 8;
+        gkey[k] += lids << 8;
+        max_key = max_key.max(gkey[k]);
+        sub[p].0 += lids;
         if let Some(vl0) = vl0.as_deref_mut() {
-            t.sub[p].1 += cas;
+            sub[p].1 += cas;
             if p != 0 && cas != 0 {
-                let out = l.link(g, p, t.choice[p]).0;
-                vl0.deps.set(l.order[p] as usize, up_port, out);
+                let out = port[entry[choice[p] as usize] as usize];
+                vl0.deps.set_in_row(dep_row[k] as usize, out);
             }
         }
     }
     t.sub[0] = (0, 0);
-    max_load
+    max_key >> 8
 }
 
-/// [`Graph::nbr_start`] and [`Graph::nbr`].
-fn switch_neighbours(f: &Fabric) -> (Vec<u32>, Vec<(u32, u8, u8)>) {
-    let mut start = vec![0u32];
-    let mut nbr = vec![];
-    for row in &f.adj {
-        for (q, peer) in row.iter().enumerate() {
-            if let Peer::Switch { sw: u, port: pu } = *peer {
-                nbr.push((u, q as u8, pu));
-            }
-        }
-        start.push(nbr.len() as u32);
+/// The switch-to-switch links as a [`Graph`] with no load yet; `p2` its base weight.
+fn switch_graph(f: &Fabric, p2: u64) -> Graph {
+    let n = f.nsw();
+    let mut g = Graph { n, nbr_start: vec![0], nb: vec![], port: vec![], up: vec![], rev: vec![], dep_row: vec![], key: vec![], p2 };
+    // Flat (switch, port) → entry, for the opposite links.
+    let mut port_base = vec![0usize; n + 1];
+    for s in 0..n {
+        port_base[s + 1] = port_base[s] + f.adj[s].len();
     }
-    (start, nbr)
+    let mut entry_at = vec![NONE; port_base[n]];
+    for s in 0..n {
+        let first = g.nb.len();
+        for (q, u, pu) in f.sw_links(s) {
+            entry_at[port_base[s] + q as usize] = g.nb.len() as u32;
+            g.nb.push(u as u16);
+            g.port.push(q);
+            g.up.push(pu);
+            g.key.push((g.nb.len() - 1 - first) as u64);
+        }
+        g.nbr_start.push(g.nb.len() as u32);
+    }
+    let deps = DepGraph::new(f);
+    for k in 0..g.nb.len() {
+        let (u, pu) = (g.nb[k] as usize, g.up[k]);
+        g.rev.push(entry_at[port_base[u] + pu as usize]);
+        g.dep_row.push(deps.row(u, pu) as u32);
+    }
+    g
 }
 
 /// Dependency counts per switch: (in port, out port) → paths, for one VL.

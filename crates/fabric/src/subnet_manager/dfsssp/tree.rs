@@ -2,18 +2,25 @@
 //! `dijkstra`, at linux-rdma/opensm fa74b98): every switch's next hop towards one
 //! destination switch under link weights P² + load.
 //!
-//! Two ways to find it, with the same result where both apply:
-//! - [`layered`]: while every path's accumulated load stays below P² / (longest path),
-//!   the weights order paths by (hops, load) exactly, so Dijkstra reduces to one pass over
-//!   the breadth-first layers from the destination ([`Layers`]): each switch takes the
-//!   candidate one hop nearer with the least accumulated load, ties to its lowest port.
-//!   The layers depend only on the destination switch, so the CA LIDs of one switch share
-//!   them (16 destinations in a row on a k=32 fat tree).
-//! - [`heap_dijkstra`]: plain Dijkstra with a binary heap, for when the bound does not
-//!   hold. Ties go to the first relaxation (OpenSM's 4-ary heap breaks them in its own
-//!   order, so tie choices can differ there).
+//! While every path's accumulated load stays below P² / (longest path), the weights order
+//! paths by (hops, load) exactly, so Dijkstra reduces to one pass over the breadth-first
+//! layers from the destination: each switch takes the candidate one hop nearer with the
+//! least accumulated load, ties to its lowest port. Two forms of that pass, with the same
+//! result:
+//! - [`layered`], over prebuilt [`Layers`] that list each switch's candidates only. The
+//!   layers depend only on the destination switch, so the CA LIDs of one switch share
+//!   them (16 destinations in a row on a k=32 fat tree); building them costs about as
+//!   much as [`scan`].
+//! - [`scan`], over every switch's whole neighbour list, for a destination switch used
+//!   once (a switch LID): switches not yet reached read an unreachable accumulated load
+//!   ([`UNREACHED`]), and a layer's loads are published only once the whole layer is
+//!   chosen, so only the candidates one hop nearer can win.
 //!
-//! Both leave the tree in the same form: a [`Layers`] (switches parents first) and one
+//! Where the bound does not hold, [`heap_dijkstra`]: plain Dijkstra with a binary heap.
+//! Ties go to the first relaxation (OpenSM's 4-ary heap breaks them in its own order, so
+//! tie choices can differ there).
+//!
+//! All three leave the tree in the same form: a [`Layers`] (switches parents first) and one
 //! chosen candidate per switch ([`Tree`]), which [`super`] charges and writes out.
 
 use std::cmp::Reverse;
@@ -21,27 +28,44 @@ use std::collections::BinaryHeap;
 
 use crate::subnet_manager::cdg::NONE;
 
-/// The switch graph with its link loads, as the Dijkstra passes see it.
+/// The switch graph with its link loads, as the Dijkstra passes see it: per switch `v`,
+/// its switch neighbours in `v`'s port order as *entries* (compressed rows,
+/// `nbr_start[v]..nbr_start[v + 1]`), each entry also naming the directed link `u → v`
+/// that arrives from neighbour `u`.
 pub(super) struct Graph {
     pub n: usize,
-    /// Flat port id base per switch.
-    pub base: Vec<usize>,
-    /// Per directed link `u→v`, by the flat port id of its *receiving* end (`v`'s port):
-    /// accumulated load. A switch's incoming links are then side by side, as the layered
-    /// pass reads them.
-    pub load: Vec<u64>,
-    /// Switch neighbours of each switch `v` in `v`'s port order (compressed rows,
-    /// `nbr[nbr_start[v]..nbr_start[v + 1]]`): the neighbour, `v`'s port to it, and its
-    /// port to `v`.
     pub nbr_start: Vec<u32>,
-    pub nbr: Vec<(u32, u8, u8)>,
+    /// Per entry: the neighbour `u` (16-bit: [`MAX_SWITCHES`]).
+    pub nb: Vec<u16>,
+    /// Per entry: `v`'s port to `u` (`v`'s LFT entry when `u` is its next hop).
+    pub port: Vec<u8>,
+    /// Per entry: `u`'s port to `v` (the in port of a path that goes on from `u`).
+    pub up: Vec<u8>,
+    /// Per entry: the entry of `v` in `u`'s row (the opposite link), for [`heap_dijkstra`].
+    pub rev: Vec<u32>,
+    /// Per entry: the [`DepGraph::row`](crate::subnet_manager::cdg::DepGraph::row) of the channel `v → u` as it enters `u` (on
+    /// `u`'s port `up`), where a path that goes on from `u` marks its dependency.
+    pub dep_row: Vec<u32>,
+    /// Per entry: the accumulated load of the link `u → v` shifted left by 8, with the
+    /// entry's index in `v`'s row in the low byte (a switch has at most 255 switch ports).
+    /// The least of `accumulated load + key` over a row is then the least load at the
+    /// lowest port, found without a branch.
+    pub key: Vec<u64>,
     /// P², P = number of LIDs: every link's base weight.
     pub p2: u64,
 }
 
 impl Graph {
-    pub fn nbrs(&self, v: usize) -> &[(u32, u8, u8)] {
-        &self.nbr[self.nbr_start[v] as usize..self.nbr_start[v + 1] as usize]
+    /// Entries `nbr_start[v]..nbr_start[v + 1]` as a range.
+    #[inline]
+    fn row(&self, v: usize) -> std::ops::Range<usize> {
+        self.nbr_start[v] as usize..self.nbr_start[v + 1] as usize
+    }
+
+    /// The load of the link of entry `k`.
+    #[inline]
+    pub fn load(&self, k: usize) -> u64 {
+        self.key[k] >> 8
     }
 }
 
@@ -50,38 +74,46 @@ impl Graph {
 /// candidates one hop nearer, in its port order (compressed rows).
 pub(super) struct Layers {
     /// The destination switch the layers were built from; `usize::MAX` when they hold a
-    /// heap Dijkstra's tree instead.
+    /// single chosen tree ([`scan`], [`heap_dijkstra`]) instead.
     pub src: usize,
     /// Position → switch.
     pub order: Vec<u32>,
     /// Per position: the LIDs (OpenSM `num_hca`) and the CA LIDs of that switch, which
     /// its subtree sums start from.
     pub own: Vec<(u64, u64)>,
-    /// Switch → position (scratch of [`Layers::build`]).
+    /// Switch → position.
     pos: Vec<u32>,
+    /// Per breadth-first layer: its first position (one more entry than layers).
+    layer_start: Vec<u32>,
     /// Per position: its first candidate (`order.len() + 1` entries).
     start: Vec<u32>,
     /// Per candidate (a switch one hop nearer, a possible parent): its position (16-bit:
-    /// [`MAX_SWITCHES`]), and the load of its link to the child shifted left by 8 with the
-    /// candidate's rank among the child's (port order) in the low byte — the two columns
-    /// the layered pass reads, kept current by [`Layers::charge`] while the layers are
-    /// reused.
-    parent: Vec<u16>,
-    key: Vec<u64>,
-    /// Per candidate: its index in the child's neighbour list ([`Graph::nbrs`]), which
-    /// gives the ports and the link.
-    nbr: Vec<u8>,
+    /// [`MAX_SWITCHES`]), and [`Graph::key`] of its link with the candidate's rank among
+    /// the child's (port order) in the low byte instead — the two columns the layered
+    /// pass reads; the caller keeps `key` current as it charges loads while the layers are reused.
+    pub parent: Vec<u16>,
+    pub key: Vec<u64>,
+    /// Per candidate: its [`Graph`] entry, which gives the ports and the link.
+    pub entry: Vec<u32>,
 }
 
 /// Positions are 16-bit, so there can be at most this many switches (a subnet has fewer
 /// than 49,152 unicast LIDs, IBTA Vol. 1 §4.1.3, so fewer switches).
 pub(super) const MAX_SWITCHES: usize = 1 << 16;
 
+/// The accumulated load (shifted) of a switch [`scan`] has not chosen a parent for yet:
+/// above any real sum (loads stay below 2^32, shifted below 2^40, see [`layered`]), and
+/// far enough below 2^64 that adding a key cannot overflow.
+const UNREACHED: u64 = 1 << 62;
+
 /// The tree chosen on a [`Layers`], by position.
 pub(super) struct Tree {
-    /// Accumulated load from the destination, shifted left by 8 (as [`Layers::key`]);
-    /// spans every 16-bit position, so reading it at a candidate's needs no bounds check.
+    /// Per position: accumulated load from the destination, shifted left by 8 (as
+    /// [`Graph::key`]); spans every 16-bit position, so reading it at a candidate's needs
+    /// no bounds check.
     acc: Box<[u64; MAX_SWITCHES]>,
+    /// The same per switch, [`UNREACHED`] until the switch's layer is chosen ([`scan`]).
+    acc_by_switch: Box<[u64; MAX_SWITCHES]>,
     /// The chosen candidate (an index into the layers' candidates); unused at 0.
     pub choice: Vec<u32>,
     /// Scratch for the caller's subtree sums, per position; zero between destinations.
@@ -90,89 +122,107 @@ pub(super) struct Tree {
 
 impl Tree {
     pub fn new(n: usize) -> Tree {
-        Tree { acc: Box::new([0; MAX_SWITCHES]), choice: vec![0; n], sub: vec![(0, 0); n] }
+        Tree { acc: Box::new([0; MAX_SWITCHES]), acc_by_switch: Box::new([UNREACHED; MAX_SWITCHES]), choice: vec![0; n], sub: vec![(0, 0); n] }
     }
 }
 
 impl Layers {
-    /// Empty layers for `n` switches.
-    pub fn new(n: usize) -> Layers {
-        Layers { src: usize::MAX, order: vec![], own: vec![], pos: vec![NONE; n], start: vec![], parent: vec![], key: vec![], nbr: vec![] }
+    /// Empty layers for the switches of `g`. The candidate columns are sized once for
+    /// the most candidates there can be: every entry (a switch's candidates are some of
+    /// its entries), or one per switch for a chosen tree.
+    pub fn new(g: &Graph) -> Layers {
+        let most = g.nb.len().max(g.n);
+        Layers {
+            src: usize::MAX,
+            order: vec![],
+            own: vec![],
+            pos: vec![NONE; g.n],
+            layer_start: vec![],
+            start: vec![],
+            parent: vec![0; most],
+            key: vec![0; most],
+            entry: vec![0; most],
+        }
     }
 
-    /// Candidate `c`'s position (an index from [`Tree::choice`]).
-    #[inline]
-    pub fn parent(&self, c: u32) -> usize {
-        self.parent[c as usize] as usize
-    }
-
-    /// Candidate `c` of the switch at position `i`: the switch's port towards it (its LFT
-    /// entry), its port towards the switch, and the flat id of the link to the switch
-    /// ([`Graph::load`]).
-    #[inline]
-    pub fn link(&self, g: &Graph, i: usize, c: u32) -> (u8, u8, usize) {
-        let v = self.order[i] as usize;
-        let (_, q, up) = g.nbrs(v)[self.nbr[c as usize] as usize];
-        (q, up, g.base[v] + q as usize)
-    }
-
-    /// Adds `lids` to the load of `link`, candidate `c`'s link, in `g` and in the layers'
-    /// copy. Returns the new load.
-    #[inline]
-    pub fn charge(&mut self, g: &mut Graph, c: u32, link: usize, lids: u64) -> u64 {
-        self.key[c as usize] += lids << 8;
-        let load = &mut g.load[link];
-        *load += lids;
-        *load
-    }
-
-    /// The layers from destination switch `d`, whose row of the distance matrix is `row`;
-    /// `own` as in [`Layers::own`], by switch.
-    #[inline(never)] // once per destination switch; kept apart in profiles
-    pub fn build(&mut self, g: &Graph, d: usize, row: &[u8], own: &[(u64, u64)]) {
-        // Reachable switches by distance, ties in index order (a counting sort: stable).
-        // The order within a layer does not change any result: a layer's choices read
-        // only the layer before, and the caller only sums over the tree.
+    /// Positions from destination switch `d`, whose row of the distance matrix is `row`:
+    /// reachable switches by distance, ties in index order (a counting sort: stable). The
+    /// order within a layer does not change any result: a layer's choices read only the
+    /// layer before, and the caller only sums over the tree. Clears the candidates.
+    fn position(&mut self, d: usize, row: &[u8], own: &[(u64, u64)]) {
         let mut at = [0u32; 257];
-        for &x in row.iter().filter(|&&x| x != u8::MAX) {
+        for &x in row {
             at[x as usize + 1] += 1;
         }
         for x in 1..257 {
             at[x] += at[x - 1];
         }
-        self.src = d;
-        self.order.clear();
-        self.order.resize(at[255] as usize, 0);
-        self.pos.fill(NONE);
-        for (v, &x) in row.iter().enumerate().filter(|(_, &x)| x != u8::MAX) {
-            self.order[at[x as usize] as usize] = v as u32;
-            self.pos[v] = at[x as usize];
-            at[x as usize] += 1;
+        // Unreachable switches (`u8::MAX`) sort last and are cut off.
+        let reached = at[255] as usize;
+        let layers = at.iter().rposition(|&a| (a as usize) < reached).map_or(0, |x| x + 1);
+        self.layer_start.clear();
+        self.layer_start.extend_from_slice(&at[..=layers]);
+        self.order.resize(row.len(), 0);
+        for (v, &x) in row.iter().enumerate() {
+            let a = &mut at[x as usize];
+            self.order[*a as usize] = v as u32;
+            self.pos[v] = *a;
+            *a += 1;
         }
+        self.order.truncate(reached);
         debug_assert_eq!(self.order.first(), Some(&(d as u32)));
         self.own.clear();
         self.own.extend(self.order.iter().map(|&v| own[v as usize]));
         self.start.clear();
+    }
+
+    /// The layers from destination switch `d`, whose row of the distance matrix is `row`;
+    /// `own` as in [`Layers::own`], by switch.
+    #[inline(never)] // once per destination switch with several LIDs; kept apart in profiles
+    pub fn build(&mut self, g: &Graph, d: usize, row: &[u8], own: &[(u64, u64)]) {
+        self.position(d, row, own);
+        self.start.reserve(self.order.len() + 1);
+        // A neighbour is one hop nearer exactly when its position comes before the
+        // switch's layer (breadth-first: a neighbour is at most one layer away). The
+        // columns span every entry (a switch's candidates are some of its entries).
+        let total = g.nb.len();
+        let (parent, key, entry, pos) = (&mut self.parent[..total], &mut self.key[..total], &mut self.entry[..total], &self.pos[..]);
         self.start.push(0);
-        self.parent.clear();
-        self.key.clear();
-        self.nbr.clear();
-        for &v in &self.order {
-            let dv = row[v as usize];
-            let base = g.base[v as usize];
-            let first = self.parent.len();
-            for (j, &(u, q, _)) in g.nbrs(v as usize).iter().enumerate() {
-                let du = row[u as usize];
-                if du != u8::MAX && du + 1 == dv {
-                    let rank = self.parent.len() - first;
-                    self.parent.push(self.pos[u as usize] as u16);
-                    self.key.push(g.load[base + q as usize] << 8 | rank as u64);
-                    self.nbr.push(j as u8);
+        let mut len = 0;
+        for layer in self.layer_start.windows(2) {
+            let nearer = layer[0];
+            for &v in &self.order[layer[0] as usize..layer[1] as usize] {
+                let first = len;
+                let r = g.row(v as usize);
+                for (k, (&u, &gk)) in r.clone().zip(g.nb[r.clone()].iter().zip(&g.key[r])) {
+                    let pu = pos[u as usize];
+                    if pu < nearer {
+                        parent[len] = pu as u16;
+                        key[len] = gk & !0xFF | (len - first) as u64;
+                        entry[len] = k as u32;
+                        len += 1;
+                    }
                 }
+                self.start.push(len as u32);
             }
-            self.start.push(self.parent.len() as u32);
+        }
+        self.src = d;
+    }
+}
+
+/// The least of `acc[index[x]] + key[x]`, with four running minima so that the
+/// comparisons do not wait on one another (the keys of one row are distinct in their low
+/// byte, so the order of taking minima does not matter).
+#[inline(always)]
+fn least(index: &[u16], key: &[u64], acc: &[u64; MAX_SWITCHES]) -> u64 {
+    let mut m = [u64::MAX; 4];
+    let (mut ic, mut kc) = (index.chunks_exact(4), key.chunks_exact(4));
+    for (p, k) in (&mut ic).zip(&mut kc) {
+        for x in 0..4 {
+            m[x] = m[x].min(acc[p[x] as usize] + k[x]);
         }
     }
+    ic.remainder().iter().zip(kc.remainder()).fold(m[0].min(m[1]).min(m[2].min(m[3])), |b, (&p, &k)| b.min(acc[p as usize] + k))
 }
 
 /// The least-load tree on the layers (exact while the P² term dominates, see the module
@@ -180,30 +230,62 @@ impl Layers {
 /// the lowest port.
 #[inline(never)] // once per destination; kept apart in profiles
 pub(super) fn layered(l: &Layers, t: &mut Tree) {
-    t.acc[0] = 0;
-    debug_assert!(l.order.len() <= MAX_SWITCHES);
-    for i in 1..l.order.len() {
-        let (s, e) = (l.start[i], l.start[i + 1]);
+    let n = l.order.len();
+    debug_assert!((1..=MAX_SWITCHES).contains(&n));
+    let acc = &mut *t.acc;
+    acc[0] = 0;
+    // Both candidate columns cut to one length, so that a row's bounds are checked once.
+    let m = l.parent.len();
+    let (parent, key) = (&l.parent[..m], &l.key[..m]);
+    // Accumulated loads stay under the diameter times the largest load, which the caller
+    // keeps below P² ≤ 2^32 (P ≤ 2^16 LIDs): the shifted sums cannot overflow.
+    let mut s = l.start[1] as usize;
+    for (i, (&e, choice)) in l.start[2..=n].iter().zip(&mut t.choice[1..n]).enumerate() {
+        let e = e as usize;
         debug_assert!(s < e && e - s <= 256, "a reachable switch has 1 to 255 candidates");
-        // The sum and the candidate's rank (its port order) in one key, so that the least
-        // key is the least load at the lowest port, found without a branch. Accumulated
-        // loads stay under the diameter times the largest load, which the caller keeps
-        // below P² ≤ 2^32 (P ≤ 2^16 LIDs): the shifted sums cannot overflow.
-        // Four running minima, so that the comparisons do not wait on one another (keys
-        // are distinct, so the order of taking minima does not matter).
-        let (s, e) = (s as usize, e as usize);
-        let (parent, key) = (&l.parent[s..e], &l.key[s..e]);
-        let acc = &mut *t.acc;
-        let mut m = [u64::MAX; 4];
-        let (mut pc, mut kc) = (parent.chunks_exact(4), key.chunks_exact(4));
-        for (p, k) in (&mut pc).zip(&mut kc) {
-            for x in 0..4 {
-                m[x] = m[x].min(acc[p[x] as usize] + k[x]);
-            }
+        let best = least(&parent[s..e], &key[s..e], acc);
+        // Position i + 1 < n ≤ MAX_SWITCHES: the mask only spares the bounds check.
+        acc[(i + 1) % MAX_SWITCHES] = best & !0xFF;
+        *choice = (s + (best & 0xFF) as usize) as u32;
+        s = e;
+    }
+}
+
+/// The least-load tree over every switch's whole neighbour list (same result as
+/// [`Layers::build`] then [`layered`], without building the candidate lists): per layer,
+/// each switch's least `accumulated load + key` over all its neighbours, where only those
+/// of the layer before have published their accumulated load; the others read
+/// [`UNREACHED`] and cannot win. Leaves one candidate per switch in `l` (`l.src` reset).
+#[inline(never)] // once per switch LID; kept apart in profiles
+pub(super) fn scan(g: &Graph, d: usize, row: &[u8], own: &[(u64, u64)], l: &mut Layers, t: &mut Tree) {
+    l.position(d, row, own);
+    l.src = usize::MAX;
+    let acc_sw = &mut *t.acc_by_switch;
+    acc_sw[..g.n].fill(UNREACHED);
+    acc_sw[d] = 0;
+    l.start.reserve(l.order.len() + 1);
+    l.start.extend([0, 0]);
+    // Both entry columns cut to one length, so that a row's bounds are checked once.
+    let (nb, key) = (&g.nb[..g.nb.len()], &g.key[..g.nb.len()]);
+    for layer in l.layer_start.windows(2).skip(1) {
+        let (first, end) = (layer[0] as usize, layer[1] as usize);
+        for i in first..end {
+            let v = l.order[i] as usize;
+            let r = g.row(v);
+            let best = least(&nb[r.clone()], &key[r.clone()], acc_sw);
+            debug_assert!(best < UNREACHED, "a reachable switch has a neighbour one hop nearer");
+            let k = r.start + (best & 0xFF) as usize;
+            t.acc[i] = best & !0xFF;
+            // One candidate, the one chosen (its key is not read: the layers are not reused).
+            l.parent[i - 1] = l.pos[nb[k] as usize] as u16;
+            l.entry[i - 1] = k as u32;
+            l.start.push(i as u32);
+            t.choice[i] = i as u32 - 1;
         }
-        let best = pc.remainder().iter().zip(kc.remainder()).fold(m[0].min(m[1]).min(m[2].min(m[3])), |b, (&p, &k)| b.min(acc[p as usize] + k));
-        acc[i] = best & !0xFF;
-        t.choice[i] = (s + (best & 0xFF) as usize) as u32;
+        // Publish the layer only now: a neighbour in the same layer is no candidate.
+        for i in first..end {
+            acc_sw[l.order[i] as usize] = t.acc[i];
+        }
     }
 }
 
@@ -215,8 +297,8 @@ pub(super) fn heap_dijkstra(g: &Graph, src: usize, own: &[(u64, u64)], l: &mut L
     let mut dist = vec![u64::MAX; n];
     let mut hops = vec![u16::MAX; n];
     let mut done = vec![false; n];
-    // Per switch: parent, link charged, own port to the parent, parent's port to it.
-    let mut parent = vec![(NONE, 0u32, 0u8, 0u8); n];
+    // Per switch: its parent and the entry of the link from it.
+    let mut parent = vec![(NONE, 0u32); n];
     dist[src] = 0;
     hops[src] = 0;
     let mut h = BinaryHeap::new();
@@ -226,14 +308,14 @@ pub(super) fn heap_dijkstra(g: &Graph, src: usize, own: &[(u64, u64)], l: &mut L
             continue;
         }
         done[u] = true;
-        for &(v, pu, q) in g.nbrs(u) {
-            let v = v as usize;
-            let e = g.base[v] + q as usize;
-            let nd = d + g.p2 + g.load[e];
+        for k in g.row(u) {
+            let v = g.nb[k] as usize;
+            let e = g.rev[k] as usize; // the link u → v, in v's row
+            let nd = d + g.p2 + g.load(e);
             if !done[v] && nd < dist[v] {
                 dist[v] = nd;
                 hops[v] = hops[u] + 1;
-                parent[v] = (u as u32, e as u32, q, pu);
+                parent[v] = (u as u32, e as u32);
                 h.push(Reverse((nd, v)));
             }
         }
@@ -252,15 +334,11 @@ pub(super) fn heap_dijkstra(g: &Graph, src: usize, own: &[(u64, u64)], l: &mut L
     l.own.extend(l.order.iter().map(|&v| own[v as usize]));
     l.start.clear();
     l.start.extend([0, 0]);
-    l.parent.clear();
-    l.key.clear();
-    l.nbr.clear();
     for (i, &v) in l.order.iter().enumerate().skip(1) {
-        let (u, _, q, _) = parent[v as usize];
-        let j = g.nbrs(v as usize).iter().position(|x| x.1 == q).expect("the tree's link is a neighbour's");
-        l.parent.push(l.pos[u as usize] as u16);
-        l.key.push(0); // the next layered pass rebuilds the layers
-        l.nbr.push(j as u8);
+        let (u, e) = parent[v as usize];
+        // Its key is not read: the next layered pass rebuilds the layers.
+        l.parent[i - 1] = l.pos[u as usize] as u16;
+        l.entry[i - 1] = e;
         l.start.push(i as u32);
         t.choice[i] = i as u32 - 1;
     }
