@@ -214,9 +214,10 @@ impl Layers {
 /// comparisons do not wait on one another (the keys of one row are distinct in their low
 /// byte, so the order of taking minima does not matter). Rows of 16 and of 1 candidate
 /// take fixed-length paths, fully unrolled with no remainder loop: on a k=32 fat tree
-/// nearly every row is one or the other (a leaf's 16 uplinks, an aggregation switch's 16
-/// down or up links; a switch next to the destination, a core, has one candidate), and
-/// the fixed paths cut a k=32 `route` from 3.02 G to 2.64 G instructions (docs/speed.md).
+/// nearly every row of the layers is one or the other (a leaf's 16 uplinks, an
+/// aggregation switch's 16 down or up links; a switch next to the destination, a core,
+/// has one candidate), as is a leaf's whole neighbour list in [`scan`]; the fixed paths
+/// cut a k=32 `route` from 3.02 G to 2.64 G instructions (docs/speed.md).
 /// SIMD gathers were tried here and were slower (docs/speed.md).
 #[inline(always)]
 fn least(index: &[u16], key: &[u64], acc: &[u64; MAX_SWITCHES]) -> u64 {
