@@ -212,9 +212,25 @@ impl Layers {
 
 /// The least of `acc[index[x]] + key[x]`, with four running minima so that the
 /// comparisons do not wait on one another (the keys of one row are distinct in their low
-/// byte, so the order of taking minima does not matter).
+/// byte, so the order of taking minima does not matter). Rows of 16 and of 1 candidate
+/// take fixed-length paths, fully unrolled with no remainder loop: on a k=32 fat tree
+/// nearly every row of the layers is one or the other (a leaf's 16 uplinks, an
+/// aggregation switch's 16 down or up links; a switch next to the destination, a core,
+/// has one candidate), as is a leaf's whole neighbour list in [`scan`]; the fixed paths
+/// cut a k=32 `route` from 3.02 G to 2.64 G instructions (docs/speed.md).
+/// SIMD gathers were tried here and were slower (docs/speed.md).
 #[inline(always)]
 fn least(index: &[u16], key: &[u64], acc: &[u64; MAX_SWITCHES]) -> u64 {
+    if let (Ok(p), Ok(k)) = (<&[u16; 16]>::try_from(index), <&[u64; 16]>::try_from(key)) {
+        let mut m = [u64::MAX; 4];
+        for x in 0..16 {
+            m[x % 4] = m[x % 4].min(acc[p[x] as usize] + k[x]);
+        }
+        return m[0].min(m[1]).min(m[2].min(m[3]));
+    }
+    if let ([p], [k]) = (index, key) {
+        return acc[*p as usize] + k;
+    }
     let mut m = [u64::MAX; 4];
     let (mut ic, mut kc) = (index.chunks_exact(4), key.chunks_exact(4));
     for (p, k) in (&mut ic).zip(&mut kc) {
