@@ -214,6 +214,13 @@ impl Entry<'_> {
         let path = c.base.join(cdf);
         let text = std::fs::read_to_string(&path).map_err(|e| c.err(&format!("{f}.cdf"), format!("cannot read {}: {e}", path.display())))?;
         let dist = workload::flowsize::Cdf::parse(&text).map_err(|e| c.err(&format!("{f}.cdf"), format!("{}: {e}", path.display())))?;
+        // Each drawn flow is one RDMA message, like every other entry's.
+        if dist.largest() > MAX_MESSAGE {
+            return Err(c.err(
+                &format!("{f}.cdf"),
+                format!("{}: its largest flow, {}, is above the largest RDMA message, 2^31 bytes (2.147GB)", path.display(), Bytes(dist.largest())),
+            ));
+        }
         if !(*load > 0.0 && *load <= 1.0) {
             return Err(c.err(&format!("{f}.load"), format!("expected a fraction of the link rate in (0, 1], got {load}")));
         }

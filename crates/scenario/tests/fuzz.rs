@@ -406,6 +406,30 @@ fn background_cdf_of_empty_flows() {
     assert!(e.to_string().contains("traffic[1].cdf: ") && e.to_string().ends_with("zero.cdf: its flows average 0 bytes; expected at least 1 byte"), "{e}");
 }
 
+/// A flow-size CDF reaching past the largest RDMA message drew background flows that the
+/// simulator's 32-bit flow records could not hold (a panic while the simulator was built,
+/// found reviewing the generated-collectives change): it is refused like any other entry's
+/// message above 2^31 bytes, naming the file.
+#[test]
+fn background_cdf_above_the_largest_message() {
+    let dir = std::env::temp_dir().join(format!("fabriclab-fuzz-{}-bigcdf", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("big.cdf"), "1000 0\n5000000000 100\n").unwrap();
+    std::fs::write(dir.join("edge.cdf"), "1000 0\n2147483648 100\n").unwrap();
+    let seeds = Seeds::load(&root());
+    let src = &seeds.scenarios.iter().find(|s| s.path.ends_with("roce-incast-background.toml")).unwrap().text;
+    let with = |cdf: &str| src.replacen("data/WebSearch_distribution.txt", cdf, 1).replacen("duration = \"2ms\"", "duration = \"1us\"", 1);
+    let big = scenario::load_str_limited("x.toml", &with("big.cdf"), &dir, &harness::LIMITS).err().map(|e| e.to_string());
+    let edge = scenario::load_str_limited("x.toml", &with("edge.cdf"), &dir, &harness::LIMITS).err().map(|e| e.to_string());
+    let _ = std::fs::remove_dir_all(&dir);
+    let big = big.expect("refused");
+    assert!(
+        big.contains("traffic[1].cdf: ") && big.ends_with("big.cdf: its largest flow, 5GB, is above the largest RDMA message, 2^31 bytes (2.147GB)"),
+        "{big}"
+    );
+    assert_eq!(edge, None, "2^31 bytes is the largest message, and allowed");
+}
+
 /// A reserve of 2^64 − 1 bytes per port and PG overflowed the buffer budget's arithmetic.
 #[test]
 fn reserve_larger_than_anything() {

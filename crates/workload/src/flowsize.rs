@@ -59,6 +59,11 @@ impl Cdf {
         (x.round() as u64).max(1)
     }
 
+    /// The largest size [`Cdf::sample`] can draw, in bytes (the last point's).
+    pub fn largest(&self) -> u64 {
+        self.sample(1.0)
+    }
+
     /// Mean flow size in bytes (the integral of the piecewise-linear CDF).
     pub fn mean(&self) -> f64 {
         self.points.windows(2).map(|w| (w[1].1 - w[0].1) / 100.0 * (w[0].0 + w[1].0) / 2.0).sum()
