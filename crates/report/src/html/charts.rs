@@ -4,9 +4,7 @@
 
 use std::fmt::Write as _;
 
-use fabric::params::FlowSource;
 use fabric::stats::PortStats;
-use scenario::World;
 
 use super::svg::{byte_unit, downsample, drop_flat, line_chart, shorten, Line, Scale, W};
 use super::{esc, Fabric, MAX_POINTS, MAX_QPS, MAX_ROWS, PALETTE};
@@ -99,20 +97,6 @@ struct RateLines {
     throttled: usize,
 }
 
-/// Source and destination endpoint of each QP, in the simulator's QP numbering: one QP
-/// per flow in flow order, barriers skipped, flows of one `conn` sharing the first one's
-/// (as `Sim::new` assigns them).
-fn qp_endpoints(w: &World) -> Vec<(u32, u32)> {
-    let mut seen = std::collections::BTreeSet::new();
-    let mut ends = vec![];
-    w.flows.for_each(&mut |f| {
-        if !f.join && f.conn.is_none_or(|c| seen.insert(c)) {
-            ends.push((f.src, f.dst));
-        }
-    });
-    ends
-}
-
 /// The QPs whose DCQCN rate dropped below line rate, most throttled first (at most
 /// [`MAX_QPS`]), or why there are none to draw.
 fn rate_lines(f: &Fabric, sampled: bool) -> Result<RateLines, String> {
@@ -127,13 +111,14 @@ fn rate_lines(f: &Fabric, sampled: bool) -> Result<RateLines, String> {
     if !sampled {
         return Err(not_sampled());
     }
-    let eps = qp_endpoints(f.world);
+    // Each QP's endpoints, in the simulator's QP numbering (the samples' too).
+    let eps = &f.stats.qp_rx;
     let nqp = f.stats.samples[0].qp_rate.len();
     let t = &f.world.topo;
     // (lowest rate, QP) of each QP that went below its line rate.
     let mut slowed: Vec<(u64, usize)> = (0..nqp)
         .filter_map(|q| {
-            let line = eps.get(q).map_or(u64::MAX, |&(src, _)| t.ports[t.ep_port(src).0 as usize].rate.0);
+            let line = eps.get(q).map_or(u64::MAX, |r| t.ports[t.ep_port(r.src).0 as usize].rate.0);
             let min = f.stats.samples.iter().map(|s| s.qp_rate[q]).filter(|&r| r > 0).min()?;
             (min < line).then_some((min, q))
         })
@@ -150,7 +135,7 @@ fn rate_lines(f: &Fabric, sampled: bool) -> Result<RateLines, String> {
         .enumerate()
         .map(|(k, &(min, q))| {
             let pts: Vec<(f64, f64)> = f.stats.samples.iter().map(|s| (units::SimTime(s.t).as_us_f64(), s.qp_rate[q] as f64 / 1e9)).collect();
-            let who = eps.get(q).map_or_else(String::new, |&(a, b)| format!(" {}→{}", f.endpoint_name(a), f.endpoint_name(b)));
+            let who = eps.get(q).map_or_else(String::new, |r| format!(" {}→{}", f.endpoint_name(r.src), f.endpoint_name(r.dst)));
             Line {
                 label: format!("qp{q}{who} (min {})", units::BitRate(min)),
                 colour: PALETTE[k % PALETTE.len()],
