@@ -11,10 +11,10 @@
 //!
 //! | events ahead | arrival at a switch | arrival at a NIC | end of a frame, or a re-check, at a switch port | at a NIC port |
 //! |---|---|---|---|---|
-//! | [`PORT_AHEAD`] | the sending port's line | the same | the port's line | the same |
+//! | [`PORT_AHEAD`] | the sending port's two lines | the same | the port's two lines | the same |
 //! | [`FRAME_AHEAD`] | the frame at the head of the link | the same | the first non-empty class queue | the NIC |
 //! | [`ADDR_AHEAD`] | the QP's addresses | the QP (every line of it) | that queue's head frame | the QP next in its round robin (every line) |
-//! | [`HOP_AHEAD`] | the egress port and class queue (the route computed as `switch_rx` will), the ingress PG, the egress port's ECN marking counters | — | — | — |
+//! | [`HOP_AHEAD`] | the egress port (both lines) and class queue (the route computed as `switch_rx` will), the ingress PG, the egress port's ECN marking counters | the NIC's statistics, the QP's oldest posted message | — | — |
 //!
 //! A prefetch changes no state and no order; it only starts the memory accesses sooner
 //! (PREFETCHT0: "Software Prefetching", Intel 64 and IA-32 Architectures Optimization
@@ -22,10 +22,17 @@
 //! for AMD Family 19h Processors, 56665). The distances were chosen by alternating runs
 //! of the perm8192-pfc bench cut at 100 µs and of perm1024 (docs/speed.md).
 //!
+//! A port's second line holds the counters every enqueue and dequeue updates
+//! (`PortCounters`: the queue area was half of `enqueue`'s samples at 8,192 hosts), and
+//! an arrival at a NIC counts into the NIC's statistics (CE marks, CNPs, payload) and an
+//! ACK reads the QP's oldest message: with DCQCN those were most of `nic_rx`'s samples
+//! (docs/speed.md, "Prefetching the events ahead").
+//!
 //! Tried and left out (no gain measured): the frame at the tail of a sending port's link
 //! (the send links the new frame behind it) and the ingress PG a dequeue releases.
-//! Leaves out: a QP's posted messages (a separate buffer); the route under load balancing (it depends on the queues when the frame arrives); events
-//! in the queue's unsorted `soon` heap, which the hint does not see.
+//! Leaves out: a QP's posted messages past the oldest (a separate buffer); the route under
+//! load balancing (it depends on the queues when the frame arrives); events in the queue's
+//! unsorted `soon` heap, which the hint does not see.
 
 use super::*;
 
@@ -73,7 +80,7 @@ impl Sim {
     #[inline(always)]
     pub(super) fn prefetch_ahead(&self) {
         if let Some(Ev::Arrive(p) | Ev::TxDone(p) | Ev::Kick(p)) = self.q.upcoming(PORT_AHEAD) {
-            prefetch(&self.ports[p.index()]);
+            prefetch_all(&self.ports[p.index()]);
         }
         match self.q.upcoming(FRAME_AHEAD) {
             Some(Ev::Arrive(p)) => {
@@ -115,7 +122,11 @@ impl Sim {
             _ => {}
         }
         if let Some(Ev::Arrive(p)) = self.q.upcoming(HOP_AHEAD) {
-            self.prefetch_hop(p);
+            if self.ports[p.index()].flags & P_PEER_SWITCH != 0 {
+                self.prefetch_hop(p);
+            } else {
+                self.prefetch_nic_rx(p);
+            }
         }
     }
 
@@ -134,6 +145,20 @@ impl Sim {
         (ps.flags & P_SWITCH != 0 && ps.nonempty != 0).then(|| &self.cls[port.index() * 8 + ps.nonempty.trailing_zeros() as usize])
     }
 
+    /// For the frame arriving over the link leaving `port` at a NIC: the NIC's statistics
+    /// and the first of the QP's posted messages (the ACK's requester reads it).
+    #[inline(always)]
+    fn prefetch_nic_rx(&self, port: PortId) {
+        let ps = &self.ports[port.index()];
+        if let Some(st) = self.stats.nics.get(ps.peer_owner as usize) {
+            prefetch_all(st);
+        }
+        let Some(pk) = self.link_head(port).filter(|pk| pk.is_pkt()) else { return };
+        if let Some(m) = self.hosts.qps.get(pk.qp.index()).and_then(|qp| qp.msgs.front()) {
+            prefetch(m);
+        }
+    }
+
     /// For the frame arriving over the link leaving `port` at a switch: its egress port
     /// and, on RoCE, its egress class queue and its ingress PG. The route is `switch_rx`'s
     /// own (`next_hop`); under load balancing it is left alone.
@@ -145,7 +170,7 @@ impl Sim {
         }
         let Some(pk) = self.link_head(port).filter(|pk| pk.is_pkt()) else { return };
         if let Some(out) = self.next_hop(NodeId(ps.peer_owner), pk) {
-            prefetch(&self.ports[out.index()]);
+            prefetch_all(&self.ports[out.index()]);
             if self.ib.is_none() {
                 prefetch(&self.cls[out.index() * 8 + pk.tc as usize]);
                 if self.p.ecn[pk.tc as usize].is_some() && self.p.ecn_marking == EcnMarking::Enqueue {
