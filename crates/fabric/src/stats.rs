@@ -81,7 +81,8 @@ pub struct PortStats {
     pub paused_ps: [u64; 8],
     pub ecn_marked: u64,
     /// ECN-capable arrivals and marks by the queue length they saw, in bins of Kmax/12
-    /// ([`ecn_bin`]): the measured marking curve, to hold against the RED rule.
+    /// ([`ecn_bin`]): the measured marking curve, to hold against the RED rule. Counted
+    /// only after `Sim::record_ecn_curve` (zero otherwise).
     pub ecn_seen: [u64; ECN_BINS],
     pub ecn_marked_bins: [u64; ECN_BINS],
     pub drops: [u64; DROP_CAUSES.len()],

@@ -26,7 +26,9 @@ fn marking_frequency_matches_red() {
     // independent draws over the same trajectory, so their counts add up.
     let (mut seen, mut marked) = ([0u64; 16], [0u64; 16]);
     for seed in 1..=16 {
-        let sim = load(&s.replace("seed = 7", &format!("seed = {seed}"))).run(false);
+        let mut sim = load(&s.replace("seed = 7", &format!("seed = {seed}"))).simulator(false);
+        sim.record_ecn_curve();
+        sim.run();
         // The bottleneck: leaf0's port to h0, the port that saw the most ECN-capable arrivals.
         let port = sim.stats.ports.iter().max_by_key(|p| p.ecn_seen.iter().sum::<u64>()).unwrap();
         for b in 0..16 {
@@ -52,4 +54,27 @@ fn marking_frequency_matches_red() {
         checked += 1;
     }
     assert!(checked >= 8, "only {checked} bins had enough samples");
+}
+
+/// Counting the marking curve changes nothing else: the same marks, flows and events.
+#[test]
+fn counting_the_curve_changes_no_result() {
+    let s = scenario(
+        LEAF_SPINE,
+        "forwarding = \"store-and-forward\"\necn = [{ queue = 3, kmin = \"60000B\", kmax = \"600000B\", pmax = 0.5 }]\ndcqcn = { preset = \"paper\" }",
+        BUFFER,
+        "[[traffic]]\nkind = \"incast\"\nreceiver = 0\nsenders = [1, 2, 3]\nsize = \"2MB\"\ndscp = 26\n",
+    );
+    let plain = load(&s).run(false);
+    let mut counted = load(&s).simulator(false);
+    counted.record_ecn_curve();
+    counted.run();
+    let marks = |sim: &fabric::Sim| sim.stats.ports.iter().map(|p| p.ecn_marked).collect::<Vec<_>>();
+    assert!(marks(&plain).iter().sum::<u64>() > 0, "the incast marks packets");
+    assert_eq!(marks(&plain), marks(&counted));
+    let finish = |sim: &fabric::Sim| sim.stats.flows.iter().map(|f| f.finish()).collect::<Vec<_>>();
+    assert_eq!(finish(&plain), finish(&counted));
+    assert_eq!(plain.stats.events, counted.stats.events);
+    assert!(plain.stats.ports.iter().all(|p| p.ecn_seen == [0; 16]), "not counted unless asked");
+    assert!(counted.stats.ports.iter().any(|p| p.ecn_seen.iter().sum::<u64>() > 0));
 }

@@ -14,7 +14,7 @@
 //! | [`PORT_AHEAD`] | the sending port's two lines | the same | the port's two lines | the same |
 //! | [`FRAME_AHEAD`] | the frame at the head of the link | the same | the first non-empty class queue | the NIC |
 //! | [`ADDR_AHEAD`] | the QP's addresses | the QP (every line of it) | that queue's head frame | the QP next in its round robin (every line) |
-//! | [`HOP_AHEAD`] | the egress port (both lines) and class queue (the route computed as `switch_rx` will), the ingress PG, the egress port's ECN marking counters | the NIC's statistics, the QP's oldest posted message | — | — |
+//! | [`HOP_AHEAD`] | the egress port (both lines) and class queue (the route computed as `switch_rx` will), the ingress PG, the egress port's ECN marking curve (when counted) | the NIC's statistics, the QP's oldest posted message | — | — |
 //!
 //! A prefetch changes no state and no order; it only starts the memory accesses sooner
 //! (PREFETCHT0: "Software Prefetching", Intel 64 and IA-32 Architectures Optimization
@@ -173,7 +173,7 @@ impl Sim {
             prefetch_all(&self.ports[out.index()]);
             if self.ib.is_none() {
                 prefetch(&self.cls[out.index() * 8 + pk.tc as usize]);
-                if self.p.ecn[pk.tc as usize].is_some() && self.p.ecn_marking == EcnMarking::Enqueue {
+                if self.ecn.curve && self.p.ecn[pk.tc as usize].is_some() && self.p.ecn_marking == EcnMarking::Enqueue {
                     // `ecn_mark` counts the packet in its queue-length bin: 16 counters,
                     // two lines of the port's statistics.
                     let seen = &self.stats.ports[out.index()].ecn_seen;
