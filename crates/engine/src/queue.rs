@@ -18,6 +18,8 @@
 //!   when their bucket becomes current;
 //! * when the current bucket runs out, the next non-empty one (a bitmap finds it) is
 //!   sorted once, with the far entries of the same bucket, and popped from its front;
+//!   the sort is a stable radix sort on the time within the bucket ([`sort_bucket`]),
+//!   since the entries arrive in sequence order;
 //! * an entry scheduled into the current bucket (or an earlier one: `peek_time` may have
 //!   moved on) goes to a small heap (`soon`), and a pop takes the least of the sorted
 //!   bucket's front and that heap's top.
@@ -74,6 +76,58 @@ const WORDS: usize = BUCKETS / 64;
 const MAX_SPARE: usize = 32;
 const MAX_SPARE_ENTRIES: usize = 1024;
 
+/// Buckets of at most this many entries are sorted by comparison; larger ones by radix.
+const RADIX_FROM: usize = 48;
+/// The radix sort's digits: two of 5 bits cover a bucket's 2^10 picoseconds.
+const DIGIT_BITS: u32 = 5;
+const DIGITS: usize = 1 << DIGIT_BITS;
+const _: () = assert!(2 * DIGIT_BITS == BUCKET_SHIFT);
+
+/// Sorts one bucket's entries, given in sequence order (`scratch`: a buffer to reuse).
+///
+/// Every entry of a bucket has the same time above its low [`BUCKET_SHIFT`] bits, and the
+/// entries come in the order they were scheduled — the far heap's entries of the bucket
+/// first, in key order, then the ring's in the order they were appended — so for equal
+/// times their sequence numbers ascend. A stable sort on the low time bits alone then
+/// gives the order by `(time, seq)`: two passes of a least-significant-digit radix sort
+/// (counting sort, Cormen et al., "Introduction to Algorithms", 3rd ed., §8.2–8.3), a
+/// fixed amount of work per entry where a comparison sort's grows with the bucket (a
+/// bucket holds a few hundred events at 8,192 hosts). Small buckets are sorted by
+/// comparison: any sort gives the same order, as keys never tie.
+fn sort_bucket(v: &mut [Key], scratch: &mut Vec<Key>) {
+    if v.len() <= RADIX_FROM {
+        v.sort_unstable();
+        return;
+    }
+    let offset = |k: Key| (k >> 64) as usize & ((1 << BUCKET_SHIFT) - 1);
+    let (mut low, mut high) = ([0u32; DIGITS], [0u32; DIGITS]);
+    for &k in v.iter() {
+        low[offset(k) & (DIGITS - 1)] += 1;
+        high[offset(k) >> DIGIT_BITS] += 1;
+    }
+    let starts = |counts: &mut [u32; DIGITS]| {
+        let mut sum = 0;
+        for c in counts.iter_mut() {
+            (*c, sum) = (sum, sum + *c);
+        }
+    };
+    starts(&mut low);
+    starts(&mut high);
+    scratch.clear();
+    scratch.resize(v.len(), 0);
+    for &k in v.iter() {
+        let d = &mut low[offset(k) & (DIGITS - 1)];
+        scratch[*d as usize] = k;
+        *d += 1;
+    }
+    for &k in scratch.iter() {
+        let d = &mut high[offset(k) >> DIGIT_BITS];
+        v[*d as usize] = k;
+        *d += 1;
+    }
+    debug_assert!(v.windows(2).all(|w| w[0] < w[1]), "a bucket's entries out of sequence order");
+}
+
 #[inline]
 fn bucket_of(k: Key) -> u64 {
     ((k >> 64) as u64) >> BUCKET_SHIFT
@@ -84,6 +138,8 @@ pub struct EventQueue<E> {
     /// The current bucket's entries, sorted; `current[head..]` are still pending.
     current: Vec<Key>,
     head: usize,
+    /// The bucket sort's buffer.
+    scratch: Vec<Key>,
     /// Entries scheduled into the current (or an earlier) bucket after it was sorted.
     soon: BinaryHeap<Reverse<Key>>,
     /// Ring slot `b % BUCKETS` holds the entries of bucket `b`, for `cur < b < cur + BUCKETS`.
@@ -120,6 +176,7 @@ impl<E: Packed> EventQueue<E> {
         EventQueue {
             current: Vec::new(),
             head: 0,
+            scratch: Vec::new(),
             soon: BinaryHeap::new(),
             ring: (0..BUCKETS).map(|_| Vec::new()).collect(),
             spare: Vec::new(),
@@ -230,15 +287,9 @@ impl<E: Packed> EventQueue<E> {
         self.cur = next;
         self.current.clear();
         self.head = 0;
-        if ring_next == Some(next) {
-            let s = (next % BUCKETS as u64) as usize;
-            let spent = std::mem::replace(&mut self.current, std::mem::take(&mut self.ring[s]));
-            if self.spare.len() < MAX_SPARE && spent.capacity() <= MAX_SPARE_ENTRIES {
-                self.spare.push(spent);
-            }
-            self.occupied[s / 64] &= !(1 << (s % 64));
-            self.in_ring -= self.current.len();
-        }
+        // The far entries of the bucket were scheduled before any of its ring entries
+        // (a bucket enters the ring's span once and stays), so they go first: the entries
+        // are then in sequence order, which `sort_bucket` needs.
         while let Some(&Reverse(k)) = self.far.peek() {
             if bucket_of(k) != next {
                 break;
@@ -246,9 +297,26 @@ impl<E: Packed> EventQueue<E> {
             self.far.pop();
             self.current.push(k);
         }
+        if ring_next == Some(next) {
+            let s = (next % BUCKETS as u64) as usize;
+            let ring = std::mem::take(&mut self.ring[s]);
+            self.in_ring -= ring.len();
+            let spent = if self.current.is_empty() {
+                std::mem::replace(&mut self.current, ring)
+            } else {
+                self.current.extend_from_slice(&ring);
+                ring
+            };
+            if self.spare.len() < MAX_SPARE && spent.capacity() <= MAX_SPARE_ENTRIES {
+                let mut spent = spent;
+                spent.clear();
+                self.spare.push(spent);
+            }
+            self.occupied[s / 64] &= !(1 << (s % 64));
+        }
         // Far entries of buckets now inside the ring's span stay in `far`: the loop above
         // takes each when its bucket becomes current.
-        self.current.sort_unstable();
+        sort_bucket(&mut self.current, &mut self.scratch);
     }
 
     /// Buckets from `cur` to the next occupied ring slot (1..BUCKETS); the ring is not empty.
@@ -364,6 +432,47 @@ mod tests {
             let mut got = vec![];
             while let Some((t, i)) = q.pop() { got.push((t.0, i)); }
             let mut want: Vec<(u64, u32)> = times.iter().enumerate().map(|(i, t)| (*t, i as u32)).collect();
+            want.sort();
+            proptest::prop_assert_eq!(got, want);
+        }
+
+        /// Crowded buckets (the radix sort's), with entries of the same bucket from the far
+        /// heap and from the ring, and many equal times, pop as a sort by (time, insertion).
+        #[test]
+        fn crowded_bucket_matches_a_sort(
+            far in proptest::collection::vec(0u64..64, 0..150),
+            ring in proptest::collection::vec(0u64..64, 0..150),
+            first in proptest::collection::vec(0u64..1024, 0..150),
+        ) {
+            let w = 1u64 << BUCKET_SHIFT;
+            let (bucket, early) = (BUCKETS as u64 + 5, 6u64);
+            let mut q = EventQueue::new();
+            let mut want = vec![];
+            let mut n = 0u32;
+            let mut put = |q: &mut EventQueue<u32>, want: &mut Vec<(u64, u32)>, t: u64| {
+                q.schedule(SimTime(t), n);
+                want.push((t, n));
+                n += 1;
+            };
+            for &t in &first {
+                put(&mut q, &mut want, w + t);
+            }
+            for &t in &far {
+                put(&mut q, &mut want, bucket * w + t * 16);
+            }
+            put(&mut q, &mut want, early * w);
+            // Pop up to the early event: the far bucket is then inside the ring's span.
+            let mut got = vec![];
+            while let Some((t, e)) = q.pop() {
+                got.push((t.0, e));
+                if t.0 == early * w {
+                    break;
+                }
+            }
+            for &t in &ring {
+                put(&mut q, &mut want, bucket * w + t * 16);
+            }
+            got.extend(std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))));
             want.sort();
             proptest::prop_assert_eq!(got, want);
         }
