@@ -4,7 +4,8 @@
 //! `workload`).
 //!
 //! Model: the dependency graph is held once, as a compressed adjacency list built in two
-//! passes over the flows (the [`FlowSource`] may generate them each time); what a post
+//! passes over the flows (the [`FlowSource`] may generate them each time; the first pass
+//! is shared with the QPs', [`DependencyCounts`]); what a post
 //! needs of a flow (size, earliest start) is in its statistics record, so nothing else
 //! is kept per flow. Leaves out any time between a dependency's delivery and the post (a
 //! GPU's reduction, a launch latency).
@@ -24,22 +25,40 @@ pub(super) struct Flows {
     pub(super) remaining: usize,
 }
 
+/// The first of the graph's two passes, taken flow by flow while the caller reads the
+/// flows for its own needs (the QPs): each flow's number of dependencies, and how many
+/// flows depend on each. A collective's flows are generated each time they are read, so
+/// sharing the pass saves generating them once more.
+pub(super) struct DependencyCounts {
+    waiting: Vec<u32>,
+    dep_first: Vec<u32>,
+}
+
+impl DependencyCounts {
+    pub(super) fn new(nf: usize) -> DependencyCounts {
+        DependencyCounts { waiting: Vec::with_capacity(nf), dep_first: vec![0u32; nf + 1] }
+    }
+
+    /// Counts the next flow, `f`.
+    pub(super) fn count(&mut self, f: &FlowSpec) {
+        let (fi, nf) = (self.waiting.len(), self.dep_first.len() - 1);
+        self.waiting.push(f.after.len() as u32);
+        for &d in &f.after {
+            assert!((d as usize) < nf && d as usize != fi, "flow {fi} depends on flow {d}, which does not exist");
+            self.dep_first[d as usize + 1] += 1;
+        }
+    }
+}
+
 impl Flows {
-    /// The graph of `flows`, whose QPs are `qp`, and the post of every flow that waits
-    /// for none scheduled (in flow order, at its start). Two passes: count each flow's
-    /// dependents, then place them.
-    pub(super) fn new(flows: &dyn FlowSource, qp: Vec<QpId>, q: &mut Events) -> Flows {
+    /// The graph of `flows`, whose QPs are `qp` and whose dependencies `counts` has
+    /// counted, and the post of every flow that waits for none scheduled (in flow order,
+    /// at its start). The second pass places each flow among its dependencies'
+    /// dependents.
+    pub(super) fn new(flows: &dyn FlowSource, counts: DependencyCounts, qp: Vec<QpId>, q: &mut Events) -> Flows {
         let nf = flows.len();
-        let mut waiting = Vec::with_capacity(nf);
-        let mut dep_first = vec![0u32; nf + 1];
-        flows.for_each(&mut |f| {
-            let fi = waiting.len();
-            waiting.push(f.after.len() as u32);
-            for &d in &f.after {
-                assert!((d as usize) < nf && d as usize != fi, "flow {fi} depends on flow {d}, which does not exist");
-                dep_first[d as usize + 1] += 1;
-            }
-        });
+        let DependencyCounts { waiting, mut dep_first } = counts;
+        assert_eq!(waiting.len(), nf, "every flow counted");
         for i in 0..nf {
             dep_first[i + 1] += dep_first[i];
         }

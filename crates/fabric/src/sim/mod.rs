@@ -187,12 +187,14 @@ impl Sim {
         let mut q = Events::new();
         let mut stats = Stats::new(&topo, flows.len());
         let mut flow_qp = Vec::with_capacity(flows.len());
+        let mut counts = flows::DependencyCounts::new(flows.len());
         let hosts = Hosts::new(&topo, &p, &*flows, seed, &mut |f, qp| {
             flow_qp.push(qp);
             stats.flows.push(FlowRecord::new(f.src, f.dst, f.size.0, f.start.0, f.join));
+            counts.count(f);
         });
         stats.qp_rx = hosts.qps.iter().map(|q| crate::stats::QpRx { src: q.src, dst: q.dst, ..Default::default() }).collect();
-        let flows = Flows::new(&*flows, flow_qp, &mut q);
+        let flows = Flows::new(&*flows, counts, flow_qp, &mut q);
         let observe = Observer::new(np, sample_period, &mut q);
         let deadlock = DeadlockDetector::new(&p, flows.remaining, &mut q);
         let faults = Faults::new(faults, &mut q);
