@@ -187,7 +187,7 @@ fn route_all(plan: &Plan, g: &Graph, keys: &mut [u64], batch: usize, h: &mut Hel
         };
         let ca = matches!(f.owner[d.lid], Owner::Ep(_));
         let first = b.routed.last().map_or(0, |r| r.end as usize);
-        let (most, end) = charge(keys, l, &mut tree, &mut b.entries, first);
+        let (most, end) = charge(keys, l, &mut tree, &mut b, first);
         max_load = max_load.max(most);
         b.routed.push(Routed { lid: d.lid as u32, sw: d.sw as u32, port: d.port, ca, end: end as u32 });
         if ca {
@@ -215,12 +215,12 @@ fn ca_lids(f: &Fabric, lid: usize) -> u64 {
 /// Charges one destination's tree onto the link loads, farthest switch first: the LIDs
 /// of each switch's subtree onto the link to its parent (OpenSM `update_weights`: every
 /// source LID's path crosses it), in the graph and in the layers' copy of the loads.
-/// Writes each position's chosen [`Graph`] entry (position 1 first) to `chosen` from
-/// `first` on (growing it as needed; what lies beyond is left as it is, stale), from
-/// which the [`Writer`] derives everything else. Returns the largest load charged and
-/// where the entries end.
+/// Records each position's chosen [`Graph`] entry and parent position (position 1
+/// first) in `b` from `first` on (growing its columns as needed; what lies beyond is
+/// left as it is, stale), from which the [`Writer`] derives everything else. Returns the
+/// largest load charged and where the records end.
 #[inline(never)] // once per destination; kept apart in profiles
-fn charge(keys: &mut [u64], l: &mut Layers, t: &mut Tree, chosen: &mut Vec<u32>, first: usize) -> (u64, usize) {
+fn charge(keys: &mut [u64], l: &mut Layers, t: &mut Tree, b: &mut Batch, first: usize) -> (u64, usize) {
     let mut max_key = 0;
     // `t.sub` holds what a position's children have passed up so far; taking it leaves
     // it zero for the next destination.
@@ -232,15 +232,16 @@ fn charge(keys: &mut [u64], l: &mut Layers, t: &mut Tree, chosen: &mut Vec<u32>,
     let (parent, entry, lkey) = (&l.parent[..m], &l.entry[..m], &mut l.key[..m]);
     let gkey = keys;
     let end = first + len - 1;
-    if chosen.len() < end {
-        chosen.resize(end, 0);
+    if b.entries.len() < end {
+        b.entries.resize(end, 0);
+        b.parents.resize(end, 0);
     }
-    let out = &mut chosen[first..end];
-    for (i, out) in out.iter_mut().enumerate().rev() {
+    let out = b.entries[first..end].iter_mut().zip(&mut b.parents[first..end]);
+    for (i, (out, out_parent)) in out.enumerate().rev() {
         let i = i + 1;
         let c = choice[i] as usize;
         let (k, p) = (entry[c] as usize, parent[c] as usize);
-        *out = k as u32;
+        (*out, *out_parent) = (k as u32, p as u16);
         let lids = own[i] + std::mem::take(&mut sub[i]);
         lkey[c] += lids << 8;
         gkey[k] += lids << 8;
@@ -288,7 +289,7 @@ fn entry_out(f: &Fabric, g: &Graph) -> Vec<EntryOut> {
     for v in 0..g.n {
         for k in g.nbr_start[v] as usize..g.nbr_start[v + 1] as usize {
             let (u, pu) = (g.nb[k], g.up[k]);
-            out.push(EntryOut { dep_row: deps.row(u as usize, pu) as u32, v: v as u16, u, port: g.port[k] });
+            out.push(EntryOut { dep_row: deps.row(u as usize, pu) as u32, v: v as u16, port: g.port[k] });
         }
     }
     out

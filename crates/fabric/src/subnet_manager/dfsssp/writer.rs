@@ -18,8 +18,8 @@
 use super::super::cdg::DepGraph;
 use super::super::tables::{Fabric, Tables};
 
-/// One routed destination in a [`Batch`]: the chosen entries of its tree are
-/// `Batch::entries[previous end..end]`, by position 1, 2, … (parents before children).
+/// One routed destination in a [`Batch`]: its tree is `Batch::entries[previous end..end]`
+/// and `Batch::parents[previous end..end]`, by position 1, 2, … (parents before children).
 #[derive(Clone, Copy)]
 pub(super) struct Routed {
     pub lid: u32,
@@ -36,9 +36,11 @@ pub(super) struct Routed {
 pub(super) struct Batch {
     pub routed: Vec<Routed>,
     /// Per destination, per tree position from 1: the [`Graph`](super::tree::Graph) entry
-    /// of the switch's link to its parent. Only `..routed.last().end` is meaningful: a
-    /// reused batch keeps its length, so that it is not zeroed again for every use.
+    /// of the switch's link to its parent, and the parent's position. Only
+    /// `..routed.last().end` is meaningful: a reused batch keeps its length, so that it is
+    /// not zeroed again for every use.
     pub entries: Vec<u32>,
+    pub parents: Vec<u16>,
 }
 
 impl Batch {
@@ -54,9 +56,8 @@ pub(super) struct EntryOut {
     /// The [`DepGraph::row`] of the channel `v → u` as it enters `u`, where a path that
     /// goes on from `u` marks its dependency.
     pub dep_row: u32,
-    /// The switch whose row holds the entry (the child), and its neighbour (the parent).
+    /// The switch whose row holds the entry (the child; its neighbour is the parent).
     pub v: u16,
-    pub u: u16,
     /// `v`'s port to `u`: `v`'s forwarding entry when `u` is its next hop.
     pub port: u8,
 }
@@ -68,23 +69,23 @@ pub(super) struct Writer {
     entry: Vec<EntryOut>,
     /// Per switch: its CA LIDs (the paths that leave it for one destination).
     cas: Vec<u64>,
-    /// Per switch, scratch for one destination: its forwarding port, and the CA LIDs its
-    /// children have passed up so far (zero between destinations).
-    next_port: Vec<u8>,
+    /// Per tree position, scratch for one destination: the CA LIDs its children have
+    /// passed up so far (zero between destinations).
     sub: Vec<u64>,
 }
 
 impl Writer {
     pub fn new(f: &Fabric, entry: Vec<EntryOut>, cas: Vec<u64>) -> Writer {
         let n = f.nsw();
-        Writer { tables: Tables::new(n, f.nlid), deps: DepGraph::new(f), entry, cas, next_port: vec![0; n], sub: vec![0; n] }
+        Writer { tables: Tables::new(n, f.nlid), deps: DepGraph::new(f), entry, cas, sub: vec![0; n] }
     }
 
     /// Writes every destination of `b`, in order.
     pub fn write(&mut self, b: &Batch) {
         let mut start = 0;
         for r in &b.routed {
-            self.write_one(r, &b.entries[start..r.end as usize]);
+            let end = r.end as usize;
+            self.write_one(r, &b.entries[start..end], &b.parents[start..end]);
             start = r.end as usize;
         }
     }
@@ -92,30 +93,32 @@ impl Writer {
     /// One destination: each switch's entry for `r.lid`, and with a CA LID the parent's
     /// (in port, out port) dependency wherever the parent is not the destination switch
     /// and the subtree below the link holds CA LIDs (paths from them use it).
-    fn write_one(&mut self, r: &Routed, chosen: &[u32]) {
-        let (lid, d, nlid) = (r.lid as usize, r.sw as usize, self.tables.nlid);
-        let (lft, entry, next_port) = (&mut self.tables.lft, &self.entry[..], &mut self.next_port[..]);
-        lft[d * nlid + lid] = r.port;
-        for &k in chosen {
-            let e = entry[k as usize];
-            lft[e.v as usize * nlid + lid] = e.port;
-            next_port[e.v as usize] = e.port;
-        }
+    fn write_one(&mut self, r: &Routed, chosen: &[u32], parents: &[u16]) {
+        let (lid, nlid) = (r.lid as usize, self.tables.nlid);
+        let (lft, entry) = (&mut self.tables.lft, &self.entry[..]);
+        lft[r.sw as usize * nlid + lid] = r.port;
         if !r.ca {
+            for &k in chosen {
+                let e = entry[k as usize];
+                lft[e.v as usize * nlid + lid] = e.port;
+            }
             return;
         }
-        // Subtree sums farthest first (positions reversed), by switch; taking `sub`
+        // One pass, farthest first; position i is at i - 1 in `chosen`. Taking `sub`
         // leaves it zero for the next destination.
-        let (cas, sub) = (&self.cas[..], &mut self.sub[..]);
-        for &k in chosen.iter().rev() {
+        let (cas, sub) = (&self.cas[..], &mut self.sub[..chosen.len() + 1]);
+        for (i, (&k, &p)) in chosen.iter().zip(parents).enumerate().rev() {
             let e = entry[k as usize];
-            let (v, u) = (e.v as usize, e.u as usize);
-            let below = cas[v] + std::mem::take(&mut sub[v]);
-            sub[u] += below;
-            if u != d && below != 0 {
-                self.deps.set_in_row(e.dep_row as usize, next_port[u]);
+            lft[e.v as usize * nlid + lid] = e.port;
+            let below = cas[e.v as usize] + std::mem::take(&mut sub[i + 1]);
+            let p = p as usize;
+            sub[p] += below;
+            if p != 0 && below != 0 {
+                // The parent's forwarding port: its own chosen entry's.
+                let out = entry[chosen[p - 1] as usize].port;
+                self.deps.set_in_row(e.dep_row as usize, out);
             }
         }
-        sub[d] = 0;
+        sub[0] = 0;
     }
 }
