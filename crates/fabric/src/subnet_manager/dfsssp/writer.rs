@@ -3,17 +3,17 @@
 //!
 //! Only the link loads feed the next destination's tree: [`super::charge`] adds them,
 //! and records per tree position the [`Graph`](super::tree::Graph) entry each switch
-//! chose (its link to its parent). Everything else derived from a tree — the switch's
+//! chose (its link to its parent) and its parent's position. Everything else derived from a tree — the switch's
 //! forwarding-table entry, and VL 0's (in port, out port) dependency at its parent —
 //! is written here from that record, in destination order. A [`Writer`] is a pure
 //! function of the records it is given in order, so the tables and dependencies do not
 //! depend on whether it runs inline or on the helper thread ([`super::pipeline`]), nor
 //! on how destinations are grouped into [`Batch`]es.
 //!
-//! Tables are written switch-major directly (`lft[switch · nlid + lid]`): a destination
-//! touches one byte in each switch's row, but the CA LIDs routed one after another are
-//! mostly consecutive, so the rows' current cache lines (1,280 on the k=32 tree, 80 KB)
-//! stay in cache between destinations.
+//! Tables are written switch-major directly (`lft[switch · nlid + lid]`), with no
+//! LID-major columns to transpose: a destination touches one byte in each switch's row,
+//! and destinations with neighbouring LIDs (a switch's CA LIDs, when assigned in port
+//! order) share those rows' cache lines (1,280 on the k=32 tree, 80 KB).
 
 use super::super::cdg::DepGraph;
 use super::super::tables::{Fabric, Tables};
