@@ -15,9 +15,19 @@
 //! accumulated load. This implementation uses that pass when the bound holds and a heap
 //! Dijkstra otherwise (`dfsssp/tree.rs`); ties go to the lowest port (OpenSM's 4-ary heap breaks
 //! them in its own order, so tie choices can differ). One pass over each tree, farthest
-//! switch first, writes the LFT column, charges the loads and marks VL 0's dependencies
-//! (`charge`). Source: linux-rdma/opensm `opensm/osm_ucast_dfsssp.c` at fa74b98
-//! (`dijkstra`, `update_weights`, `dfsssp_remove_deadlocks`).
+//! switch first, charges the loads (`charge`). Source: linux-rdma/opensm
+//! `opensm/osm_ucast_dfsssp.c` at fa74b98 (`dijkstra`, `update_weights`,
+//! `dfsssp_remove_deadlocks`).
+//!
+//! Threads: only the loads feed the next destination, so the trees are found and charged
+//! one after another on the calling thread, and the rest goes to a helper
+//! (`dfsssp/pipeline.rs`): building the layers of the next destination switches ahead
+//! (they do not depend on loads) and writing each tree out — the LFT entries and VL 0's
+//! dependencies (`dfsssp/writer.rs`) — from the chosen links `charge` records. With two
+//! or more hardware threads the helper runs on a second thread, else inline. Either way
+//! it computes the same pure functions of the same inputs in the same order (the
+//! layers of one switch, the trees in destination order), so no table, VL or SL can
+//! depend on the thread count (a unit test compares both).
 //!
 //! Deadlock removal (`dfsssp_remove_deadlocks`): all paths start on VL 0; while the
 //! channel dependency graph of a VL has a cycle, the paths on the cycle's weakest
@@ -32,14 +42,17 @@
 //! more on some fabrics. Where OpenSM picks one of a split VL group with `rand()`,
 //! [`super::tables::SlTable::sl`] picks by source endpoint.
 
+mod pipeline;
 mod tree;
+mod writer;
 
 use std::cmp::Reverse;
 
 use super::cdg::{find_cycle, DepGraph, DstTree, NONE};
-use super::mad::NO_PATH;
 use super::tables::{Fabric, Owner, Peer, SlTable, Tables};
+use pipeline::Helper;
 use tree::{Graph, Layers, Tree};
+use writer::{Batch, EntryOut, Routed, Writer};
 
 /// A destination of the Dijkstra passes: a LID and the switch its traffic ends at.
 #[derive(Clone, Copy)]
@@ -52,6 +65,11 @@ struct Dst {
 
 /// DFSSSP tables and SLs. `vls`: data VLs available on every port.
 pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
+    route_on(f, vls, std::thread::available_parallelism().map_or(1, |t| t.get()))
+}
+
+/// [`route`] with the helper ([`pipeline`]) inline (`threads` ≤ 1) or on a second thread.
+fn route_on(f: &Fabric, vls: u8, threads: usize) -> Result<(Tables, SlTable), String> {
     let n = f.nsw();
     if n == 0 {
         return Err("dfsssp: no switches".into());
@@ -67,7 +85,7 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
             (1 + cas, cas)
         })
         .collect();
-    let mut g = switch_graph(f, total_lids * total_lids);
+    let (g, mut keys) = switch_graph(f, total_lids * total_lids);
 
     // Connectivity (OpenSM's dry run from the SM): every switch must be reachable.
     let dist = f.switch_distances();
@@ -93,44 +111,97 @@ pub fn route(f: &Fabric, vls: u8) -> Result<(Tables, SlTable), String> {
         dsts.push(Dst { lid: f.sw_lid[s] as usize, sw: s, port: 0 });
     }
 
-    // The tables are filled LID-major (one destination = one column) and transposed once.
-    let mut cols = vec![NO_PATH; n * f.nlid];
-    let mut layers = Layers::new(&g);
+    // The destination switches whose layers pay off (several LIDs in a row), in order.
+    let schedule: Vec<usize> =
+        (0..dsts.len().saturating_sub(1)).filter(|&x| dsts[x + 1].sw == dsts[x].sw && (x == 0 || dsts[x - 1].sw != dsts[x].sw)).map(|x| dsts[x].sw).collect();
+    let plan = Plan { f, lids: own.iter().map(|o| o.0).collect(), ca_lids: own.iter().map(|o| o.1).sum(), dist, diameter, dsts };
+    let builder = pipeline::Builder { g: &g, dist: &plan.dist, lids: &plan.lids };
+    let make_writer = || Writer::new(f, entry_out(f, &g), own.iter().map(|o| o.1).collect());
+    let (paths, w) = pipeline::run(threads, builder, &schedule, make_writer, |h| route_all(&plan, &g, &mut keys, BATCH, h));
+    let vl0 = Vl0::new(w.deps, paths, &own);
+    let t = w.tables;
+
+    let sl = remove_deadlocks(f, &t, vls.clamp(1, 15), vl0)?;
+    Ok((t, sl))
+}
+
+/// Destinations per [`Batch`] handed to the writer: on the k=32 tree about 0.4 ms of
+/// routing and 160 KB of entries, few enough messages that the channel costs nothing.
+const BATCH: usize = 32;
+
+/// What [`route_all`] routes, fixed before it starts.
+struct Plan<'a> {
+    f: &'a Fabric,
+    /// Per switch: the LIDs it and its CAs own (OpenSM `num_hca`).
+    lids: Vec<u64>,
+    /// All CA LIDs: the paths to one destination CA LID, its own included.
+    ca_lids: u64,
+    /// Switch-to-switch hop counts (`u8::MAX`: unreachable), and the largest.
+    dist: Vec<u8>,
+    diameter: u64,
+    /// OpenSM's destination order.
+    dsts: Vec<Dst>,
+}
+
+/// Every destination's tree in order, each charged onto the link loads `keys` (per entry
+/// of `g`, see [`Graph`]) and handed to the helper in batches of `batch`. Returns the
+/// number of CA-to-CA paths (VL 0's).
+fn route_all(plan: &Plan, g: &Graph, keys: &mut [u64], batch: usize, h: &mut Helper) -> u64 {
+    let Plan { f, lids, ca_lids: total_ca_lids, dist, diameter, dsts } = plan;
+    let (f, total_ca_lids, diameter) = (*f, *total_ca_lids, *diameter);
+    let n = f.nsw();
+    // The layers of the destination switch `built.src` (from the helper, keys current),
+    // and those `scan` and `heap_dijkstra` leave their one tree in.
+    let mut built = Box::new(Layers::new(g));
+    let mut scratch = Layers::new(g);
     let mut tree = Tree::new(n);
     let mut max_load = 0u64;
-    let mut vl0 = Vl0::new(f, &own);
+    let mut paths = 0u64;
+    let mut b = Batch::default();
     for (x, d) in dsts.iter().enumerate() {
         if d.lid == 0 || d.lid >= f.nlid {
             continue;
         }
         let row = &dist[d.sw * n..(d.sw + 1) * n];
-        if diameter * max_load < g.p2 {
+        let l = if diameter * max_load < g.p2 {
             // Layers pay off for a destination switch with several LIDs in a row (its CA
             // LIDs); a switch's own LID is scanned. Either gives the same tree.
-            if layers.src == d.sw {
-                tree::layered(&layers, &mut tree);
+            if built.src == d.sw {
+                tree::layered(&built, &mut tree);
+                &mut *built
             } else if dsts.get(x + 1).is_some_and(|next| next.sw == d.sw) {
-                layers.build(&g, d.sw, row, &own);
-                tree::layered(&layers, &mut tree);
+                h.layers(&mut built, d.sw);
+                built.load_keys(keys);
+                tree::layered(&built, &mut tree);
+                &mut *built
             } else {
-                tree::scan(&g, d.sw, row, &own, &mut layers, &mut tree);
+                // `built`'s keys would go stale.
+                built.src = usize::MAX;
+                tree::scan(g, keys, d.sw, row, lids, &mut scratch, &mut tree);
+                &mut scratch
             }
         } else {
-            tree::heap_dijkstra(&g, d.sw, &own, &mut layers, &mut tree);
-        }
+            built.src = usize::MAX;
+            tree::heap_dijkstra(g, keys, d.sw, lids, &mut scratch, &mut tree);
+            &mut scratch
+        };
         let ca = matches!(f.owner[d.lid], Owner::Ep(_));
-        let col = &mut cols[d.lid * n..(d.lid + 1) * n];
-        col[d.sw] = d.port;
-        max_load = max_load.max(charge(&mut g, &mut layers, &mut tree, col, ca.then_some(&mut vl0)));
+        let first = b.routed.last().map_or(0, |r| r.end as usize);
+        let (most, end) = charge(keys, l, &mut tree, &mut b, first);
+        max_load = max_load.max(most);
+        b.routed.push(Routed { lid: d.lid as u32, sw: d.sw as u32, port: d.port, ca, end: end as u32 });
         if ca {
             // Every CA LID but the destination's own sends one path to it.
-            vl0.paths += vl0.total_weight - ca_lids(f, d.lid);
+            paths += total_ca_lids - ca_lids(f, d.lid);
+        }
+        if b.routed.len() == batch {
+            b = h.write(b);
         }
     }
-    let t = Tables::from_columns(n, f.nlid, &cols);
-
-    let sl = remove_deadlocks(f, &t, vls.clamp(1, 15), vl0)?;
-    Ok((t, sl))
+    if !b.routed.is_empty() {
+        h.write(b);
+    }
+    paths
 }
 
 /// The LIDs of the CA port owning `lid` (2^LMC), 0 for a switch LID.
@@ -141,50 +212,52 @@ fn ca_lids(f: &Fabric, lid: usize) -> u64 {
     }
 }
 
-/// Writes one destination's tree out, farthest switch first: each switch's LFT entry into
-/// `col` (OpenSM `update_lft`); the LIDs of its subtree onto the link to its parent
-/// (OpenSM `update_weights`: every source LID's path crosses it); with `vl0`, the
-/// parent's (in port, out port) dependency when the parent is not the destination and
-/// the subtree holds CA LIDs (paths from them use it). Returns the largest load charged.
+/// Charges one destination's tree onto the link loads, farthest switch first: the LIDs
+/// of each switch's subtree onto the link to its parent (OpenSM `update_weights`: every
+/// source LID's path crosses it), in the graph and in the layers' copy of the loads.
+/// Records each position's chosen [`Graph`] entry and parent position (position 1
+/// first) in `b` from `first` on (growing its columns as needed; what lies beyond is
+/// left as it is, stale), from which the [`Writer`] derives everything else. Returns the
+/// largest load charged and where the records end.
 #[inline(never)] // once per destination; kept apart in profiles
-fn charge(g: &mut Graph, l: &mut Layers, t: &mut Tree, col: &mut [u8], mut vl0: Option<&mut Vl0>) -> u64 {
+fn charge(keys: &mut [u64], l: &mut Layers, t: &mut Tree, b: &mut Batch, first: usize) -> (u64, usize) {
     let mut max_key = 0;
     // `t.sub` holds what a position's children have passed up so far; taking it leaves
     // it zero for the next destination.
     // Columns cut to one length each (per position, per candidate, per entry), so that an
     // index is checked once for all the columns it reads.
     let len = l.order.len();
-    let (order, own, choice, sub) = (&l.order[..len], &l.own[..len], &t.choice[..len], &mut t.sub[..len]);
+    let (own, choice, sub) = (&l.own[..len], &t.choice[..len], &mut t.sub[..len]);
     let m = l.parent.len();
     let (parent, entry, lkey) = (&l.parent[..m], &l.entry[..m], &mut l.key[..m]);
-    let e = g.nb.len();
-    let (port, gkey, dep_row) = (&g.port[..e], &mut g.key[..e], &g.dep_row[..e]);
-    for i in (1..len).rev() {
+    let gkey = keys;
+    let end = first + len - 1;
+    if b.entries.len() < end {
+        b.entries.resize(end, 0);
+        b.parents.resize(end, 0);
+    }
+    let out = b.entries[first..end].iter_mut().zip(&mut b.parents[first..end]);
+    for (i, (out, out_parent)) in out.enumerate().rev() {
+        let i = i + 1;
         let c = choice[i] as usize;
         let (k, p) = (entry[c] as usize, parent[c] as usize);
-        col[order[i] as usize] = port[k];
-        let (from_children, own) = (std::mem::take(&mut sub[i]), own[i]);
-        let (lids, cas) = (own.0 + from_children.0, own.1 + from_children.1);
+        (*out, *out_parent) = (k as u32, p as u16);
+        let lids = own[i] + std::mem::take(&mut sub[i]);
         lkey[c] += lids << 8;
         gkey[k] += lids << 8;
         max_key = max_key.max(gkey[k]);
-        sub[p].0 += lids;
-        if let Some(vl0) = vl0.as_deref_mut() {
-            sub[p].1 += cas;
-            if p != 0 && cas != 0 {
-                let out = port[entry[choice[p] as usize] as usize];
-                vl0.deps.set_in_row(dep_row[k] as usize, out);
-            }
-        }
+        sub[p] += lids;
     }
-    t.sub[0] = (0, 0);
-    max_key >> 8
+    t.sub[0] = 0;
+    (max_key >> 8, end)
 }
 
-/// The switch-to-switch links as a [`Graph`] with no load yet; `p2` its base weight.
-fn switch_graph(f: &Fabric, p2: u64) -> Graph {
+/// The switch-to-switch links as a [`Graph`], `p2` its base weight, and its keys with no
+/// load yet.
+fn switch_graph(f: &Fabric, p2: u64) -> (Graph, Vec<u64>) {
     let n = f.nsw();
-    let mut g = Graph { n, nbr_start: vec![0], nb: vec![], port: vec![], up: vec![], rev: vec![], dep_row: vec![], key: vec![], p2 };
+    let mut g = Graph { n, nbr_start: vec![0], nb: vec![], port: vec![], up: vec![], rev: vec![], p2 };
+    let mut keys = vec![];
     // Flat (switch, port) → entry, for the opposite links.
     let mut port_base = vec![0usize; n + 1];
     for s in 0..n {
@@ -198,17 +271,28 @@ fn switch_graph(f: &Fabric, p2: u64) -> Graph {
             g.nb.push(u as u16);
             g.port.push(q);
             g.up.push(pu);
-            g.key.push((g.nb.len() - 1 - first) as u64);
+            keys.push((g.nb.len() - 1 - first) as u64);
         }
         g.nbr_start.push(g.nb.len() as u32);
     }
-    let deps = DepGraph::new(f);
     for k in 0..g.nb.len() {
         let (u, pu) = (g.nb[k] as usize, g.up[k]);
         g.rev.push(entry_at[port_base[u] + pu as usize]);
-        g.dep_row.push(deps.row(u, pu) as u32);
     }
-    g
+    (g, keys)
+}
+
+/// Per entry of `g`, what the [`Writer`] needs of a chosen link.
+fn entry_out(f: &Fabric, g: &Graph) -> Vec<EntryOut> {
+    let deps = DepGraph::new(f);
+    let mut out = Vec::with_capacity(g.nb.len());
+    for v in 0..g.n {
+        for k in g.nbr_start[v] as usize..g.nbr_start[v + 1] as usize {
+            let (u, pu) = (g.nb[k], g.up[k]);
+            out.push(EntryOut { dep_row: deps.row(u as usize, pu) as u32, v: v as u16, port: g.port[k] });
+        }
+    }
+    out
 }
 
 /// Dependency counts per switch: (in port, out port) → paths, for one VL.
@@ -355,14 +439,12 @@ struct Vl0 {
     paths: u64,
     /// Per switch: its CAs' LIDs (the paths leaving it to one destination).
     weight: Vec<u64>,
-    /// All CA LIDs: the paths to one destination, its own included.
-    total_weight: u64,
 }
 
 impl Vl0 {
-    fn new(f: &Fabric, own: &[(u64, u64)]) -> Vl0 {
-        let weight: Vec<u64> = own.iter().map(|o| o.1).collect();
-        Vl0 { deps: DepGraph::new(f), paths: 0, total_weight: weight.iter().sum(), weight }
+    /// VL 0 as the writer found it: its dependency graph and its number of paths.
+    fn new(deps: DepGraph, paths: u64, own: &[(u64, u64)]) -> Vl0 {
+        Vl0 { deps, paths, weight: own.iter().map(|o| o.1).collect() }
     }
 }
 
@@ -453,4 +535,34 @@ fn split_spare_vls(vl: &mut [u8], paths_per_vl: &[u64], vl_needed: u8, vl_avail:
         }
     }
     split
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::subnet_manager::{Engine, SmConfig, SubnetManager};
+    use crate::topology::Topology;
+    use units::{BitRate, SimDuration};
+
+    /// The helper inline and on its own thread give the same tables and SLs: on fat trees
+    /// (several batches, layers built ahead, LMC 2's runs of four LIDs) and on a ring and
+    /// a torus (VL 0 cyclic, so the dependency counts come from the tables).
+    #[test]
+    fn the_helper_thread_changes_nothing() {
+        let l = (BitRate::from_gbps(200), SimDuration::from_ns(5));
+        for (t, lmc) in [
+            (Topology::fat_tree(8, l, l).unwrap(), 0),
+            (Topology::fat_tree(4, l, l).unwrap(), 2),
+            (Topology::ring(9, 2, l, l).unwrap(), 0),
+            (Topology::torus_2d(5, 3, 2, l, l).unwrap(), 0),
+        ] {
+            let mut sm = SubnetManager::new(&t, SmConfig { engine: Engine::Dfsssp, lmc, ..Default::default() });
+            sm.bring_up();
+            let f = &sm.state().expect("brought up").fabric;
+            let (t1, sl1) = route_on(f, 4, 1).expect("routes inline");
+            let (t2, sl2) = route_on(f, 4, 2).expect("routes with the helper thread");
+            assert_eq!(t1, t2, "tables, {} switches, LMC {lmc}", f.nsw());
+            assert_eq!((sl1.vl, sl1.vls_needed, sl1.split), (sl2.vl, sl2.vls_needed, sl2.split), "SLs, {} switches", f.nsw());
+        }
+    }
 }

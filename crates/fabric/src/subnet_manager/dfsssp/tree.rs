@@ -28,10 +28,16 @@ use std::collections::BinaryHeap;
 
 use crate::subnet_manager::cdg::NONE;
 
-/// The switch graph with its link loads, as the Dijkstra passes see it: per switch `v`,
-/// its switch neighbours in `v`'s port order as *entries* (compressed rows,
-/// `nbr_start[v]..nbr_start[v + 1]`), each entry also naming the directed link `u → v`
-/// that arrives from neighbour `u`.
+/// The switch graph as the Dijkstra passes see it: per switch `v`, its switch neighbours
+/// in `v`'s port order as *entries* (compressed rows, `nbr_start[v]..nbr_start[v + 1]`),
+/// each entry also naming the directed link `u → v` that arrives from neighbour `u`.
+///
+/// The link loads are kept apart, as *keys* per entry (`keys: &[u64]` in the passes): the
+/// accumulated load of the link `u → v` shifted left by 8, with the entry's index in `v`'s
+/// row in the low byte (a switch has at most 255 switch ports). The least of `accumulated
+/// load + key` over a row is then the least load at the lowest port, found without a
+/// branch. Apart, they can change while the graph is shared with the thread that builds
+/// [`Layers`] ahead (`super::pipeline`).
 pub(super) struct Graph {
     pub n: usize,
     pub nbr_start: Vec<u32>,
@@ -43,14 +49,6 @@ pub(super) struct Graph {
     pub up: Vec<u8>,
     /// Per entry: the entry of `v` in `u`'s row (the opposite link), for [`heap_dijkstra`].
     pub rev: Vec<u32>,
-    /// Per entry: the [`DepGraph::row`](crate::subnet_manager::cdg::DepGraph::row) of the channel `v → u` as it enters `u` (on
-    /// `u`'s port `up`), where a path that goes on from `u` marks its dependency.
-    pub dep_row: Vec<u32>,
-    /// Per entry: the accumulated load of the link `u → v` shifted left by 8, with the
-    /// entry's index in `v`'s row in the low byte (a switch has at most 255 switch ports).
-    /// The least of `accumulated load + key` over a row is then the least load at the
-    /// lowest port, found without a branch.
-    pub key: Vec<u64>,
     /// P², P = number of LIDs: every link's base weight.
     pub p2: u64,
 }
@@ -58,14 +56,8 @@ pub(super) struct Graph {
 impl Graph {
     /// Entries `nbr_start[v]..nbr_start[v + 1]` as a range.
     #[inline]
-    fn row(&self, v: usize) -> std::ops::Range<usize> {
+    pub fn row(&self, v: usize) -> std::ops::Range<usize> {
         self.nbr_start[v] as usize..self.nbr_start[v + 1] as usize
-    }
-
-    /// The load of the link of entry `k`.
-    #[inline]
-    pub fn load(&self, k: usize) -> u64 {
-        self.key[k] >> 8
     }
 }
 
@@ -78,9 +70,9 @@ pub(super) struct Layers {
     pub src: usize,
     /// Position → switch.
     pub order: Vec<u32>,
-    /// Per position: the LIDs (OpenSM `num_hca`) and the CA LIDs of that switch, which
-    /// its subtree sums start from.
-    pub own: Vec<(u64, u64)>,
+    /// Per position: the LIDs of that switch (OpenSM `num_hca`), which its subtree sums
+    /// start from.
+    pub own: Vec<u64>,
     /// Switch → position.
     pos: Vec<u32>,
     /// Per breadth-first layer: its first position (one more entry than layers).
@@ -88,9 +80,10 @@ pub(super) struct Layers {
     /// Per position: its first candidate (`order.len() + 1` entries).
     start: Vec<u32>,
     /// Per candidate (a switch one hop nearer, a possible parent): its position (16-bit:
-    /// [`MAX_SWITCHES`]), and [`Graph::key`] of its link with the candidate's rank among
+    /// [`MAX_SWITCHES`]), and the key of its link ([`Graph`]) with the candidate's rank among
     /// the child's (port order) in the low byte instead — the two columns the layered
-    /// pass reads; the caller keeps `key` current as it charges loads while the layers are reused.
+    /// pass reads. [`Layers::build`] leaves only the rank; [`Layers::load_keys`] adds the
+    /// loads, and the caller keeps them current as it charges loads while the layers are reused.
     pub parent: Vec<u16>,
     pub key: Vec<u64>,
     /// Per candidate: its [`Graph`] entry, which gives the ports and the link.
@@ -109,7 +102,7 @@ const UNREACHED: u64 = 1 << 62;
 /// The tree chosen on a [`Layers`], by position.
 pub(super) struct Tree {
     /// Per position: accumulated load from the destination, shifted left by 8 (as
-    /// [`Graph::key`]); spans every 16-bit position, so reading it at a candidate's needs
+    /// the keys of [`Graph`]); spans every 16-bit position, so reading it at a candidate's needs
     /// no bounds check.
     acc: Box<[u64; MAX_SWITCHES]>,
     /// The same per switch, [`UNREACHED`] until the switch's layer is chosen ([`scan`]).
@@ -117,12 +110,12 @@ pub(super) struct Tree {
     /// The chosen candidate (an index into the layers' candidates); unused at 0.
     pub choice: Vec<u32>,
     /// Scratch for the caller's subtree sums, per position; zero between destinations.
-    pub sub: Vec<(u64, u64)>,
+    pub sub: Vec<u64>,
 }
 
 impl Tree {
     pub fn new(n: usize) -> Tree {
-        Tree { acc: Box::new([0; MAX_SWITCHES]), acc_by_switch: Box::new([UNREACHED; MAX_SWITCHES]), choice: vec![0; n], sub: vec![(0, 0); n] }
+        Tree { acc: Box::new([0; MAX_SWITCHES]), acc_by_switch: Box::new([UNREACHED; MAX_SWITCHES]), choice: vec![0; n], sub: vec![0; n] }
     }
 }
 
@@ -149,7 +142,7 @@ impl Layers {
     /// reachable switches by distance, ties in index order (a counting sort: stable). The
     /// order within a layer does not change any result: a layer's choices read only the
     /// layer before, and the caller only sums over the tree. Clears the candidates.
-    fn position(&mut self, d: usize, row: &[u8], own: &[(u64, u64)]) {
+    fn position(&mut self, d: usize, row: &[u8], own: &[u64]) {
         let mut at = [0u32; 257];
         for &x in row {
             at[x as usize + 1] += 1;
@@ -177,16 +170,18 @@ impl Layers {
     }
 
     /// The layers from destination switch `d`, whose row of the distance matrix is `row`;
-    /// `own` as in [`Layers::own`], by switch.
+    /// `own` as in [`Layers::own`], by switch. The keys hold only the candidates' ranks
+    /// until [`Layers::load_keys`]: building needs no loads, so it can run ahead on another
+    /// thread.
     #[inline(never)] // once per destination switch with several LIDs; kept apart in profiles
-    pub fn build(&mut self, g: &Graph, d: usize, row: &[u8], own: &[(u64, u64)]) {
+    pub fn build(&mut self, g: &Graph, d: usize, row: &[u8], own: &[u64]) {
         self.position(d, row, own);
         self.start.reserve(self.order.len() + 1);
         // A neighbour is one hop nearer exactly when its position comes before the
         // switch's layer (breadth-first: a neighbour is at most one layer away). The
         // columns span every entry (a switch's candidates are some of its entries).
         let total = g.nb.len();
-        let (parent, key, entry, pos) = (&mut self.parent[..total], &mut self.key[..total], &mut self.entry[..total], &self.pos[..]);
+        let (parent, rank, entry, pos) = (&mut self.parent[..total], &mut self.key[..total], &mut self.entry[..total], &self.pos[..]);
         self.start.push(0);
         let mut len = 0;
         for layer in self.layer_start.windows(2) {
@@ -194,11 +189,11 @@ impl Layers {
             for &v in &self.order[layer[0] as usize..layer[1] as usize] {
                 let first = len;
                 let r = g.row(v as usize);
-                for (k, (&u, &gk)) in r.clone().zip(g.nb[r.clone()].iter().zip(&g.key[r])) {
+                for (k, &u) in r.clone().zip(&g.nb[r]) {
                     let pu = pos[u as usize];
                     if pu < nearer {
                         parent[len] = pu as u16;
-                        key[len] = gk & !0xFF | (len - first) as u64;
+                        rank[len] = (len - first) as u64;
                         entry[len] = k as u32;
                         len += 1;
                     }
@@ -207,6 +202,15 @@ impl Layers {
             }
         }
         self.src = d;
+    }
+
+    /// Adds the current loads (the link keys of [`Graph`], by entry) to the candidates'
+    /// ranks left by [`Layers::build`].
+    pub fn load_keys(&mut self, keys: &[u64]) {
+        let m = self.start.last().map_or(0, |&e| e as usize);
+        for (key, &k) in self.key[..m].iter_mut().zip(&self.entry[..m]) {
+            *key = keys[k as usize] & !0xFF | *key & 0xFF;
+        }
     }
 }
 
@@ -273,7 +277,7 @@ pub(super) fn layered(l: &Layers, t: &mut Tree) {
 /// of the layer before have published their accumulated load; the others read
 /// [`UNREACHED`] and cannot win. Leaves one candidate per switch in `l` (`l.src` reset).
 #[inline(never)] // once per switch LID; kept apart in profiles
-pub(super) fn scan(g: &Graph, d: usize, row: &[u8], own: &[(u64, u64)], l: &mut Layers, t: &mut Tree) {
+pub(super) fn scan(g: &Graph, keys: &[u64], d: usize, row: &[u8], own: &[u64], l: &mut Layers, t: &mut Tree) {
     l.position(d, row, own);
     l.src = usize::MAX;
     let acc_sw = &mut *t.acc_by_switch;
@@ -282,7 +286,7 @@ pub(super) fn scan(g: &Graph, d: usize, row: &[u8], own: &[(u64, u64)], l: &mut 
     l.start.reserve(l.order.len() + 1);
     l.start.extend([0, 0]);
     // Both entry columns cut to one length, so that a row's bounds are checked once.
-    let (nb, key) = (&g.nb[..g.nb.len()], &g.key[..g.nb.len()]);
+    let (nb, key) = (&g.nb[..g.nb.len()], &keys[..g.nb.len()]);
     for layer in l.layer_start.windows(2).skip(1) {
         let (first, end) = (layer[0] as usize, layer[1] as usize);
         for i in first..end {
@@ -308,7 +312,7 @@ pub(super) fn scan(g: &Graph, d: usize, row: &[u8], own: &[(u64, u64)], l: &mut 
 /// Plain Dijkstra from `src` on weights P² + load, for when the layered shortcut is not
 /// exact. Leaves its tree in `l` (one candidate per switch, `l.src` reset so the next
 /// layered pass rebuilds) and `t`.
-pub(super) fn heap_dijkstra(g: &Graph, src: usize, own: &[(u64, u64)], l: &mut Layers, t: &mut Tree) {
+pub(super) fn heap_dijkstra(g: &Graph, keys: &[u64], src: usize, own: &[u64], l: &mut Layers, t: &mut Tree) {
     let n = g.n;
     let mut dist = vec![u64::MAX; n];
     let mut hops = vec![u16::MAX; n];
@@ -327,7 +331,7 @@ pub(super) fn heap_dijkstra(g: &Graph, src: usize, own: &[(u64, u64)], l: &mut L
         for k in g.row(u) {
             let v = g.nb[k] as usize;
             let e = g.rev[k] as usize; // the link u → v, in v's row
-            let nd = d + g.p2 + g.load(e);
+            let nd = d + g.p2 + (keys[e] >> 8);
             if !done[v] && nd < dist[v] {
                 dist[v] = nd;
                 hops[v] = hops[u] + 1;
