@@ -180,7 +180,7 @@ impl Routes {
             1 => Some(self.ports[start as usize]),
             _ => {
                 let h = hash5(self.seeds[s], src, dst, sport);
-                Some(self.ports[(start + ((h as u128 * len as u128) >> 64) as u32) as usize])
+                Some(self.ports[start as usize + pick(h, len as usize)])
             }
         }
     }
@@ -247,7 +247,7 @@ impl Routes {
                     let (start, len) = self.group(s, leaf.col);
                     (len > 0).then(|| {
                         let h = hash5(self.seeds[s], 0, dst, 0);
-                        self.ports[(start + ((h as u128 * len as u128) >> 64) as u32) as usize]
+                        self.ports[start as usize + pick(h, len as usize)]
                     })
                 };
                 lft.set(sw, dst, port);

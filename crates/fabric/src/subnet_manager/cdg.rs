@@ -152,11 +152,11 @@ impl DepGraph {
     }
     #[inline]
     pub fn set(&mut self, n: usize, q: u8, r: u8) {
-        let i = self.off[n] + q as usize * self.words[n] + r as usize / 64;
-        self.bits[i] |= 1 << (r % 64);
+        self.set_in_row(self.row(n, q), r);
     }
     /// The first word of channel (into `n` on port `q`)'s row, for [`DepGraph::set_in_row`]:
     /// a caller marking many dependencies of one channel looks it up once.
+    #[inline]
     pub fn row(&self, n: usize, q: u8) -> usize {
         self.off[n] + q as usize * self.words[n]
     }
@@ -167,12 +167,11 @@ impl DepGraph {
     }
     #[inline]
     pub fn get(&self, n: usize, q: u8, r: u8) -> bool {
-        let i = self.off[n] + q as usize * self.words[n] + r as usize / 64;
-        self.bits[i] & (1 << (r % 64)) != 0
+        self.bits[self.row(n, q) + r as usize / 64] & (1 << (r % 64)) != 0
     }
     /// Out ports `r` that channel (into `n` on port `q`) depends into.
     pub fn succ(&self, n: usize, q: u8) -> impl Iterator<Item = u8> + '_ {
-        let base = self.off[n] + q as usize * self.words[n];
+        let base = self.row(n, q);
         (0..self.words[n]).flat_map(move |w| {
             let mut x = self.bits[base + w];
             std::iter::from_fn(move || {

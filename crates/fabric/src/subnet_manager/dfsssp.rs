@@ -111,12 +111,13 @@ fn route_on(f: &Fabric, vls: u8, threads: usize) -> Result<(Tables, SlTable), St
         dsts.push(Dst { lid: f.sw_lid[s] as usize, sw: s, port: 0 });
     }
 
-    // The destination switches whose layers pay off (several LIDs in a row), in order.
-    let schedule: Vec<usize> =
-        (0..dsts.len().saturating_sub(1)).filter(|&x| dsts[x + 1].sw == dsts[x].sw && (x == 0 || dsts[x - 1].sw != dsts[x].sw)).map(|x| dsts[x].sw).collect();
+    // The destination switches whose layers pay off, in order: each run's first.
+    let schedule: Vec<usize> = (0..dsts.len()).filter(|&x| layers_pay_off(&dsts, x) && (x == 0 || dsts[x - 1].sw != dsts[x].sw)).map(|x| dsts[x].sw).collect();
     let plan = Plan { f, lids: own.iter().map(|o| o.0).collect(), ca_lids: own.iter().map(|o| o.1).sum(), dist, diameter, dsts };
     let builder = pipeline::Builder { g: &g, dist: &plan.dist, lids: &plan.lids };
-    let make_writer = || Writer::new(f, entry_out(f, &g), own.iter().map(|o| o.1).collect());
+    let deps = DepGraph::new(f);
+    let entry = entry_out(&g, &deps);
+    let make_writer = || Writer::new(f, entry, deps, own.iter().map(|o| o.1).collect());
     let (paths, w) = pipeline::run(threads, builder, &schedule, make_writer, |h| route_all(&plan, &g, &mut keys, BATCH, h));
     let vl0 = Vl0::new(w.deps, paths, &own);
     let t = w.tables;
@@ -164,12 +165,10 @@ fn route_all(plan: &Plan, g: &Graph, keys: &mut [u64], batch: usize, h: &mut Hel
         }
         let row = &dist[d.sw * n..(d.sw + 1) * n];
         let l = if diameter * max_load < g.p2 {
-            // Layers pay off for a destination switch with several LIDs in a row (its CA
-            // LIDs); a switch's own LID is scanned. Either gives the same tree.
             if built.src == d.sw {
                 tree::layered(&built, &mut tree);
                 &mut *built
-            } else if dsts.get(x + 1).is_some_and(|next| next.sw == d.sw) {
+            } else if layers_pay_off(dsts, x) {
                 h.layers(&mut built, d.sw);
                 built.load_keys(keys);
                 tree::layered(&built, &mut tree);
@@ -202,6 +201,13 @@ fn route_all(plan: &Plan, g: &Graph, keys: &mut [u64], batch: usize, h: &mut Hel
         h.write(b);
     }
     paths
+}
+
+/// Whether destination `x`'s switch gets [`Layers`]: the next destination is on the same
+/// switch (its CA LIDs come in a row), so they are reused; a switch's own LID, alone, is
+/// scanned. Either gives the same tree.
+fn layers_pay_off(dsts: &[Dst], x: usize) -> bool {
+    dsts.get(x + 1).is_some_and(|next| next.sw == dsts[x].sw)
 }
 
 /// The LIDs of the CA port owning `lid` (2^LMC), 0 for a switch LID.
@@ -282,9 +288,9 @@ fn switch_graph(f: &Fabric, p2: u64) -> (Graph, Vec<u64>) {
     (g, keys)
 }
 
-/// Per entry of `g`, what the [`Writer`] needs of a chosen link.
-fn entry_out(f: &Fabric, g: &Graph) -> Vec<EntryOut> {
-    let deps = DepGraph::new(f);
+/// Per entry of `g`, what the [`Writer`] needs of a chosen link (`deps`: the graph it
+/// marks VL 0's dependencies in).
+fn entry_out(g: &Graph, deps: &DepGraph) -> Vec<EntryOut> {
     let mut out = Vec::with_capacity(g.nb.len());
     for v in 0..g.n {
         for k in g.nbr_start[v] as usize..g.nbr_start[v + 1] as usize {

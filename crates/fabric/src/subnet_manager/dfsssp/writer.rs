@@ -75,9 +75,11 @@ pub(super) struct Writer {
 }
 
 impl Writer {
-    pub fn new(f: &Fabric, entry: Vec<EntryOut>, cas: Vec<u64>) -> Writer {
+    /// A writer for `f`'s tables, marking dependencies in `deps` (empty), whose rows
+    /// `entry` names.
+    pub fn new(f: &Fabric, entry: Vec<EntryOut>, deps: DepGraph, cas: Vec<u64>) -> Writer {
         let n = f.nsw();
-        Writer { tables: Tables::new(n, f.nlid), deps: DepGraph::new(f), entry, cas, sub: vec![0; n] }
+        Writer { tables: Tables::new(n, f.nlid), deps, entry, cas, sub: vec![0; n] }
     }
 
     /// Writes every destination of `b`, in order.
