@@ -290,21 +290,10 @@ impl Entry<'_> {
             spec.tree = Some(jt.tree);
             vertices = jt.endpoints;
         }
-        // What busbw's "bus" counts: each vertex's bytes sent and received (aggregation
-        // vertices' left out), counted as the graph is generated.
-        let (mut sent, mut received) = (vec![0u64; ranks as usize], vec![0u64; ranks as usize]);
-        let shape = workload::generate(&spec, &mut |n| {
-            if let workload::Node::Send { src, dst, bytes, .. } = *n {
-                if let Some(x) = sent.get_mut(src as usize) {
-                    *x += bytes;
-                }
-                if let Some(x) = received.get_mut(dst as usize) {
-                    *x += bytes;
-                }
-            }
-        })
-        .map_err(|e| c.err(f, e))?;
-        let rank_link_bytes = sent.iter().chain(&received).copied().max().unwrap_or(0) / spec.iterations as u64;
+        // What busbw's "bus" counts, counted as the graph is generated.
+        let mut bytes = workload::RankBytes::new(ranks);
+        let shape = workload::generate(&spec, &mut |n| bytes.count(n)).map_err(|e| c.err(f, e))?;
+        let rank_link_bytes = bytes.sent.iter().chain(&bytes.received).copied().max().unwrap_or(0) / spec.iterations as u64;
         let start = SimTime(j.start.unwrap_or_default().ps());
         let (size, channels, chunk) = (spec.size, spec.channels, spec.chunk);
         let first = flows.push_collective(group, spec, vertices, start, (dscp, sl), &shape);

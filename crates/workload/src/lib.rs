@@ -69,32 +69,49 @@ pub struct Dag {
     pub iteration_ends: Vec<u32>,
 }
 
-impl Dag {
-    /// Bytes sent by each rank (what busbw measures, per rank); aggregation vertices'
-    /// sends are not counted.
-    pub fn bytes_sent(&self) -> Vec<u64> {
-        let mut v = vec![0; self.ranks as usize];
-        for n in &self.nodes {
-            if let Node::Send { src, bytes, .. } = n {
-                if let Some(x) = v.get_mut(*src as usize) {
-                    *x += bytes;
-                }
+/// Bytes each rank sends and receives (what busbw measures, per rank), counted node by
+/// node, so that a generated graph ([`generate`]) is counted as it goes by; aggregation
+/// vertices' transfers are left out.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RankBytes {
+    pub sent: Vec<u64>,
+    pub received: Vec<u64>,
+}
+
+impl RankBytes {
+    pub fn new(ranks: u32) -> RankBytes {
+        RankBytes { sent: vec![0; ranks as usize], received: vec![0; ranks as usize] }
+    }
+
+    /// Counts node `n` (a send between ranks; nothing otherwise).
+    pub fn count(&mut self, n: &Node) {
+        if let Node::Send { src, dst, bytes, .. } = *n {
+            if let Some(x) = self.sent.get_mut(src as usize) {
+                *x += bytes;
+            }
+            if let Some(x) = self.received.get_mut(dst as usize) {
+                *x += bytes;
             }
         }
-        v
+    }
+}
+
+impl Dag {
+    /// Bytes sent and received by each rank.
+    pub fn rank_bytes(&self) -> RankBytes {
+        let mut b = RankBytes::new(self.ranks);
+        self.nodes.iter().for_each(|n| b.count(n));
+        b
+    }
+
+    /// Bytes sent by each rank; aggregation vertices' sends are not counted.
+    pub fn bytes_sent(&self) -> Vec<u64> {
+        self.rank_bytes().sent
     }
 
     /// Bytes received by each rank.
     pub fn bytes_received(&self) -> Vec<u64> {
-        let mut v = vec![0; self.ranks as usize];
-        for n in &self.nodes {
-            if let Node::Send { dst, bytes, .. } = n {
-                if let Some(x) = v.get_mut(*dst as usize) {
-                    *x += bytes;
-                }
-            }
-        }
-        v
+        self.rank_bytes().received
     }
 
     /// Number of sends.
