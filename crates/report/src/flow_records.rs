@@ -107,38 +107,37 @@ impl FlowRecords {
 
     /// Each record's figures without its endpoints' names: what the summaries read.
     pub(crate) fn figures(&self) -> impl Iterator<Item = Figures> + '_ {
-        self.rows.iter().map(|r| Figures {
-            flow: r.flow_failed & !FAILED,
-            size: r.size as u64,
-            start_ps: r.start_ps,
-            fct_ps: fct(r),
-            slowdown: slowdown(r),
-            failed: r.flow_failed & FAILED != 0,
-        })
+        self.rows.iter().map(figures)
     }
 
     fn report(&self, r: &Row) -> FlowReport {
+        let f = figures(r);
         FlowReport {
-            flow: r.flow_failed & !FAILED,
+            flow: f.flow,
             src: self.names[r.src as usize].clone(),
             dst: self.names[r.dst as usize].clone(),
-            size_bytes: r.size as u64,
-            start_ps: r.start_ps,
-            fct_ps: fct(r),
+            size_bytes: f.size,
+            start_ps: f.start_ps,
+            fct_ps: f.fct_ps,
             ideal_ps: r.ideal_ps,
-            slowdown: slowdown(r),
-            failed: r.flow_failed & FAILED != 0,
+            slowdown: f.slowdown,
+            failed: f.failed,
         }
     }
 }
 
-fn fct(r: &Row) -> Option<u64> {
-    (r.fct_ps != NOT_DONE).then_some(r.fct_ps)
-}
-
-/// Completion time over the ideal time (0 when there is no ideal: no path).
-fn slowdown(r: &Row) -> Option<f64> {
-    fct(r).map(|x| if r.ideal_ps > 0 { x as f64 / r.ideal_ps as f64 } else { 0.0 })
+/// A row's figures, decoded.
+fn figures(r: &Row) -> Figures {
+    let fct_ps = (r.fct_ps != NOT_DONE).then_some(r.fct_ps);
+    Figures {
+        flow: r.flow_failed & !FAILED,
+        size: r.size as u64,
+        start_ps: r.start_ps,
+        fct_ps,
+        // Completion time over the ideal time (0 when there is no ideal: no path).
+        slowdown: fct_ps.map(|x| if r.ideal_ps > 0 { x as f64 / r.ideal_ps as f64 } else { 0.0 }),
+        failed: r.flow_failed & FAILED != 0,
+    }
 }
 
 /// As the list of [`FlowReport`]s it holds, each made as it is written.
