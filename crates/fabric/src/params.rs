@@ -284,10 +284,12 @@ impl FlowSpec {
     }
 }
 
-/// The flows a simulator runs, in flow order (flow `i` is the `i`-th handed out). The
-/// simulator reads them twice while it is built and keeps only what it needs, so a
-/// source may generate them each time instead of holding them: a collective's millions
-/// of transfers are a few numbers and a generator (`scenario`'s flow list) until then.
+/// The flows a simulator runs, in flow order (flow `i` is the `i`-th handed out). A
+/// simulator reads them once whole while it is built (their QPs and records) and then as
+/// [`FlowPart`]s, a stage at a time, as it runs: a source may generate them each time
+/// instead of holding them, and a collective's millions of transfers are a few numbers
+/// and a generator (`scenario`'s flow list), of which a simulator holds only the
+/// transfers whose dependencies are not all delivered.
 pub trait FlowSource: Send + Sync {
     /// How many flows there are.
     fn len(&self) -> usize;
@@ -297,6 +299,28 @@ pub trait FlowSource: Send + Sync {
     /// Hands every flow to `f`, in flow order. The reference lives for one call only (a
     /// generator reuses one spec).
     fn for_each(&self, f: &mut dyn FnMut(&FlowSpec));
+    /// The flows again, as contiguous parts in flow order that cover them all; a flow
+    /// depends only on flows of its own part.
+    fn parts(self: std::sync::Arc<Self>) -> Vec<Box<dyn FlowPart>>;
+}
+
+/// A run of flows (`range`) handed out a stage at a time, in flow order: what a
+/// simulator reads to build its dependency graph as it runs. It generates a part only
+/// as far as it must: at its start, until no flow to come may depend on nothing (those
+/// are posted at their start, in flow order); before it delivers flow `f`, until no
+/// flow to come may depend on `f` (so every flow waiting on `f` is known when `f` is
+/// delivered).
+pub trait FlowPart: Send {
+    /// The flows' indices.
+    fn range(&self) -> std::ops::Range<u32>;
+    /// Hands the next stage's flows to `f`, in flow order; `false` (nothing handed out)
+    /// when every flow was.
+    fn next_stage(&mut self, f: &mut dyn FnMut(&FlowSpec)) -> bool;
+    /// Between stages: the lowest flow a flow not handed out yet may depend on
+    /// (`u32::MAX`: every flow was handed out).
+    fn low_water(&mut self) -> u32;
+    /// Between stages: whether a flow not handed out yet may depend on nothing.
+    fn free_ahead(&self) -> bool;
 }
 
 /// Flows held as specs.
@@ -306,6 +330,53 @@ impl FlowSource for Vec<FlowSpec> {
     }
     fn for_each(&self, f: &mut dyn FnMut(&FlowSpec)) {
         self.iter().for_each(f);
+    }
+    fn parts(self: std::sync::Arc<Self>) -> Vec<Box<dyn FlowPart>> {
+        vec![Box::new(HeldPart::new(self, 0))]
+    }
+}
+
+/// Flows held as specs, as a part: a stage is one flow; what the flows still to hand out
+/// depend on is read off two suffix arrays made once.
+pub struct HeldPart {
+    specs: std::sync::Arc<Vec<FlowSpec>>,
+    first: u32,
+    /// The next flow to hand out (an index into `specs`).
+    next: usize,
+    /// From each flow to the end: the lowest flow one depends on, and whether one
+    /// depends on nothing.
+    lowest: Vec<u32>,
+    free: Vec<bool>,
+}
+
+impl HeldPart {
+    /// `specs` as flows `first..`.
+    pub fn new(specs: std::sync::Arc<Vec<FlowSpec>>, first: u32) -> HeldPart {
+        let n = specs.len();
+        let (mut lowest, mut free) = (vec![u32::MAX; n + 1], vec![false; n + 1]);
+        for (i, f) in specs.iter().enumerate().rev() {
+            lowest[i] = lowest[i + 1].min(f.after.iter().copied().min().unwrap_or(u32::MAX));
+            free[i] = free[i + 1] || f.after.is_empty();
+        }
+        HeldPart { specs, first, next: 0, lowest, free }
+    }
+}
+
+impl FlowPart for HeldPart {
+    fn range(&self) -> std::ops::Range<u32> {
+        self.first..self.first + self.specs.len() as u32
+    }
+    fn next_stage(&mut self, f: &mut dyn FnMut(&FlowSpec)) -> bool {
+        let Some(spec) = self.specs.get(self.next) else { return false };
+        f(spec);
+        self.next += 1;
+        true
+    }
+    fn low_water(&mut self) -> u32 {
+        self.lowest[self.next]
+    }
+    fn free_ahead(&self) -> bool {
+        self.free[self.next]
     }
 }
 

@@ -11,7 +11,7 @@
 //!
 //! The model:
 //! * memory = the process's own baseline + the topology + the scenario's flow specs (a
-//!   collective has none: its transfers are generated as the simulator is built,
+//!   collective has none: its transfers are generated as the simulator needs them,
 //!   `FlowList`) + the simulator's terms from `fabric::sim::footprint` (sizes of what it
 //!   stores) + the report's flow records. `--json` output is streamed, not held;
 //! * events = two per frame per link (its transmission ends, it arrives), for every data
@@ -320,8 +320,8 @@ pub(crate) fn estimate(cfg: &ScenarioFile, topo: &Topology, base: &std::path::Pa
 }
 
 /// The memory terms: the world's flow specs (a collective's transfers have none: they
-/// are generated as the simulator is built, `FlowList`), shared with the simulator, its
-/// state, and the report.
+/// are generated as the simulator needs them, `FlowList`), shared with the simulator,
+/// its state, and the report.
 fn memory_terms(volumes: &[Volume], size: &Size, shape: &SimShape) -> Vec<Term> {
     let mut memory_terms = fabric_terms(size, shape, "topology");
     let running = memory_terms.split_off(2);

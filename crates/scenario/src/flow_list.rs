@@ -4,13 +4,17 @@
 //! Model: incasts, permutations, messages and background traffic are held as flow specs;
 //! a collective job is held as what describes it — its `workload::Spec` (op, algorithm,
 //! ranks, size, chunking), where its vertices sit and its class — and its transfers are
-//! generated again each time the flows are read ([`workload::generate`], mapped by
+//! generated again each time the flows are read ([`workload::Generator`], mapped by
 //! [`crate::driver::node_flow`]), in the order and with the dependencies a built graph
 //! has. allreduce1024's 2.1 M transfers are a few hundred bytes until the simulator is
-//! built, instead of 218 MB of specs. Leaves out the simulator's own per-flow state (its
-//! dependency graph and flow records, `fabric::sim`), which reading the list builds.
+//! built, instead of 218 MB of specs, and the simulator generates them again as its run
+//! needs them, a stage (a ring step) at a time ([`FlowSource::parts`]: each entry is a
+//! part). Leaves out the simulator's own per-flow state (its flow records and each
+//! flow's QP, `fabric::sim`), which reading the list builds.
 
-use fabric::params::{FlowSource, FlowSpec};
+use std::sync::Arc;
+
+use fabric::params::{FlowPart, FlowSource, FlowSpec, HeldPart};
 use units::{Bytes, SimTime};
 
 /// Every flow of a scenario, in flow order.
@@ -34,7 +38,7 @@ struct Part {
 
 #[derive(Clone, Debug)]
 enum PartFlows {
-    Specs(Vec<FlowSpec>),
+    Specs(Arc<Vec<FlowSpec>>),
     Collective(Box<CollectiveFlows>),
 }
 
@@ -48,7 +52,9 @@ struct CollectiveFlows {
     dscp: u8,
     sl: u8,
     conn_base: u32,
+    /// Its nodes and connections (the graph's [`workload::Shape`]).
     nodes: u32,
+    conns: u32,
     /// InfiniBand with dfsssp: the SL of each of the job's connections, and of its
     /// joins (the subnet manager's for each path; empty: `sl` for every flow).
     conn_sl: Vec<u8>,
@@ -60,7 +66,7 @@ impl FlowList {
     pub(crate) fn push_specs(&mut self, group: u32, flows: Vec<FlowSpec>) {
         let first = self.len as u32;
         self.len += flows.len();
-        self.parts.push(Part { group, first, flows: PartFlows::Specs(flows) });
+        self.parts.push(Part { group, first, flows: PartFlows::Specs(Arc::new(flows)) });
     }
 
     /// Appends a collective job of entry `group`: `spec`'s graph (checked: it generates)
@@ -80,7 +86,7 @@ impl FlowList {
         let conn_base = self.next_conn;
         self.next_conn = conn_base + shape.conns;
         self.len += shape.nodes as usize;
-        let c = CollectiveFlows { spec, vertices, start, dscp, sl, conn_base, nodes: shape.nodes, conn_sl: vec![], join_sl: sl };
+        let c = CollectiveFlows { spec, vertices, start, dscp, sl, conn_base, nodes: shape.nodes, conns: shape.conns, conn_sl: vec![], join_sl: sl };
         self.parts.push(Part { group, first, flows: PartFlows::Collective(Box::new(c)) });
         first
     }
@@ -105,7 +111,7 @@ impl FlowList {
     pub(crate) fn set_path_sls(&mut self, path_sl: &dyn Fn(u32, u32) -> u8) {
         for p in &mut self.parts {
             match &mut p.flows {
-                PartFlows::Specs(v) => v.iter_mut().for_each(|f| f.sl = path_sl(f.src, f.dst)),
+                PartFlows::Specs(v) => Arc::make_mut(v).iter_mut().for_each(|f| f.sl = path_sl(f.src, f.dst)),
                 PartFlows::Collective(c) => {
                     let mut conn_sl = vec![];
                     // Connection ids are numbered in order of first use.
@@ -125,20 +131,75 @@ impl FlowList {
 impl CollectiveFlows {
     /// Generates the job's flows into one reused spec.
     fn for_each(&self, group: u32, first: u32, f: &mut dyn FnMut(&FlowSpec)) {
-        let mut spec = FlowSpec::new(0, 0, Bytes(0), self.start, self.dscp, self.sl, group);
+        let mut spec = self.blank(group);
         let mut n = 0u32;
         workload::generate(&self.spec, &mut |node| {
-            crate::driver::node_flow(node, &self.vertices, first, self.conn_base, &mut spec);
-            spec.sl = match spec.conn {
-                _ if self.conn_sl.is_empty() => self.sl,
-                Some(k) => self.conn_sl[(k - self.conn_base) as usize],
-                None => self.join_sl,
-            };
+            self.fill(node, first, &mut spec);
             f(&spec);
             n += 1;
         })
         .expect("the job's graph was generated when it was compiled");
         debug_assert_eq!(n, self.nodes);
+    }
+
+    /// The spec [`CollectiveFlows::fill`] writes each node into.
+    fn blank(&self, group: u32) -> FlowSpec {
+        FlowSpec::new(0, 0, Bytes(0), self.start, self.dscp, self.sl, group)
+    }
+
+    /// Node `node` of the job, whose first flow is `first`, as a flow.
+    fn fill(&self, node: &workload::Node, first: u32, spec: &mut FlowSpec) {
+        crate::driver::node_flow(node, &self.vertices, first, self.conn_base, spec);
+        spec.sl = match spec.conn {
+            _ if self.conn_sl.is_empty() => self.sl,
+            Some(k) => self.conn_sl[(k - self.conn_base) as usize],
+            None => self.join_sl,
+        };
+    }
+}
+
+/// A collective job's flows as a part: generated a stage at a time, with what its
+/// generator says of the nodes to come.
+struct CollectivePart {
+    list: Arc<FlowList>,
+    /// Its index in the list's parts.
+    part: usize,
+    generator: workload::Generator,
+    spec: FlowSpec,
+}
+
+impl CollectivePart {
+    fn job(&self) -> (&CollectiveFlows, &Part) {
+        let p = &self.list.parts[self.part];
+        match &p.flows {
+            PartFlows::Collective(c) => (c, p),
+            PartFlows::Specs(_) => unreachable!("a collective part is a job"),
+        }
+    }
+}
+
+impl FlowPart for CollectivePart {
+    fn range(&self) -> std::ops::Range<u32> {
+        let (c, p) = self.job();
+        p.first..p.first + c.nodes
+    }
+    fn next_stage(&mut self, f: &mut dyn FnMut(&FlowSpec)) -> bool {
+        let list = Arc::clone(&self.list);
+        let p = &list.parts[self.part];
+        let PartFlows::Collective(c) = &p.flows else { unreachable!("a collective part is a job") };
+        let Some(nodes) = self.generator.next_stage() else { return false };
+        for node in nodes {
+            c.fill(node, p.first, &mut self.spec);
+            f(&self.spec);
+        }
+        true
+    }
+    fn low_water(&mut self) -> u32 {
+        let first = self.job().1.first;
+        self.generator.low_water().saturating_add(first)
+    }
+    fn free_ahead(&self) -> bool {
+        self.generator.free_ahead()
     }
 }
 
@@ -153,6 +214,21 @@ impl FlowSource for FlowList {
                 PartFlows::Collective(c) => c.for_each(p.group, p.first, f),
             }
         }
+    }
+    fn parts(self: Arc<Self>) -> Vec<Box<dyn FlowPart>> {
+        (0..self.parts.len())
+            .map(|i| -> Box<dyn FlowPart> {
+                let p = &self.parts[i];
+                match &p.flows {
+                    PartFlows::Specs(v) => Box::new(HeldPart::new(Arc::clone(v), p.first)),
+                    PartFlows::Collective(c) => {
+                        let generator =
+                            workload::Generator::new(c.spec.clone()).expect("the job's graph was generated when it was compiled").track_reach(c.conns);
+                        Box::new(CollectivePart { list: Arc::clone(&self), part: i, generator, spec: c.blank(p.group) })
+                    }
+                }
+            })
+            .collect()
     }
 }
 

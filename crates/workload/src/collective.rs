@@ -188,114 +188,283 @@ pub fn build(spec: &Spec) -> Result<Dag, String> {
 /// node to `sink` instead of keeping it: a caller that needs the graph more than once
 /// generates it again (allreduce1024's 2.1 M transfers would take 200 MB as a [`Dag`]).
 pub fn generate(spec: &Spec, sink: &mut dyn FnMut(&Node)) -> Result<Shape, String> {
-    spec.check()?;
-    let mut b = Builder::new(spec.ranks, spec.window, sink);
-    if let Some(t) = &spec.tree {
-        b.shape.aggregators = t.parent.len() as u32 - spec.ranks;
+    let mut g = Generator::new(spec.clone())?;
+    while let Some(nodes) = g.next_stage() {
+        nodes.iter().for_each(&mut *sink);
     }
-    let mut gate = None;
-    for _ in 0..spec.iterations {
-        let g: Vec<u32> = gate.into_iter().collect();
-        match (spec.op, spec.algorithm) {
-            (Collective::AllReduce, Algorithm::Ring) => ring(&mut b, spec, true, true, &g),
-            (Collective::AllReduce, Algorithm::Tree) => tree_all_reduce(&mut b, spec, &g),
-            (Collective::AllReduce, Algorithm::Sharp) => sharp_all_reduce(&mut b, spec, &g),
-            (Collective::ReduceScatter, _) => ring(&mut b, spec, true, false, &g),
-            (Collective::AllGather, _) => ring(&mut b, spec, false, true, &g),
-            (Collective::Broadcast, _) => chain_broadcast(&mut b, spec, &g),
-            (Collective::AllToAll, _) => all_to_all(&mut b, spec, &g),
-        }
-        // The iteration ends when every node without a dependent inside it is done.
-        gate = Some(b.end_iteration());
-    }
-    Ok(b.finish())
+    Ok(g.finish())
 }
 
-/// Transfer sizes of one channel's data: loops of `n` blocks of at most `chunk` bytes.
-fn loops(bytes: u64, n: u32, chunk: u64) -> Vec<Vec<u64>> {
+/// A collective's graph generated a stage at a time, as a simulator running it needs
+/// it: a stage is a ring step, one chunk of a broadcast chain or of a tree's reduction
+/// and broadcast, one rank's round of an all-to-all chunk, or an iteration's join.
+/// Between stages, [`Generator::low_water`] says which nodes a node not generated yet
+/// can still depend on, and [`Generator::free_ahead`] whether one can depend on none:
+/// a simulator generates only until those are past what it is about to deliver.
+pub struct Generator {
+    spec: Spec,
+    b: Builder,
+    stages: Stages,
+    /// Iterations closed so far.
+    iterations: u32,
+}
+
+impl Generator {
+    pub fn new(spec: Spec) -> Result<Generator, String> {
+        spec.check()?;
+        let mut b = Builder::new(spec.ranks, spec.window);
+        if let Some(t) = &spec.tree {
+            b.shape.aggregators = t.parent.len() as u32 - spec.ranks;
+        }
+        let stages = Stages::new(&spec);
+        Ok(Generator { spec, b, stages, iterations: 0 })
+    }
+
+    /// Keeps what [`Generator::low_water`] and [`Generator::free_ahead`] need; `conns` is
+    /// the job's number of connections ([`Shape::conns`], from a first generation).
+    pub fn track_reach(mut self, conns: u32) -> Generator {
+        self.b.track_reach(conns);
+        self
+    }
+
+    fn done(&self) -> bool {
+        self.iterations == self.spec.iterations
+    }
+
+    /// Generates the next stage and returns its nodes, in id order (ids continue from
+    /// the previous stage's); `None` once the graph is complete.
+    pub fn next_stage(&mut self) -> Option<&[Node]> {
+        if self.done() {
+            return None;
+        }
+        self.b.out.clear();
+        let gate = self.b.gate;
+        if !self.stages.next(&mut self.b, &self.spec, gate.as_slice()) {
+            // The iteration ends when every node without a dependent inside it is done.
+            self.b.end_iteration();
+            self.iterations += 1;
+            self.stages = Stages::new(&self.spec);
+        }
+        Some(&self.b.out)
+    }
+
+    /// The nodes generated so far.
+    pub fn generated(&self) -> u32 {
+        self.b.next_id()
+    }
+
+    /// The lowest node id a node not generated yet may depend on (`u32::MAX` once the
+    /// graph is complete). Needs [`Generator::track_reach`].
+    pub fn low_water(&mut self) -> u32 {
+        if self.done() {
+            u32::MAX
+        } else {
+            self.b.low_water()
+        }
+    }
+
+    /// Whether a node not generated yet may depend on nothing (be posted at the job's
+    /// start). Needs [`Generator::track_reach`].
+    pub fn free_ahead(&self) -> bool {
+        !self.done() && self.b.free_ahead()
+    }
+
+    /// The graph's shape (complete once [`Generator::next_stage`] returned `None`).
+    pub fn finish(self) -> Shape {
+        self.b.finish()
+    }
+}
+
+/// Where one iteration's generation is, per algorithm.
+enum Stages {
+    Ring(Ring),
+    Chain(Chain),
+    AllToAll(AllToAll),
+    Trees(Trees),
+}
+
+impl Stages {
+    fn new(spec: &Spec) -> Stages {
+        match (spec.op, spec.algorithm) {
+            (Collective::AllReduce, Algorithm::Ring) => Stages::Ring(Ring::new(spec, true, true)),
+            (Collective::AllReduce, Algorithm::Tree) => Stages::Trees(Trees::double_binary(spec)),
+            (Collective::AllReduce, Algorithm::Sharp) => Stages::Trees(Trees::sharp(spec)),
+            (Collective::ReduceScatter, _) => Stages::Ring(Ring::new(spec, true, false)),
+            (Collective::AllGather, _) => Stages::Ring(Ring::new(spec, false, true)),
+            (Collective::Broadcast, _) => Stages::Chain(Chain::new(spec)),
+            (Collective::AllToAll, _) => Stages::AllToAll(AllToAll::new(spec)),
+        }
+    }
+
+    /// Generates the iteration's next stage into `b`, its first nodes after `gate`;
+    /// `false` (nothing generated) when the iteration has no stage left.
+    fn next(&mut self, b: &mut Builder, spec: &Spec, gate: &[u32]) -> bool {
+        match self {
+            Stages::Ring(s) => s.next(b, spec, gate),
+            Stages::Chain(s) => s.next(b, spec, gate),
+            Stages::AllToAll(s) => s.next(b, spec, gate),
+            Stages::Trees(s) => s.next(b, spec, gate),
+        }
+    }
+}
+
+/// Channel `c`'s share of `spec`'s size.
+fn channel_bytes(spec: &Spec, c: u32) -> u64 {
+    split(spec.size, spec.channels as u64).nth(c as usize).expect("c < channels")
+}
+
+/// Transfer sizes of loop `l` of a channel's `bytes`: `n` blocks of at most `chunk`
+/// bytes; `None` past the last loop (there is always one).
+fn ring_loop(bytes: u64, n: u32, chunk: u64, l: u64) -> Option<Vec<u64>> {
     // Past 2^64 − 1 bytes a loop holds more than any channel has: saturating is exact.
     let per_loop = chunk.saturating_mul(n as u64);
     let count = bytes.div_ceil(per_loop).max(1);
-    (0..count)
-        .map(|l| {
-            let here = (bytes - l * per_loop).min(per_loop);
-            split(here, n as u64).collect()
-        })
-        .collect()
+    (l < count).then(|| split((bytes - l * per_loop).min(per_loop), n as u64).collect())
 }
 
 /// Ring reduce-scatter (`rs`) and/or all-gather (`ag`): at step k rank r writes one
 /// block to rank r+1, which it could only do once step k−1's block from rank r−1 had
 /// arrived. During reduce-scatter rank r sends block (r − k) mod n, so block b ends fully
-/// reduced at rank b − 1, which starts the all-gather with it.
-fn ring(b: &mut Builder, spec: &Spec, rs: bool, ag: bool, gate: &[u32]) {
-    let n = spec.ranks;
-    let steps = (rs as u32 + ag as u32) * (n - 1);
-    for (c, bytes) in split(spec.size, spec.channels as u64).enumerate() {
-        for blocks in loops(bytes, n, spec.chunk) {
-            let mut prev: Vec<u32> = vec![];
-            for k in 0..steps {
-                let mut cur = Vec::with_capacity(n as usize);
-                for r in 0..n {
-                    // Reduce-scatter (and a lone all-gather) start with rank r's own block
-                    // r; the all-gather after a reduce-scatter starts with block r + 1.
-                    let (kk, owner) = if rs && k < n - 1 {
-                        (k, r)
-                    } else if rs {
-                        (k - (n - 1), r + 1)
-                    } else {
-                        (k, r)
-                    };
-                    let blk = ((owner + n - kk % n) % n) as usize;
-                    let after = if k == 0 { gate.to_vec() } else { vec![prev[((r + n - 1) % n) as usize]] };
-                    cur.push(b.send(c as u32, r, (r + 1) % n, blocks[blk], after));
+/// reduced at rank b − 1, which starts the all-gather with it. A stage is one step of
+/// one loop of one channel.
+struct Ring {
+    rs: bool,
+    ag: bool,
+    channel: u32,
+    /// The loop's index and its blocks.
+    l: u64,
+    blocks: Vec<u64>,
+    /// The next step.
+    k: u32,
+}
+
+impl Ring {
+    fn new(spec: &Spec, rs: bool, ag: bool) -> Ring {
+        let blocks = ring_loop(channel_bytes(spec, 0), spec.ranks, spec.chunk, 0).expect("a channel has a loop");
+        Ring { rs, ag, channel: 0, l: 0, blocks, k: 0 }
+    }
+
+    fn next(&mut self, b: &mut Builder, spec: &Spec, gate: &[u32]) -> bool {
+        let n = spec.ranks;
+        let steps = (self.rs as u32 + self.ag as u32) * (n - 1);
+        if self.k == steps {
+            self.k = 0;
+            self.l += 1;
+            match ring_loop(channel_bytes(spec, self.channel), n, spec.chunk, self.l) {
+                Some(blocks) => self.blocks = blocks,
+                None if self.channel + 1 == spec.channels => return false,
+                None => {
+                    (self.channel, self.l) = (self.channel + 1, 0);
+                    self.blocks = ring_loop(channel_bytes(spec, self.channel), n, spec.chunk, 0).expect("a channel has a loop");
                 }
-                prev = cur;
             }
         }
+        let (k, first) = (self.k, b.next_id());
+        for r in 0..n {
+            // Reduce-scatter (and a lone all-gather) start with rank r's own block r; the
+            // all-gather after a reduce-scatter starts with block r + 1.
+            let (kk, owner) = if self.rs && k < n - 1 {
+                (k, r)
+            } else if self.rs {
+                (k - (n - 1), r + 1)
+            } else {
+                (k, r)
+            };
+            let blk = ((owner + n - kk % n) % n) as usize;
+            // Step k − 1's send of rank r − 1, the stage before this one.
+            let after = if k == 0 { gate.to_vec() } else { vec![first - n + (r + n - 1) % n] };
+            b.send(self.channel, r, (r + 1) % n, self.blocks[blk], after);
+        }
+        self.k += 1;
+        true
     }
 }
 
-/// Broadcast as NCCL's ring does it: a chain root → root+1 → … → root−1, chunk by chunk.
-fn chain_broadcast(b: &mut Builder, spec: &Spec, gate: &[u32]) {
-    let n = spec.ranks;
-    for (c, bytes) in split(spec.size, spec.channels as u64).enumerate() {
-        let chunks = bytes.div_ceil(spec.chunk).max(1);
-        for piece in split(bytes, chunks) {
-            let mut prev = None;
-            for h in 0..n - 1 {
-                let (src, dst) = ((spec.root + h) % n, (spec.root + h + 1) % n);
-                let after = match prev {
-                    None => gate.to_vec(),
-                    Some(p) => vec![p],
-                };
-                prev = Some(b.send(c as u32, src, dst, piece, after));
+/// Broadcast as NCCL's ring does it: a chain root → root+1 → … → root−1, chunk by
+/// chunk. A stage is one chunk of one channel down the chain.
+struct Chain {
+    channel: u32,
+    /// The next chunk.
+    j: u64,
+}
+
+impl Chain {
+    fn new(_: &Spec) -> Chain {
+        Chain { channel: 0, j: 0 }
+    }
+
+    fn next(&mut self, b: &mut Builder, spec: &Spec, gate: &[u32]) -> bool {
+        let n = spec.ranks;
+        let mut bytes = channel_bytes(spec, self.channel);
+        if self.j == bytes.div_ceil(spec.chunk).max(1) {
+            if self.channel + 1 == spec.channels {
+                return false;
             }
+            (self.channel, self.j) = (self.channel + 1, 0);
+            bytes = channel_bytes(spec, self.channel);
         }
+        let chunks = bytes.div_ceil(spec.chunk).max(1);
+        let piece = split(bytes, chunks).nth(self.j as usize).expect("j < chunks");
+        let first = b.next_id();
+        for h in 0..n - 1 {
+            let (src, dst) = ((spec.root + h) % n, (spec.root + h + 1) % n);
+            let after = if h == 0 { gate.to_vec() } else { vec![first + h - 1] };
+            b.send(self.channel, src, dst, piece, after);
+        }
+        self.j += 1;
+        true
     }
 }
 
 /// All-to-all as NCCL's grouped send/recv: every rank writes `S / n` to every peer, the
-/// peers in the order r+1, r+2, … (NCCL's p2p schedule), chunk by chunk.
-fn all_to_all(b: &mut Builder, spec: &Spec, gate: &[u32]) {
-    let n = spec.ranks;
-    let per_peer: Vec<u64> = split(spec.size, n as u64).collect();
-    for (c, share) in (0..spec.channels).map(|c| (c, per_peer.iter().map(move |&p| split(p, spec.channels as u64).nth(c as usize).unwrap_or(0)))) {
-        let share: Vec<u64> = share.collect();
-        let chunks = share.iter().map(|&x| x.div_ceil(spec.chunk).max(1)).max().unwrap_or(1);
-        for j in 0..chunks {
-            for r in 0..n {
-                for i in 1..n {
-                    let peer = (r + i) % n;
-                    let total = share[peer as usize];
-                    let pieces = total.div_ceil(spec.chunk).max(1);
-                    if j < pieces {
-                        let piece = split(total, pieces).nth(j as usize).unwrap_or(0);
-                        b.send(c, r, peer, piece, gate.to_vec());
-                    }
-                }
+/// peers in the order r+1, r+2, … (NCCL's p2p schedule), chunk by chunk. A stage is one
+/// rank's sends of one chunk of one channel.
+struct AllToAll {
+    channel: u32,
+    /// The channel's share of what goes to each peer, and its most chunks to one peer.
+    share: Vec<u64>,
+    chunks: u64,
+    /// The next chunk and rank.
+    j: u64,
+    r: u32,
+}
+
+impl AllToAll {
+    fn new(spec: &Spec) -> AllToAll {
+        let mut a = AllToAll { channel: 0, share: vec![], chunks: 0, j: 0, r: 0 };
+        a.start_channel(spec, 0);
+        a
+    }
+
+    fn start_channel(&mut self, spec: &Spec, c: u32) {
+        self.share = split(spec.size, spec.ranks as u64).map(|p| split(p, spec.channels as u64).nth(c as usize).unwrap_or(0)).collect();
+        self.chunks = self.share.iter().map(|&x| x.div_ceil(spec.chunk).max(1)).max().unwrap_or(1);
+        (self.channel, self.j, self.r) = (c, 0, 0);
+    }
+
+    fn next(&mut self, b: &mut Builder, spec: &Spec, gate: &[u32]) -> bool {
+        let n = spec.ranks;
+        if self.r == n {
+            (self.j, self.r) = (self.j + 1, 0);
+        }
+        if self.j == self.chunks {
+            if self.channel + 1 == spec.channels {
+                return false;
+            }
+            self.start_channel(spec, self.channel + 1);
+        }
+        let (r, j) = (self.r, self.j);
+        for i in 1..n {
+            let peer = (r + i) % n;
+            let total = self.share[peer as usize];
+            let pieces = total.div_ceil(spec.chunk).max(1);
+            if j < pieces {
+                let piece = split(total, pieces).nth(j as usize).unwrap_or(0);
+                b.send(self.channel, r, peer, piece, gate.to_vec());
             }
         }
+        self.r += 1;
+        true
     }
 }
 
@@ -317,78 +486,111 @@ pub(crate) fn binary_tree(n: u32) -> (Vec<Option<u32>>, u32) {
     (parent, root)
 }
 
-/// Double binary tree all-reduce; each channel uses both trees (lanes 2c and 2c+1).
-fn tree_all_reduce(b: &mut Builder, spec: &Spec, gate: &[u32]) {
-    let n = spec.ranks;
-    let (p0, root0) = binary_tree(n);
-    // Tree 1: tree 0 with every rank relabelled r → r+1 (mod n).
-    let shift = |r: u32| (r + 1) % n;
-    let mut p1 = vec![None; n as usize];
-    for r in 0..n {
-        p1[shift(r) as usize] = p0[r as usize].map(shift);
-    }
-    let trees = [(p0, root0), (p1, shift(root0))];
-    let parts: Vec<u64> = split(spec.size, 2 * spec.channels as u64).collect();
-    for c in 0..spec.channels {
-        for (t, (parent, root)) in trees.iter().enumerate() {
-            let lane = 2 * c + t as u32;
-            let bytes = parts[lane as usize];
-            reduce_broadcast(b, lane, parent, *root, bytes, spec.chunk, gate);
-        }
-    }
+/// A tree data is reduced up and broadcast down: each vertex's parent and children, and
+/// its vertices in post-order (children before parents).
+struct Tree {
+    parent: Vec<Option<u32>>,
+    root: u32,
+    children: Vec<Vec<u32>>,
+    post: Vec<u32>,
 }
 
-/// SHARP all-reduce over the driver's aggregation tree; each channel streams its share
-/// of the data through the same tree on its own connections (lane = channel).
-fn sharp_all_reduce(b: &mut Builder, spec: &Spec, gate: &[u32]) {
-    let parent = &spec.tree.as_ref().expect("checked").parent;
-    let root = parent.iter().position(|p| p.is_none()).expect("checked") as u32;
-    for (c, bytes) in split(spec.size, spec.channels as u64).enumerate() {
-        reduce_broadcast(b, c as u32, parent, root, bytes, spec.chunk, gate);
-    }
-}
-
-/// Reduce `bytes` up the tree `parent` (rooted at `root`) and broadcast the result down
-/// it, chunk by chunk, pipelined: a vertex sends chunk k up once chunk k from every child
-/// has arrived; the root sends it down once all its children's did; every other vertex
-/// forwards it down once its parent's has arrived.
-fn reduce_broadcast(b: &mut Builder, lane: u32, parent: &[Option<u32>], root: u32, bytes: u64, chunk: u64, gate: &[u32]) {
-    let n = parent.len() as u32;
-    let mut children: Vec<Vec<u32>> = vec![vec![]; n as usize];
-    for u in 0..n {
-        if let Some(p) = parent[u as usize] {
-            children[p as usize].push(u);
-        }
-    }
-    // Post-order (children before parents) for the reduction, pre-order for the broadcast.
-    let mut post = vec![];
-    let mut stack = vec![(root, false)];
-    while let Some((v, expanded)) = stack.pop() {
-        if expanded {
-            post.push(v);
-        } else {
-            stack.push((v, true));
-            for &ch in children[v as usize].iter().rev() {
-                stack.push((ch, false));
+impl Tree {
+    fn new(parent: Vec<Option<u32>>, root: u32) -> Tree {
+        let n = parent.len();
+        let mut children: Vec<Vec<u32>> = vec![vec![]; n];
+        for (u, p) in parent.iter().enumerate() {
+            if let Some(p) = p {
+                children[*p as usize].push(u as u32);
             }
         }
+        let mut post = vec![];
+        let mut stack = vec![(root, false)];
+        while let Some((v, expanded)) = stack.pop() {
+            if expanded {
+                post.push(v);
+            } else {
+                stack.push((v, true));
+                for &ch in children[v as usize].iter().rev() {
+                    stack.push((ch, false));
+                }
+            }
+        }
+        Tree { parent, root, children, post }
     }
-    let chunks = bytes.div_ceil(chunk).max(1);
-    for piece in split(bytes, chunks) {
-        let mut up = vec![u32::MAX; n as usize];
-        for &v in &post {
-            let Some(pv) = parent[v as usize] else { continue };
-            let mut after: Vec<u32> = children[v as usize].iter().map(|&ch| up[ch as usize]).collect();
+}
+
+/// All-reduces over trees, each lane (a channel's share of the data on one tree, on its
+/// own connections) reduced up and broadcast down chunk by chunk, pipelined: a vertex
+/// sends chunk k up once chunk k from every child has arrived; the root sends it down
+/// once all its children's did; every other vertex forwards it down once its parent's
+/// has arrived. A stage is one chunk of one lane, up and down.
+struct Trees {
+    trees: Vec<Tree>,
+    /// Each lane's id, tree and bytes, in generation order.
+    lanes: Vec<(u32, usize, u64)>,
+    /// The lane being generated and its next chunk.
+    lane: usize,
+    j: u64,
+    /// Per vertex: its send up of this chunk, and the send that brought it the result.
+    up: Vec<u32>,
+    down_into: Vec<u32>,
+}
+
+impl Trees {
+    /// Double binary tree all-reduce; each channel uses both trees (lanes 2c and 2c+1),
+    /// the second the first with every rank relabelled r → r+1 (mod n).
+    fn double_binary(spec: &Spec) -> Trees {
+        let n = spec.ranks;
+        let (p0, root0) = binary_tree(n);
+        let shift = |r: u32| (r + 1) % n;
+        let mut p1 = vec![None; n as usize];
+        for r in 0..n {
+            p1[shift(r) as usize] = p0[r as usize].map(shift);
+        }
+        let trees = vec![Tree::new(p0, root0), Tree::new(p1, shift(root0))];
+        let parts: Vec<u64> = split(spec.size, 2 * spec.channels as u64).collect();
+        let lanes = (0..2 * spec.channels).map(|lane| (lane, lane as usize % 2, parts[lane as usize])).collect();
+        Trees::over(trees, lanes)
+    }
+
+    /// SHARP all-reduce over the driver's aggregation tree; each channel streams its
+    /// share of the data through the same tree on its own connections (lane = channel).
+    fn sharp(spec: &Spec) -> Trees {
+        let parent = spec.tree.as_ref().expect("checked").parent.clone();
+        let root = parent.iter().position(|p| p.is_none()).expect("checked") as u32;
+        let lanes = split(spec.size, spec.channels as u64).enumerate().map(|(c, bytes)| (c as u32, 0, bytes)).collect();
+        Trees::over(vec![Tree::new(parent, root)], lanes)
+    }
+
+    fn over(trees: Vec<Tree>, lanes: Vec<(u32, usize, u64)>) -> Trees {
+        let n = trees[0].parent.len();
+        Trees { trees, lanes, lane: 0, j: 0, up: vec![u32::MAX; n], down_into: vec![u32::MAX; n] }
+    }
+
+    fn next(&mut self, b: &mut Builder, spec: &Spec, gate: &[u32]) -> bool {
+        let Some(&(mut lane_id, mut t, mut bytes)) = self.lanes.get(self.lane) else { return false };
+        if self.j == bytes.div_ceil(spec.chunk).max(1) {
+            (self.lane, self.j) = (self.lane + 1, 0);
+            let Some(&next) = self.lanes.get(self.lane) else { return false };
+            (lane_id, t, bytes) = next;
+        }
+        let chunks = bytes.div_ceil(spec.chunk).max(1);
+        let piece = split(bytes, chunks).nth(self.j as usize).expect("j < chunks");
+        let tree = &self.trees[t];
+        let (up, down_into) = (&mut self.up, &mut self.down_into);
+        for &v in &tree.post {
+            let Some(pv) = tree.parent[v as usize] else { continue };
+            let mut after: Vec<u32> = tree.children[v as usize].iter().map(|&ch| up[ch as usize]).collect();
             if after.is_empty() {
                 after = gate.to_vec();
             }
-            up[v as usize] = b.send(lane, v, pv, piece, after);
+            up[v as usize] = b.send(lane_id, v, pv, piece, after);
         }
         // Down: the root once every child's reduction arrived; others once their parent's result did.
-        let mut down_into = vec![u32::MAX; n as usize];
-        for &v in post.iter().rev() {
-            let after: Vec<u32> = if v == root {
-                let a: Vec<u32> = children[v as usize].iter().map(|&ch| up[ch as usize]).collect();
+        for &v in tree.post.iter().rev() {
+            let after: Vec<u32> = if v == tree.root {
+                let a: Vec<u32> = tree.children[v as usize].iter().map(|&ch| up[ch as usize]).collect();
                 if a.is_empty() {
                     gate.to_vec()
                 } else {
@@ -397,10 +599,12 @@ fn reduce_broadcast(b: &mut Builder, lane: u32, parent: &[Option<u32>], root: u3
             } else {
                 vec![down_into[v as usize]]
             };
-            for &ch in &children[v as usize] {
-                down_into[ch as usize] = b.send(lane, v, ch, piece, after.clone());
+            for &ch in &tree.children[v as usize] {
+                down_into[ch as usize] = b.send(lane_id, v, ch, piece, after.clone());
             }
         }
+        self.j += 1;
+        true
     }
 }
 
@@ -495,6 +699,83 @@ mod tests {
         assert_eq!(by(Collective::AllToAll, Algorithm::Ring), (n - 1) * s);
         // Tree: every rank but the root sends each half up once; every edge carries it down once.
         assert_eq!(by(Collective::AllReduce, Algorithm::Tree), 2 * (n - 1) * s);
+    }
+
+    /// Every spec the low-water tests generate: each op and algorithm, rings of 2 to 8,
+    /// windows shorter and longer than a loop, several channels and iterations, and SHARP.
+    fn assorted_specs() -> Vec<Spec> {
+        let mut v = vec![];
+        for op in [Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter, Collective::Broadcast, Collective::AllToAll] {
+            for algorithm in [Algorithm::Ring, Algorithm::Tree] {
+                for n in [2u32, 3, 5, 8] {
+                    for (size, chunk, window, channels, iterations) in
+                        [(1u64 << 20, 1u64 << 16, 8u32, 1u32, 1u32), (3 << 20, 1 << 18, 3, 2, 3), (1000, 512 << 10, 8, 1, 2), (7 << 20, 1 << 19, 2, 3, 2)]
+                    {
+                        let mut s = Spec::new(op, algorithm, n, size);
+                        (s.chunk, s.window, s.channels, s.iterations) = (chunk, window, channels, iterations);
+                        if s.check().is_ok() {
+                            v.push(s);
+                        }
+                    }
+                }
+            }
+        }
+        for (window, iterations) in [(8, 1), (3, 3), (1, 2)] {
+            let mut s = sharp(8, 3 << 20);
+            (s.chunk, s.channels, s.window, s.iterations) = (1 << 18, 2, window, iterations);
+            v.push(s);
+        }
+        v
+    }
+
+    /// What a simulator relies on to generate a graph as it runs: after each stage, no
+    /// node generated later depends on a node below the low water, and none depends on
+    /// nothing once `free_ahead` says so; and the low water moves on, so that a ring
+    /// of many steps is never held whole.
+    #[test]
+    fn low_water_bounds_what_later_nodes_depend_on() {
+        for spec in assorted_specs() {
+            let d = build(&spec).unwrap();
+            let mut g = Generator::new(spec.clone()).unwrap().track_reach(d.conns);
+            // Over the nodes from each boundary on: the lowest dependency, and whether one has none.
+            let mut lowest = vec![u32::MAX; d.nodes.len() + 1];
+            let mut free = vec![false; d.nodes.len() + 1];
+            for i in (0..d.nodes.len()).rev() {
+                let a = d.nodes[i].after();
+                lowest[i] = lowest[i + 1].min(a.iter().copied().min().unwrap_or(u32::MAX));
+                free[i] = free[i + 1] || a.is_empty();
+            }
+            while g.next_stage().is_some() {
+                let (made, low) = (g.generated(), g.low_water());
+                assert!(lowest[made as usize] >= low, "{spec:?}: after node {made}, a later node depends on {} < {low}", lowest[made as usize]);
+                assert!(g.free_ahead() || !free[made as usize], "{spec:?}: after node {made} a node without dependencies follows");
+            }
+            assert_eq!(g.finish().nodes as usize, d.nodes.len());
+        }
+    }
+
+    /// The low water trails the generation by a few steps, not by the graph: a ring of
+    /// 8 ranks with 128 loops of 14 steps, two iterations, holds at most the window's
+    /// steps and the one being made (the join's sinks are the last steps', which the next
+    /// loop's window slots depend on), and nothing can be free after the first loop.
+    #[test]
+    fn low_water_trails_a_ring_by_its_window() {
+        let mut spec = Spec::new(Collective::AllReduce, Algorithm::Ring, 8, 64 << 20);
+        (spec.chunk, spec.iterations) = (1 << 16, 2);
+        let conns = generate(&spec, &mut |_| {}).unwrap().conns;
+        let mut g = Generator::new(spec.clone()).unwrap().track_reach(conns);
+        let (mut widest, mut free_until) = (0, 0);
+        while g.next_stage().is_some() {
+            let (made, low) = (g.generated(), g.low_water());
+            widest = widest.max(made.saturating_sub(low));
+            if g.free_ahead() {
+                free_until = made;
+            }
+        }
+        let step = spec.ranks;
+        assert!(widest <= (spec.window + 1) * step, "{widest} nodes held");
+        assert!(free_until <= 14 * step, "free nodes may follow node {free_until}");
+        assert!(g.finish().nodes > 2 * 128 * 14 * step);
     }
 
     #[test]

@@ -9,10 +9,15 @@
 //! fabric: a driver maps ranks to NICs and nodes to the simulator's flows.
 //!
 //! A collective is described by its [`Spec`] (op, algorithm, ranks, size, chunking) and
-//! its graph is *generated*: [`generate`] hands the nodes to a sink one by one, in the
-//! order [`build`] would store them, keeping per node only the current iteration's
-//! "has a dependent" flag (for the join that closes it). A driver that needs the nodes
-//! again generates them again instead of holding millions of them.
+//! its graph is *generated*: a [`Generator`] makes it a stage at a time (a ring step, a
+//! tree's chunk), in the order [`build`] would store the nodes, keeping per node only
+//! the current iteration's "has a dependent" flag (for the join that closes it) and per
+//! connection its last `window` sends. A driver that needs the nodes again generates
+//! them again instead of holding millions of them, and a simulator generates them as it
+//! runs: between stages the generator says which nodes a node to come can still depend
+//! on ([`Generator::low_water`]). A node's `after` lists only what can be the last of its
+//! dependencies to be delivered (a dependency another one implies is left out), which
+//! keeps that bound a few steps behind.
 //!
 //! The collectives follow NCCL's algorithms (NCCL source `src/device/all_reduce.h` and
 //! friends, and the nccl-tests `doc/PERFORMANCE.md` arithmetic), at the granularity of
@@ -35,7 +40,7 @@ pub mod flowsize;
 mod nccl;
 mod volume;
 
-pub use collective::{build, generate, AggregationTree, Algorithm, Collective, Spec};
+pub use collective::{build, generate, AggregationTree, Algorithm, Collective, Generator, Spec};
 pub use nccl::{bus_factor, parse_nccl_size, size_sweep, NcclRow};
 pub use volume::Volume;
 
@@ -135,10 +140,19 @@ pub struct Shape {
     pub iteration_ends: Vec<u32>,
 }
 
-/// Generates a graph node by node, handing each to a sink as it is made (nothing is
-/// kept per node but the current iteration's "has a dependent" flag): adds each
-/// connection's window dependency and closes iterations with a join.
-pub(crate) struct Builder<'a> {
+/// Generates a graph a stage at a time into [`Builder::out`] (nothing is kept per node
+/// but the current iteration's "has a dependent" flag and each connection's last
+/// `window` sends): adds each connection's window dependency and closes iterations with
+/// a join.
+///
+/// A dependency another one of the same node implies is left out, so that a node waits
+/// on what can be the last of its dependencies to be delivered and nothing else: a
+/// window slot of an earlier iteration (delivered before the gate, the join that closed
+/// that iteration, which every node of this one follows), and the gate when the window
+/// slot is of this iteration (the slot follows the gate). When a node becomes ready is
+/// unchanged; what changes is how far back a node not generated yet can point, which is
+/// what lets a simulator generate the graph as it runs ([`Builder::low_water`]).
+pub(crate) struct Builder {
     pub shape: Shape,
     window: u32,
     /// Per connection: its last `window` sends, oldest first.
@@ -148,11 +162,36 @@ pub(crate) struct Builder<'a> {
     /// a later node of the iteration depends on it.
     iteration_start: u32,
     has_dependent: Vec<bool>,
-    sink: &'a mut dyn FnMut(&Node),
+    /// The join that closed the previous iteration (`None` in the first).
+    pub gate: Option<u32>,
+    /// The nodes generated since the caller last cleared it.
+    pub out: Vec<Node>,
+    /// What [`Builder::low_water`] and [`Builder::free_ahead`] need (`None`: not asked for).
+    reach: Option<Reach>,
 }
 
-impl<'a> Builder<'a> {
-    pub fn new(ranks: u32, window: u32, sink: &'a mut dyn FnMut(&Node)) -> Builder<'a> {
+/// The bookkeeping behind [`Builder::low_water`]: which generated nodes a later node can
+/// still depend on. A later node depends on the gate, on a window slot (one of its
+/// connection's last `window` sends, of this iteration), on what its algorithm names (a
+/// node of the stage before it that nothing depends on yet), or, for the join, on the
+/// iteration's nodes that nothing depends on.
+struct Reach {
+    /// The job's connections (all exist from the first iteration's end on).
+    conns: u32,
+    /// Per connection, its sends in this iteration.
+    sends: Vec<u32>,
+    /// Connections with fewer than `window` sends in this iteration (or none yet): only
+    /// their sends can depend on the gate, or on nothing at all in the first iteration.
+    short: u32,
+    /// (send, connection) of every send that was in its connection's window when it was
+    /// pushed; an entry is stale once it left the window or is of an earlier iteration.
+    slots: std::collections::BinaryHeap<std::cmp::Reverse<(u32, u32)>>,
+    /// No node of this iteration before it lacks a dependent.
+    first_sink: u32,
+}
+
+impl Builder {
+    pub fn new(ranks: u32, window: u32) -> Builder {
         Builder {
             shape: Shape { ranks, ..Shape::default() },
             window,
@@ -160,8 +199,21 @@ impl<'a> Builder<'a> {
             conn_ids: Default::default(),
             iteration_start: 0,
             has_dependent: vec![],
-            sink,
+            gate: None,
+            out: vec![],
+            reach: None,
         }
+    }
+
+    /// Keeps what [`Builder::low_water`] and [`Builder::free_ahead`] need, for a job of
+    /// `conns` connections.
+    pub fn track_reach(&mut self, conns: u32) {
+        self.reach = Some(Reach { conns, sends: vec![], short: conns, slots: Default::default(), first_sink: self.iteration_start });
+    }
+
+    /// The id the next node gets.
+    pub fn next_id(&self) -> u32 {
+        self.shape.nodes
     }
 
     /// The connection of (`lane`, `src`, `dst`): one QP per peer and lane (channel, tree).
@@ -174,7 +226,7 @@ impl<'a> Builder<'a> {
         id
     }
 
-    /// Hands `node` to the sink as the next id, and returns that id.
+    /// Appends `node` to the output as the next id, and returns that id.
     fn emit(&mut self, node: Node) -> u32 {
         let id = self.shape.nodes;
         for &a in node.after() {
@@ -183,25 +235,42 @@ impl<'a> Builder<'a> {
             }
         }
         self.has_dependent.push(false);
-        (self.sink)(&node);
+        self.out.push(node);
         self.shape.nodes += 1;
         id
     }
 
     /// Adds a send after `after`, and after the send `window` places earlier on its
-    /// connection (a free receive slot). Returns its index.
+    /// connection (a free receive slot), leaving out what the other implies (see the
+    /// type's doc). Returns its index.
     pub fn send(&mut self, lane: u32, src: u32, dst: u32, bytes: u64, mut after: Vec<u32>) -> u32 {
         let conn = self.conn(lane, src, dst);
+        let id = self.shape.nodes;
         let recent = &mut self.conn_recent[conn as usize];
         if self.window > 0 && recent.len() >= self.window as usize {
             let slot = recent[recent.len() - self.window as usize];
-            if !after.contains(&slot) {
-                after.push(slot);
+            if slot >= self.iteration_start {
+                if let Some(g) = self.gate {
+                    after.retain(|&a| a != g);
+                }
+                if !after.contains(&slot) {
+                    after.push(slot);
+                }
             }
         }
-        recent.push_back(self.shape.nodes);
+        recent.push_back(id);
         if recent.len() > self.window as usize {
             recent.pop_front();
+        }
+        if let Some(r) = &mut self.reach {
+            if r.sends.len() <= conn as usize {
+                r.sends.resize(conn as usize + 1, 0);
+            }
+            r.sends[conn as usize] += 1;
+            if r.sends[conn as usize] == self.window {
+                r.short -= 1;
+            }
+            r.slots.push(std::cmp::Reverse((id, conn)));
         }
         self.emit(Node::Send { src, dst, bytes, conn, after })
     }
@@ -218,7 +287,44 @@ impl<'a> Builder<'a> {
         self.has_dependent.clear();
         self.iteration_start = self.shape.nodes;
         self.shape.iteration_ends.push(j);
+        self.gate = Some(j);
+        if let Some(r) = &mut self.reach {
+            debug_assert_eq!(self.conn_ids.len() as u32, r.conns, "every connection is made in the first iteration");
+            r.sends.iter_mut().for_each(|s| *s = 0);
+            r.short = r.conns;
+            r.first_sink = self.iteration_start;
+        }
         j
+    }
+
+    /// Between two stages: the lowest node id a node not generated yet may depend on
+    /// (the next id when it can depend only on nodes not generated yet). Needs
+    /// [`Builder::track_reach`].
+    pub fn low_water(&mut self) -> u32 {
+        let r = self.reach.as_mut().expect("track_reach was called");
+        let start = self.iteration_start;
+        while r.first_sink < self.shape.nodes && self.has_dependent[(r.first_sink - start) as usize] {
+            r.first_sink += 1;
+        }
+        let mut low = r.first_sink;
+        while let Some(&std::cmp::Reverse((id, conn))) = r.slots.peek() {
+            if id >= start && self.conn_recent[conn as usize].front().is_some_and(|&f| f <= id) {
+                low = low.min(id);
+                break;
+            }
+            r.slots.pop();
+        }
+        match self.gate {
+            Some(g) if r.short > 0 => low.min(g),
+            _ => low,
+        }
+    }
+
+    /// Between two stages: whether a node not generated yet may depend on nothing (a
+    /// send of the first iteration on a connection with fewer than `window` sends).
+    /// Needs [`Builder::track_reach`].
+    pub fn free_ahead(&self) -> bool {
+        self.gate.is_none() && self.reach.as_ref().expect("track_reach was called").short > 0
     }
 
     pub fn finish(mut self) -> Shape {

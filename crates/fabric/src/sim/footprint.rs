@@ -74,8 +74,12 @@ pub fn footprint(s: &SimShape) -> Vec<Term> {
     };
     // The flow specs themselves are the caller's to count (the simulator reads them while
     // it is built; what a post needs is in the flow's record).
+    // The dependency graph holds a window of each part's flows (`flows::Slot`): a few
+    // steps of a ring, up to an iteration of an all-to-all; counted as if every flow
+    // were held, and every dependency listed past a slot's two.
     let per_flow = sz(size_of::<FlowRecord>())
-        + 4 * 4 // QP (and its copy in the stats at the end), waiting, dependents index
+        + 2 * 4 // QP (and its copy in the stats at the end)
+        + sz(size_of::<flows::Slot>())
         + sz(size_of::<Msg>());
     let per_qp = sz(size_of::<Qp>()) + sz(size_of::<QpAddr>()) + 16 + 3 * 16 // lost; RTO, rate and CNP timers in the heap
         + sz(size_of::<Option<Vec<PortId>>>()) + HEAP_BLOCK + 8 * 4; // its path at the end (its flows share it)

@@ -23,7 +23,7 @@
 //! | `ib/credits.rs`, `ib/vl.rs`, `ib/cc.rs` | IB credits; VLs, lifetimes, VL stall; FECN | `Option<IbState>` |
 //! | `nic/requester.rs`, `nic/responder.rs`, `nic/dcqcn.rs` | the RC transport, DCQCN reaction point | `Hosts` |
 //! | `nic/impaired_rx.rs` | stuck and slow receivers | `ImpairedRx` |
-//! | `flows.rs` | flow dependencies, delivery, failure | `Flows` |
+//! | `flows.rs` | flow dependencies (generated as the run goes), delivery, failure | `Flows` |
 //! | `faults.rs`, `control_plane.rs` | scenario faults; re-routing after them | `Faults`, `Control` |
 //! | `pfc_watchdog.rs` | SONiC's PFC watchdog | `PfcWatchdog` |
 //! | `deadlock.rs` | the deadlock detector | `DeadlockDetector` |
@@ -61,7 +61,7 @@ mod watch;
 
 use crate::dcqcn::{paced_next_tx, Dcqcn};
 use crate::lft::Lft;
-use crate::params::{EcnMarking, FlowSource, FlowSpec, Params, Resume, Sched, Tech, Trigger};
+use crate::params::{EcnMarking, FlowPart, FlowSource, FlowSpec, Params, Resume, Sched, Tech, Trigger};
 use crate::routing::Routes;
 use crate::stats::{Deadlock, DropCause, FlowRecord, IncidentKind, Stats};
 use crate::subnet_manager::ar::ArTable;
@@ -187,14 +187,12 @@ impl Sim {
         let mut q = Events::new();
         let mut stats = Stats::new(&topo, flows.len());
         let mut flow_qp = Vec::with_capacity(flows.len());
-        let mut counts = flows::DependencyCounts::new(flows.len());
         let hosts = Hosts::new(&topo, &p, &*flows, seed, &mut |f, qp| {
             flow_qp.push(qp);
             stats.flows.push(FlowRecord::new(f.src, f.dst, f.size.0, f.start.0, f.join));
-            counts.count(f);
         });
         stats.qp_rx = hosts.qps.iter().map(|q| crate::stats::QpRx { src: q.src, dst: q.dst, ..Default::default() }).collect();
-        let flows = Flows::new(&*flows, counts, flow_qp, &mut q);
+        let flows = Flows::new(flows, flow_qp, &mut stats, &mut q);
         let observe = Observer::new(np, sample_period, &mut q);
         let deadlock = DeadlockDetector::new(&p, flows.remaining, &mut q);
         let faults = Faults::new(faults, &mut q);
