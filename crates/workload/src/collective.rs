@@ -237,7 +237,7 @@ impl Generator {
         if self.done() {
             return None;
         }
-        self.b.out.clear();
+        self.b.clear_out();
         let gate = self.b.gate;
         if !self.stages.next(&mut self.b, &self.spec, gate.as_slice()) {
             // The iteration ends when every node without a dependent inside it is done.
@@ -245,7 +245,7 @@ impl Generator {
             self.iterations += 1;
             self.stages = Stages::new(&self.spec);
         }
-        Some(&self.b.out)
+        Some(self.b.out())
     }
 
     /// The nodes generated so far.
@@ -372,8 +372,9 @@ impl Ring {
             };
             let blk = ((owner + n - kk % n) % n) as usize;
             // Step k − 1's send of rank r − 1, the stage before this one.
-            let after = if k == 0 { gate.to_vec() } else { vec![first - n + (r + n - 1) % n] };
-            b.send(self.channel, r, (r + 1) % n, self.blocks[blk], after);
+            // Read only when k > 0, when the previous step is `first - n ..`.
+            let prev = [(first + (r + n - 1) % n).wrapping_sub(n)];
+            b.send(self.channel, r, (r + 1) % n, self.blocks[blk], if k == 0 { gate } else { &prev });
         }
         self.k += 1;
         true
@@ -408,8 +409,9 @@ impl Chain {
         let first = b.next_id();
         for h in 0..n - 1 {
             let (src, dst) = ((spec.root + h) % n, (spec.root + h + 1) % n);
-            let after = if h == 0 { gate.to_vec() } else { vec![first + h - 1] };
-            b.send(self.channel, src, dst, piece, after);
+            // Read only when h > 0.
+            let prev = [(first + h).wrapping_sub(1)];
+            b.send(self.channel, src, dst, piece, if h == 0 { gate } else { &prev });
         }
         self.j += 1;
         true
@@ -460,7 +462,7 @@ impl AllToAll {
             let pieces = total.div_ceil(spec.chunk).max(1);
             if j < pieces {
                 let piece = split(total, pieces).nth(j as usize).unwrap_or(0);
-                b.send(self.channel, r, peer, piece, gate.to_vec());
+                b.send(self.channel, r, peer, piece, gate);
             }
         }
         self.r += 1;
@@ -585,7 +587,7 @@ impl Trees {
             if after.is_empty() {
                 after = gate.to_vec();
             }
-            up[v as usize] = b.send(lane_id, v, pv, piece, after);
+            up[v as usize] = b.send(lane_id, v, pv, piece, &after);
         }
         // Down: the root once every child's reduction arrived; others once their parent's result did.
         for &v in tree.post.iter().rev() {
@@ -600,7 +602,7 @@ impl Trees {
                 vec![down_into[v as usize]]
             };
             for &ch in &tree.children[v as usize] {
-                down_into[ch as usize] = b.send(lane_id, v, ch, piece, after.clone());
+                down_into[ch as usize] = b.send(lane_id, v, ch, piece, &after);
             }
         }
         self.j += 1;

@@ -164,8 +164,12 @@ pub(crate) struct Builder {
     has_dependent: Vec<bool>,
     /// The join that closed the previous iteration (`None` in the first).
     pub gate: Option<u32>,
-    /// The nodes generated since the caller last cleared it.
-    pub out: Vec<Node>,
+    /// The nodes generated since [`Builder::clear_out`], `out[..out_len]`; the nodes past
+    /// it are kept to reuse their `after` vectors.
+    out: Vec<Node>,
+    out_len: usize,
+    /// A send's dependencies while they are worked out.
+    after: Vec<u32>,
     /// What [`Builder::low_water`] and [`Builder::free_ahead`] need (`None`: not asked for).
     reach: Option<Reach>,
 }
@@ -201,6 +205,8 @@ impl Builder {
             has_dependent: vec![],
             gate: None,
             out: vec![],
+            out_len: 0,
+            after: vec![],
             reach: None,
         }
     }
@@ -226,16 +232,41 @@ impl Builder {
         id
     }
 
-    /// Appends `node` to the output as the next id, and returns that id.
-    fn emit(&mut self, node: Node) -> u32 {
+    /// The nodes generated since the last [`Builder::clear_out`], in id order.
+    pub fn out(&self) -> &[Node] {
+        &self.out[..self.out_len]
+    }
+
+    /// Starts the output afresh (keeping the nodes' vectors to reuse).
+    pub fn clear_out(&mut self) {
+        self.out_len = 0;
+    }
+
+    /// Appends a node to the output as the next id, a send (`Some((src, dst, bytes,
+    /// conn))`) or a join, after the nodes in `self.after`; returns its id.
+    fn emit(&mut self, send: Option<(u32, u32, u64, u32)>) -> u32 {
         let id = self.shape.nodes;
-        for &a in node.after() {
+        for &a in &self.after {
             if a >= self.iteration_start {
                 self.has_dependent[(a - self.iteration_start) as usize] = true;
             }
         }
         self.has_dependent.push(false);
-        self.out.push(node);
+        // Reuse the vector of the node that was in this place in an earlier stage.
+        let mut after = match self.out.get_mut(self.out_len) {
+            Some(Node::Send { after, .. } | Node::Join { after }) => std::mem::take(after),
+            None => Vec::new(),
+        };
+        after.clone_from(&self.after);
+        let node = match send {
+            Some((src, dst, bytes, conn)) => Node::Send { src, dst, bytes, conn, after },
+            None => Node::Join { after },
+        };
+        match self.out.get_mut(self.out_len) {
+            Some(place) => *place = node,
+            None => self.out.push(node),
+        }
+        self.out_len += 1;
         self.shape.nodes += 1;
         id
     }
@@ -243,18 +274,20 @@ impl Builder {
     /// Adds a send after `after`, and after the send `window` places earlier on its
     /// connection (a free receive slot), leaving out what the other implies (see the
     /// type's doc). Returns its index.
-    pub fn send(&mut self, lane: u32, src: u32, dst: u32, bytes: u64, mut after: Vec<u32>) -> u32 {
+    pub fn send(&mut self, lane: u32, src: u32, dst: u32, bytes: u64, after: &[u32]) -> u32 {
         let conn = self.conn(lane, src, dst);
         let id = self.shape.nodes;
+        self.after.clear();
+        self.after.extend_from_slice(after);
         let recent = &mut self.conn_recent[conn as usize];
         if self.window > 0 && recent.len() >= self.window as usize {
             let slot = recent[recent.len() - self.window as usize];
             if slot >= self.iteration_start {
                 if let Some(g) = self.gate {
-                    after.retain(|&a| a != g);
+                    self.after.retain(|&a| a != g);
                 }
-                if !after.contains(&slot) {
-                    after.push(slot);
+                if !self.after.contains(&slot) {
+                    self.after.push(slot);
                 }
             }
         }
@@ -272,18 +305,19 @@ impl Builder {
             }
             r.slots.push(std::cmp::Reverse((id, conn)));
         }
-        self.emit(Node::Send { src, dst, bytes, conn, after })
+        self.emit(Some((src, dst, bytes, conn)))
     }
 
     /// Closes the iteration: a join after every node of it that no later node of it
     /// depends on. Returns the join's index.
     pub fn end_iteration(&mut self) -> u32 {
         let start = self.iteration_start;
-        let sinks = self.has_dependent.iter().enumerate().filter(|(_, &d)| !d).map(|(i, _)| start + i as u32).collect();
+        self.after.clear();
+        self.after.extend(self.has_dependent.iter().enumerate().filter(|(_, &d)| !d).map(|(i, _)| start + i as u32));
         self.has_dependent.clear();
         // The join itself belongs to no iteration: the next one starts after it.
         self.iteration_start = u32::MAX;
-        let j = self.emit(Node::Join { after: sinks });
+        let j = self.emit(None);
         self.has_dependent.clear();
         self.iteration_start = self.shape.nodes;
         self.shape.iteration_ends.push(j);

@@ -4,7 +4,8 @@
 //! `workload`).
 //!
 //! Model: the dependency graph is built as the run goes, from the source's parts
-//! ([`FlowPart`]), and holds only the flows that wait. A flow handed out is posted at
+//! ([`FlowPart`]), and holds per part a window of 12-byte slots, from the oldest flow
+//! neither delivered nor failed to the last handed out. A flow handed out is posted at
 //! its start if it depends on nothing (only while the simulator is built: a part is
 //! generated then until no flow to come may depend on nothing), fails at once if a flow
 //! it depends on failed, and otherwise waits, counted, on its dependencies not yet
@@ -192,8 +193,7 @@ impl Sim {
         let mut failing = vec![];
         self.generate_past(f, &mut failing);
         self.stats.flows[f as usize].set_delivered(now.ps());
-        let dependents: Vec<u32> = self.flows.take_dependents(f).collect();
-        for d in dependents {
+        for d in self.flows.take_dependents(f) {
             // A flow that failed meanwhile waits no more.
             if self.stats.flows[d as usize].failed() {
                 continue;
