@@ -28,7 +28,7 @@
 //! `tests/estimate.rs` (crate `fabriclab`) holds the estimate to within 2× of the
 //! measured peak RSS on every bench and example.
 
-use fabric::sim::{footprint, SimShape, HEAP_BLOCK};
+use fabric::sim::{footprint, SimShape};
 use fabric::topology::{NodeKind, Size, Topology};
 use units::BitRate;
 use workload::{Algorithm, Collective};
@@ -237,11 +237,12 @@ fn fabric_terms(size: &Size, shape: &SimShape, field: &str) -> Vec<Term> {
 #[derive(Clone, Copy, Debug, Default)]
 struct Volume {
     flows: u128,
-    dependencies: u128,
     qps: u128,
     bytes: u128,
     /// Transfers of a collective's graph (generated, never held).
     transfers: u128,
+    /// A collective's flows the simulator's dependency graph may hold at once.
+    window: u128,
     /// Bytes through its busiest host link, and when it starts.
     bottleneck_bytes: u128,
     start_ps: u128,
@@ -289,7 +290,8 @@ pub(crate) fn estimate(cfg: &ScenarioFile, topo: &Topology, base: &std::path::Pa
         ports: size.ports,
         endpoints: size.endpoints,
         flows: sum(|v| v.flows),
-        dependencies: sum(|v| v.dependencies),
+        // Flows held as specs are all handed out at the start.
+        held_flows: sum(|v| if v.transfers == 0 { v.flows } else { v.window }),
         qps: sum(|v| v.qps),
         buffered_frames,
         samples: if sample { (sim_time_ps / period + 1).min(fabric::sim::MAX_SAMPLES as u128) } else { 0 },
@@ -329,8 +331,8 @@ fn memory_terms(volumes: &[Volume], size: &Size, shape: &SimShape) -> Vec<Term> 
     let mut specs = vec![];
     for (i, v) in volumes.iter().enumerate() {
         if v.flows > 0 && v.transfers == 0 {
-            // A flow with dependencies owns a small vector of them.
-            let bytes = v.flows * spec + v.dependencies * 4 + v.flows.min(v.dependencies) * HEAP_BLOCK / 2;
+            // Entries held as specs have no dependencies (an empty vector owns no memory).
+            let bytes = v.flows * spec;
             specs.push(Term { what: format!("traffic[{i}]'s {} flow specs", v.flows), field: format!("traffic[{i}]"), bytes });
         }
     }
@@ -409,13 +411,23 @@ fn volume(t: &Traffic, topo: &Topology, base: &std::path::Path) -> Volume {
             let switches = topo.nodes.iter().filter(|n| n.kind == NodeKind::Switch).count() as u128;
             let v = spec.volume_with_vertices((algorithm == Algorithm::Sharp).then_some(ranks as u128 + switches));
             let flows = v.transfers + v.joins;
-            // Each transfer waits on its predecessor and its window slot (two edges).
+            // What the simulator holds of the graph (`fabric::sim::flows`): a single ring,
+            // chain or SHARP tree, its window's steps and the one being made, a stage
+            // being a send per connection; jobs of several lanes (channels, the double
+            // tree) generate the lanes one after the other, and an all-to-all's join
+            // waits on almost every send, so those hold up to an iteration.
+            let lanes = spec.channels as u128 * if algorithm == Algorithm::Tree { 2 } else { 1 };
+            let window = if op == Collective::AllToAll || lanes > 1 {
+                flows.div_ceil(spec.iterations.max(1) as u128)
+            } else {
+                (spec.window as u128 + 2) * v.connections
+            };
             Volume {
                 flows,
-                dependencies: 2 * v.transfers,
                 qps: v.connections,
                 bytes: v.bytes,
                 transfers: flows,
+                window: window.min(flows),
                 bottleneck_bytes: v.bytes / ranks as u128,
                 start_ps: ps(j.start),
             }

@@ -28,8 +28,9 @@ pub struct SimShape {
     pub ports: u128,
     pub endpoints: u128,
     pub flows: u128,
-    /// Dependencies between flows, summed over flows.
-    pub dependencies: u128,
+    /// Flows the dependency graph may hold at once (`flows::Window`): every flow held as
+    /// a spec, and the window of each collective.
+    pub held_flows: u128,
     /// RC queue pairs (flows on a shared connection share one).
     pub qps: u128,
     /// Frames the buffers can hold at once, over the whole fabric.
@@ -74,13 +75,11 @@ pub fn footprint(s: &SimShape) -> Vec<Term> {
     };
     // The flow specs themselves are the caller's to count (the simulator reads them while
     // it is built; what a post needs is in the flow's record).
-    // The dependency graph holds a window of each part's flows (`flows::Slot`): a few
-    // steps of a ring, up to an iteration of an all-to-all; counted as if every flow
-    // were held, and every dependency listed past a slot's two.
-    let per_flow = sz(size_of::<FlowRecord>())
-        + 2 * 4 // QP (and its copy in the stats at the end)
-        + sz(size_of::<flows::Slot>())
-        + sz(size_of::<Msg>());
+    let per_flow = sz(size_of::<FlowRecord>()) + 2 * 4; // QP (and its copy in the stats at the end)
+                                                        // A flow in the dependency graph's windows (`flows::Slot`), a dependent listed past a
+                                                        // slot's two for each (a gate's, a tree root's), and its message on its QP (a flow
+                                                        // posted and not yet acknowledged is in a window, or just past its front).
+    let per_held = sz(size_of::<flows::Slot>()) + 4 + sz(size_of::<Msg>());
     let per_qp = sz(size_of::<Qp>()) + sz(size_of::<QpAddr>()) + 16 + 3 * 16 // lost; RTO, rate and CNP timers in the heap
         + sz(size_of::<Option<Vec<PortId>>>()) + HEAP_BLOCK + 8 * 4; // its path at the end (its flows share it)
     let per_sample = sz(size_of::<crate::stats::Sample>()) + 3 * 16 + s.ports * 9 + s.qps * 8;
@@ -88,7 +87,7 @@ pub fn footprint(s: &SimShape) -> Vec<Term> {
         Term { what: "per-port state (queues, MMU, PFC, counters)", bytes: s.ports * per_port + s.nodes * sz(size_of::<Pool>()) },
         Term { what: "forwarding tables", bytes: forwarding },
         Term { what: "NICs", bytes: s.endpoints * (sz(size_of::<Nic>()) + sz(size_of::<NicStats>())) },
-        Term { what: "flows (records, dependencies)", bytes: s.flows * per_flow + s.dependencies * 4 },
+        Term { what: "flows (records, dependencies)", bytes: s.flows * per_flow + s.held_flows * per_held },
         Term { what: "queue pairs (and their paths)", bytes: s.qps * per_qp },
         Term { what: "frames in flight", bytes: (s.buffered_frames + s.ports * 4) * sz(size_of::<Packet>()) + (s.ports + s.flows) * 16 },
         Term { what: "time-series samples (--out, --html)", bytes: s.samples * per_sample },
