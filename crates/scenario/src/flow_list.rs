@@ -168,26 +168,23 @@ struct CollectivePart {
     spec: FlowSpec,
 }
 
-impl CollectivePart {
-    fn job(&self) -> (&CollectiveFlows, &Part) {
-        let p = &self.list.parts[self.part];
-        match &p.flows {
-            PartFlows::Collective(c) => (c, p),
-            PartFlows::Specs(_) => unreachable!("a collective part is a job"),
-        }
+/// Part `part` of `list`, a collective job, and the job.
+fn job(list: &FlowList, part: usize) -> (&CollectiveFlows, &Part) {
+    let p = &list.parts[part];
+    match &p.flows {
+        PartFlows::Collective(c) => (c, p),
+        PartFlows::Specs(_) => unreachable!("a collective part is a job"),
     }
 }
 
 impl FlowPart for CollectivePart {
     fn range(&self) -> std::ops::Range<u32> {
-        let (c, p) = self.job();
+        let (c, p) = job(&self.list, self.part);
         p.first..p.first + c.nodes
     }
     fn next_stage(&mut self, f: &mut dyn FnMut(&FlowSpec)) -> bool {
-        let list = Arc::clone(&self.list);
-        let p = &list.parts[self.part];
-        let PartFlows::Collective(c) = &p.flows else { unreachable!("a collective part is a job") };
         let Some(nodes) = self.generator.next_stage() else { return false };
+        let (c, p) = job(&self.list, self.part);
         for node in nodes {
             c.fill(node, p.first, &mut self.spec);
             f(&self.spec);
@@ -195,7 +192,7 @@ impl FlowPart for CollectivePart {
         true
     }
     fn low_water(&mut self) -> u32 {
-        let first = self.job().1.first;
+        let first = job(&self.list, self.part).1.first;
         self.generator.low_water().saturating_add(first)
     }
     fn free_ahead(&self) -> bool {
