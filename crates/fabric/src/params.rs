@@ -337,7 +337,8 @@ impl FlowSource for Vec<FlowSpec> {
 }
 
 /// Flows held as specs, as a part: a stage is one flow; what the flows still to hand out
-/// depend on is read off two suffix arrays made once.
+/// depend on is read off two suffix arrays made once (none when no flow depends on
+/// another, as for every entry a scenario holds as specs).
 pub struct HeldPart {
     specs: std::sync::Arc<Vec<FlowSpec>>,
     first: u32,
@@ -345,20 +346,22 @@ pub struct HeldPart {
     next: usize,
     /// From each flow to the end: the lowest flow one depends on, and whether one
     /// depends on nothing.
-    lowest: Vec<u32>,
-    free: Vec<bool>,
+    suffix: Option<(Vec<u32>, Vec<bool>)>,
 }
 
 impl HeldPart {
     /// `specs` as flows `first..`.
     pub fn new(specs: std::sync::Arc<Vec<FlowSpec>>, first: u32) -> HeldPart {
         let n = specs.len();
-        let (mut lowest, mut free) = (vec![u32::MAX; n + 1], vec![false; n + 1]);
-        for (i, f) in specs.iter().enumerate().rev() {
-            lowest[i] = lowest[i + 1].min(f.after.iter().copied().min().unwrap_or(u32::MAX));
-            free[i] = free[i + 1] || f.after.is_empty();
-        }
-        HeldPart { specs, first, next: 0, lowest, free }
+        let suffix = specs.iter().any(|f| !f.after.is_empty()).then(|| {
+            let (mut lowest, mut free) = (vec![u32::MAX; n + 1], vec![false; n + 1]);
+            for (i, f) in specs.iter().enumerate().rev() {
+                lowest[i] = lowest[i + 1].min(f.after.iter().copied().min().unwrap_or(u32::MAX));
+                free[i] = free[i + 1] || f.after.is_empty();
+            }
+            (lowest, free)
+        });
+        HeldPart { specs, first, next: 0, suffix }
     }
 }
 
@@ -373,10 +376,13 @@ impl FlowPart for HeldPart {
         true
     }
     fn low_water(&mut self) -> u32 {
-        self.lowest[self.next]
+        self.suffix.as_ref().map_or(u32::MAX, |(lowest, _)| lowest[self.next])
     }
     fn free_ahead(&self) -> bool {
-        self.free[self.next]
+        match &self.suffix {
+            Some((_, free)) => free[self.next],
+            None => self.next < self.specs.len(),
+        }
     }
 }
 
