@@ -210,6 +210,7 @@ pub struct Generator {
 }
 
 impl Generator {
+    /// A generator of `spec`'s graph, which must be one (the errors [`build`] gives).
     pub fn new(spec: Spec) -> Result<Generator, String> {
         spec.check()?;
         let mut b = Builder::new(spec.ranks, spec.window);
@@ -243,7 +244,9 @@ impl Generator {
             // The iteration ends when every node without a dependent inside it is done.
             self.b.end_iteration();
             self.iterations += 1;
-            self.stages = Stages::new(&self.spec);
+            if !self.done() {
+                self.stages = Stages::new(&self.spec);
+            }
         }
         Some(self.b.out())
     }
@@ -753,6 +756,65 @@ mod tests {
                 assert!(g.free_ahead() || !free[made as usize], "{spec:?}: after node {made} a node without dependencies follows");
             }
             assert_eq!(g.finish().nodes as usize, d.nodes.len());
+        }
+    }
+
+    /// The dependencies left out (a window slot of an earlier iteration, the gate where a
+    /// slot of this iteration is listed) change nothing: with every connection's window
+    /// slot and the iteration's gate added back to every node, each node is ready at the
+    /// same time, released by the same dependency, under random transfer times.
+    #[test]
+    fn dependencies_left_out_change_no_ready_time() {
+        for spec in assorted_specs() {
+            let d = build(&spec).unwrap();
+            // The full lists: each send's slot `window` sends back on its connection, and
+            // the gate of its iteration.
+            let mut full: Vec<Vec<u32>> = d.nodes.iter().map(|n| n.after().to_vec()).collect();
+            let mut per_conn: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+            let mut gate = None;
+            for (i, n) in d.nodes.iter().enumerate() {
+                if let Node::Send { conn, .. } = n {
+                    let sent = per_conn.entry(*conn).or_default();
+                    if sent.len() >= spec.window as usize {
+                        full[i].push(sent[sent.len() - spec.window as usize]);
+                    }
+                    sent.push(i as u32);
+                    full[i].extend(gate);
+                } else {
+                    gate = Some(i as u32);
+                }
+            }
+            let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+            for _ in 0..4 {
+                let time: Vec<u64> = d
+                    .nodes
+                    .iter()
+                    .map(|n| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        if matches!(n, Node::Join { .. }) {
+                            0
+                        } else {
+                            1 + seed % 100
+                        }
+                    })
+                    .collect();
+                // Each node's delivery, and the dependency delivered last (the later one on a tie).
+                let run = |after: &dyn Fn(usize) -> Vec<u32>| {
+                    let mut done = vec![0u64; d.nodes.len()];
+                    let mut last = vec![None; d.nodes.len()];
+                    for i in 0..d.nodes.len() {
+                        let a = after(i);
+                        last[i] = a.iter().copied().max_by_key(|&x| (done[x as usize], x));
+                        done[i] = last[i].map_or(0, |x| done[x as usize]) + time[i];
+                    }
+                    (done, last)
+                };
+                let listed = run(&|i| d.nodes[i].after().to_vec());
+                let all = run(&|i| full[i].clone());
+                assert_eq!(listed, all, "{spec:?}");
+            }
         }
     }
 
