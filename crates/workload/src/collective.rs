@@ -540,6 +540,8 @@ struct Trees {
     /// Per vertex: its send up of this chunk, and the send that brought it the result.
     up: Vec<u32>,
     down_into: Vec<u32>,
+    /// A send's dependencies while they are gathered.
+    after: Vec<u32>,
 }
 
 impl Trees {
@@ -570,7 +572,7 @@ impl Trees {
 
     fn over(trees: Vec<Tree>, lanes: Vec<(u32, usize, u64)>) -> Trees {
         let n = trees[0].parent.len();
-        Trees { trees, lanes, lane: 0, j: 0, up: vec![u32::MAX; n], down_into: vec![u32::MAX; n] }
+        Trees { trees, lanes, lane: 0, j: 0, up: vec![u32::MAX; n], down_into: vec![u32::MAX; n], after: vec![] }
     }
 
     fn next(&mut self, b: &mut Builder, spec: &Spec, gate: &[u32]) -> bool {
@@ -583,29 +585,30 @@ impl Trees {
         let chunks = bytes.div_ceil(spec.chunk).max(1);
         let piece = split(bytes, chunks).nth(self.j as usize).expect("j < chunks");
         let tree = &self.trees[t];
-        let (up, down_into) = (&mut self.up, &mut self.down_into);
+        let (up, down_into, after) = (&mut self.up, &mut self.down_into, &mut self.after);
+        // Into `after`: the sends up of `v`'s children of this chunk, or the gate for a leaf.
+        let from_children = |v: u32, up: &[u32], after: &mut Vec<u32>| {
+            after.clear();
+            after.extend(tree.children[v as usize].iter().map(|&ch| up[ch as usize]));
+            if after.is_empty() {
+                after.extend_from_slice(gate);
+            }
+        };
         for &v in &tree.post {
             let Some(pv) = tree.parent[v as usize] else { continue };
-            let mut after: Vec<u32> = tree.children[v as usize].iter().map(|&ch| up[ch as usize]).collect();
-            if after.is_empty() {
-                after = gate.to_vec();
-            }
-            up[v as usize] = b.send(lane_id, v, pv, piece, &after);
+            from_children(v, up, after);
+            up[v as usize] = b.send(lane_id, v, pv, piece, after);
         }
         // Down: the root once every child's reduction arrived; others once their parent's result did.
         for &v in tree.post.iter().rev() {
-            let after: Vec<u32> = if v == tree.root {
-                let a: Vec<u32> = tree.children[v as usize].iter().map(|&ch| up[ch as usize]).collect();
-                if a.is_empty() {
-                    gate.to_vec()
-                } else {
-                    a
-                }
+            if v == tree.root {
+                from_children(v, up, after);
             } else {
-                vec![down_into[v as usize]]
-            };
+                after.clear();
+                after.push(down_into[v as usize]);
+            }
             for &ch in &tree.children[v as usize] {
-                down_into[ch as usize] = b.send(lane_id, v, ch, piece, &after);
+                down_into[ch as usize] = b.send(lane_id, v, ch, piece, after);
             }
         }
         self.j += 1;

@@ -148,19 +148,17 @@ impl Flows {
         }
     }
 
-    /// The flows waiting on flow `f` (taken: `f` is delivered or failed), in flow order;
-    /// none if `f` has left its window.
-    fn take_dependents(&mut self, f: u32) -> impl Iterator<Item = u32> {
-        let i = self.part_of(f);
+    /// The flows waiting on flow `f` of part `i` (taken: `f` is delivered or failed), in
+    /// flow order; none if `f` has left its window. They are of part `i` too.
+    fn take_dependents(&mut self, i: usize, f: u32) -> impl Iterator<Item = u32> {
         let w = &mut self.windows[i];
         let first_two = if f >= w.base { std::mem::replace(&mut w.slot(f).dependents, [NONE; 2]) } else { [NONE; 2] };
         let more = if first_two[1] != NONE { self.more_dependents.remove(&f).unwrap_or_default() } else { vec![] };
         first_two.into_iter().filter(|&d| d != NONE).chain(more)
     }
 
-    /// Drops from flow `f`'s window the flows at its front that are delivered or failed.
-    fn trim(&mut self, f: u32, stats: &Stats) {
-        let i = self.part_of(f);
+    /// Drops from part `i`'s window the flows at its front that are delivered or failed.
+    fn trim(&mut self, i: usize, stats: &Stats) {
         let w = &mut self.windows[i];
         while !w.slots.is_empty() && {
             let r = &stats.flows[w.base as usize];
@@ -181,24 +179,22 @@ impl Sim {
         (handed, f.windows.iter().flat_map(|w| &w.slots).filter(|s| s.waiting > 0).count())
     }
 
-    /// Generates flow `f`'s part until no flow to come may depend on `f` (flows handed
-    /// out that depend on a failed flow are pushed on `failing`).
-    fn generate_past(&mut self, f: u32, failing: &mut Vec<u32>) {
-        let i = self.flows.part_of(f);
+    /// Generates part `i`, flow `f`'s, until no flow to come may depend on `f` (flows
+    /// handed out that depend on a failed flow are pushed on `failing`).
+    fn generate_past(&mut self, i: usize, f: u32, failing: &mut Vec<u32>) {
         while self.flows.parts[i].low_water() <= f && self.flows.take_stage(i, &mut self.stats, &mut self.q, failing) {}
     }
 
     /// Flow `f`'s data is all at its receiver: release the flows waiting for it.
     pub(super) fn on_delivered(&mut self, now: SimTime, f: u32) {
-        let mut failing = vec![];
-        self.generate_past(f, &mut failing);
+        let (i, mut failing) = (self.flows.part_of(f), vec![]);
+        self.generate_past(i, f, &mut failing);
         self.stats.flows[f as usize].set_delivered(now.ps());
-        for d in self.flows.take_dependents(f) {
+        for d in self.flows.take_dependents(i, f) {
             // A flow that failed meanwhile waits no more.
             if self.stats.flows[d as usize].failed() {
                 continue;
             }
-            let i = self.flows.part_of(d);
             let slot = self.flows.windows[i].slot(d);
             slot.waiting -= 1;
             if slot.waiting == 0 {
@@ -207,7 +203,7 @@ impl Sim {
                 self.q.schedule(at, Ev::Post(d));
             }
         }
-        self.flows.trim(f, &self.stats);
+        self.flows.trim(i, &self.stats);
         if !failing.is_empty() {
             self.fail_flows(&failing);
         }
@@ -225,9 +221,10 @@ impl Sim {
             }
             rec.set_failed();
             self.flows.remaining -= 1;
-            self.generate_past(f, &mut stack);
-            stack.extend(self.flows.take_dependents(f));
-            self.flows.trim(f, &self.stats);
+            let i = self.flows.part_of(f);
+            self.generate_past(i, f, &mut stack);
+            stack.extend(self.flows.take_dependents(i, f));
+            self.flows.trim(i, &self.stats);
         }
     }
 }
